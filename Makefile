@@ -1,0 +1,29 @@
+# Everything a fresh machine needs comes from pyproject.toml into .venv.
+PYTHON ?= python3
+VENV ?= .venv
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: setup demo test bench docs-reference clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/xce demo
+
+test: $(STAMP)
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider
+
+bench: $(STAMP)
+	$(VENV)/bin/python -m bench
+
+docs-reference: $(STAMP)
+	$(VENV)/bin/python -m xce.config.reference > docs/reference/configuration.md
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,214 @@
+"""The cluster configuration file (``xce.toml``) as a pydantic schema.
+
+One schema serves the controller, the scheduler, the simulator and ``xce config check``;
+the configuration reference in ``docs/`` is generated from it, so the two cannot drift.
+Unknown keys are errors (``extra="forbid"``): a typo in a policy file must never be
+silently ignored.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+#: A Literal rather than a validator, so that the generated reference lists the choices.
+PreemptSignal = Literal["SIGSTOP", "SIGTSTP"]
+PREEMPT_SIGNALS: tuple[str, ...] = get_args(PreemptSignal)
+
+#: job-resources.md's naming rule: ``domain.tld/name``; the domain needs a dot.
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_RESOURCE_NAME = re.compile(rf"^{_LABEL}(?:\.{_LABEL})+/[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+RESERVED_RESOURCE_DOMAIN = "xce.io"
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SchedulerSettings(_Strict):
+    """How the scheduler runs its rounds."""
+
+    job_pick_plugin: str = Field(
+        "builtin_fcfs", description="Global job picker plugin name; must be a registered picker."
+    )
+    round_interval_s: float = Field(
+        0.2, gt=0, description="Least time between two scheduling rounds when events keep arriving."
+    )
+    max_round_interval_s: float = Field(
+        5.0, gt=0, description="A round runs at least this often even without new events."
+    )
+    record_snapshot_interval: int = Field(
+        10000, ge=0, description="While recording, append a fresh snapshot every N events (0 = only the first)."
+    )
+
+
+class QueueConfig(_Strict):
+    """A submission channel with its scheduling policy (LSF's lsb.queues entry)."""
+
+    priority: int = Field(0, description="Higher priority queues are considered first.")
+    status: Literal["open", "closed"] = Field("open", description="A closed queue takes no new submissions and dispatches nothing.")
+    active: bool = Field(True, description="An inactive queue accepts submissions but dispatches nothing.")
+    max_running: int | None = Field(None, ge=1, description="MAX_RUNNING: most jobs of this queue running at once.")
+    max_running_per_user: int | None = Field(None, ge=1, description="Most running jobs per user in this queue.")
+    project_name: str | None = Field(
+        None, description="The project that owns this queue's resources; must be a project defined in this file."
+    )
+    job_pick_plugin: str | None = Field(
+        None, description="Per-queue picker override (default: the global picker); must be a registered picker."
+    )
+    preemptible_queues: list[str] = Field(
+        default_factory=list,
+        description="Queues whose jobs this queue may suspend; each must be a queue defined in this file.",
+    )
+    preemptible: bool = Field(True, description="Whether other queues may suspend this queue's jobs.")
+    preempt_policy: str = Field(
+        "lowest_priority_first", description="Victim selection plugin; must be a registered preemption policy."
+    )
+    preempt_signal: PreemptSignal = Field("SIGSTOP", description="Signal that suspends a victim.")
+    description: str = Field("", description="Free text telling users what the queue is for.")
+
+
+class ProjectConfig(_Strict):
+    """Who owns resources and gets charged."""
+
+    priority: int = Field(0, description="Inter-project ordering for project-aware pickers; builtin_fcfs ignores it.")
+    description: str = Field("", description="Free text for people reading the configuration.")
+
+
+class SharedResourceConfig(_Strict):
+    """A cluster-wide pool such as software licenses, counted once, not per host."""
+
+    total: int = Field(..., ge=0, description="How many units the pool holds.")
+    description: str = Field("", description="Free text for people reading the configuration.")
+
+
+class HostConfig(_Strict):
+    """Per-host overrides; everything else a worker measures itself."""
+
+    slots: int | None = Field(None, ge=0, description="Slots this host offers instead of its usable CPUs.")
+
+
+class ClusterConfig(_Strict):
+    """The whole ``xce.toml``."""
+
+    cluster_name: str = Field("xce", description="Name shown by the CLI and in logs.")
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings, description="Scheduling round settings.")
+    queues: dict[str, QueueConfig] = Field(
+        default_factory=lambda: {"normal": QueueConfig()},
+        description="Queues by name; a job without -q goes to default_queue.",
+    )
+    default_queue: str = Field("normal", description="Queue of a job submitted without -q; must be a defined queue.")
+    projects: dict[str, ProjectConfig] = Field(
+        default_factory=lambda: {"default": ProjectConfig()}, description="Projects by name."
+    )
+    shared_resources: dict[str, SharedResourceConfig] = Field(
+        default_factory=dict,
+        description="Cluster-wide pools by resource name; names are domain-prefixed (`example.com/cfd-license`).",
+    )
+    resource_names: dict[str, str] = Field(
+        default_factory=lambda: {"memory_rss": "mem"},
+        description="Worker usage names mapped to scheduler resource names.",
+    )
+    hosts: dict[str, HostConfig] = Field(default_factory=dict, description="Per-host overrides by host name.")
+    admins: list[str] = Field(default_factory=lambda: ["root"], description="Users allowed to run `xceadmin`.")
+    allow_root_jobs: bool = Field(False, description="Whether a job may run as root on a root worker.")
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> "ClusterConfig":
+        problems = reference_errors(self.model_dump())
+        if problems:
+            raise ValueError("; ".join(f"{format_path(path)}: {msg}" for path, msg in problems))
+        return self
+
+
+def format_path(path: tuple[str | int, ...]) -> str:
+    """Spell a key path the way it would be written in TOML, so an operator can search the file for it.
+
+    Keys that are not bare TOML keys (``example.com/cfd-license``) are quoted; list indexes are ``[i]``.
+    """
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            continue
+        key = part if _BARE_KEY.fullmatch(part) else json.dumps(part, ensure_ascii=False)
+        out += f".{key}" if out else key
+    return out
+
+
+def resource_name_problem(name: str) -> str | None:
+    """Why ``name`` breaks the resource naming rules, or None.
+
+    Checked when the configuration loads, not when a job asks for the resource, so that the error
+    reaches the operator who chose the name while they are still editing the file.
+    """
+    if "/" not in name:
+        return f"resource name {name!r} needs a domain prefix, like 'example.com/{name}'"
+    if not _RESOURCE_NAME.match(name):
+        return (
+            f"resource name {name!r} must be DOMAIN/NAME with a dotted domain, like 'example.com/cfd-license'"
+            " (letters, digits and '-'; the name may also use '.' and '_')"
+        )
+    domain = name.split("/", 1)[0].lower()
+    if domain == RESERVED_RESOURCE_DOMAIN or domain.endswith("." + RESERVED_RESOURCE_DOMAIN):
+        return f"the domain {RESERVED_RESOURCE_DOMAIN}/ is reserved for XCE; use your own domain"
+    return None
+
+
+def reference_errors(data: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """Rules that span sections, as (key path, message) pairs.
+
+    Pydantic validates one field at a time; these checks need the whole file. They take plain data
+    (a parsed TOML table or ``model_dump()``) and skip whatever is malformed, so that the loader can
+    report them together with type errors instead of one round of fixes later.
+    """
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    fields = ClusterConfig.model_fields
+    queues = data["queues"] if "queues" in data else fields["queues"].get_default(call_default_factory=True)
+    projects = data["projects"] if "projects" in data else fields["projects"].get_default(call_default_factory=True)
+    queue_names = sorted(queues) if isinstance(queues, Mapping) else None
+    project_names = sorted(projects) if isinstance(projects, Mapping) else None
+
+    def unknown(kind: str, value: str, names: list[str]) -> str:
+        message = f"unknown {kind} {value!r}"
+        close = difflib.get_close_matches(value, names, n=1)
+        if close:
+            message += f"; did you mean {close[0]!r}?"
+        return f"{message} ({kind}s defined in this file: {', '.join(names) or 'none'})"
+
+    default_queue = data.get("default_queue", fields["default_queue"].default)
+    if queue_names is not None and isinstance(default_queue, str) and default_queue not in queue_names:
+        if "default_queue" in data:
+            problems.append((("default_queue",), unknown("queue", default_queue, queue_names)))
+        else:
+            problems.append((
+                ("default_queue",),
+                f"not set, so it is {default_queue!r}, but no queue has that name; set default_queue to one of the "
+                f"queues defined in this file: {', '.join(queue_names) or 'none'}",
+            ))
+    if isinstance(queues, Mapping):
+        for qname, q in queues.items():
+            if not isinstance(q, Mapping):
+                continue
+            targets = q.get("preemptible_queues")
+            if isinstance(targets, list) and queue_names is not None:
+                for i, target in enumerate(targets):
+                    if isinstance(target, str) and target not in queue_names:
+                        path = ("queues", qname, "preemptible_queues", i)
+                        problems.append((path, unknown("queue", target, queue_names)))
+            project = q.get("project_name")
+            if isinstance(project, str) and project_names is not None and project not in project_names:
+                problems.append((("queues", qname, "project_name"), unknown("project", project, project_names)))
+    shared = data.get("shared_resources")
+    if isinstance(shared, Mapping):
+        for rname in shared:
+            problem = resource_name_problem(str(rname))
+            if problem:
+                problems.append((("shared_resources", rname), problem))
+    return problems

@@ -1,0 +1,97 @@
+"""Where a controller keeps its files, and how other processes find them.
+
+One directory holds everything a cluster needs to come back after a crash and everything a
+client on the same machine needs to reach it, so ``xce up``, tests and the CLI agree on
+paths by reading this module rather than by convention::
+
+    <state-dir>/                0700
+      secret                    0600  the cluster secret every token is derived from
+      tokens/admin|worker|scheduler   0600  tokens written on first start
+      token                     0600  optional: this user's own token (the CLI reads it first)
+      controller.json           0644  {"url", "pid", ...} of the running controller
+      controller.lock                 held (flock) while a controller runs
+      xce.db                          the default SQLite store (WAL)
+
+Standard library only: the CLI imports this in every short-lived client process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+DEFAULT_STATE_DIR = "~/.xce"
+SERVICE_ROLES = ("admin", "worker", "scheduler")
+
+
+def resolve(state_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The state directory: the argument, else ``$XCE_STATE_DIR``, else ``~/.xce``."""
+    raw = state_dir or os.environ.get("XCE_STATE_DIR") or DEFAULT_STATE_DIR
+    return Path(raw).expanduser()
+
+
+def ensure(state_dir: Path) -> Path:
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (state_dir / "tokens").mkdir(exist_ok=True, mode=0o700)
+    return state_dir
+
+
+def secret_path(state_dir: Path) -> Path:
+    return state_dir / "secret"
+
+
+def token_path(state_dir: Path, role: str) -> Path:
+    return state_dir / "tokens" / role
+
+
+def info_path(state_dir: Path) -> Path:
+    return state_dir / "controller.json"
+
+
+def lock_path(state_dir: Path) -> Path:
+    return state_dir / "controller.lock"
+
+
+def sqlite_path(state_dir: Path) -> Path:
+    return state_dir / "xce.db"
+
+
+def write_private(path: Path, text: str) -> None:
+    """Create ``path`` readable by its owner only; the mode is set before any byte is written."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def write_info(state_dir: Path, info: dict[str, Any]) -> None:
+    """Publish the running controller's address atomically (readers never see half a file)."""
+    path = info_path(state_dir)
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(info, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def read_info(state_dir: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(info_path(state_dir).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def read_token(state_dir: Path) -> str | None:
+    """The token a client on this machine should use: the user's own, else the admin token."""
+    for path in (state_dir / "token", token_path(state_dir, "admin")):
+        try:
+            text = path.read_text().strip()
+        except OSError:
+            continue
+        if text:
+            return text
+    return None

@@ -1,0 +1,1 @@
+"""Persistence: the schema, the engines (SQLite, PostgreSQL) and the migrations that build it."""

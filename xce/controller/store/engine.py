@@ -1,0 +1,48 @@
+"""Opening the store: an SQLite file by default, PostgreSQL by URL, one engine per process.
+
+SQLite runs in WAL mode with ``synchronous=NORMAL``: a commit survives the controller being
+killed (the WAL is in the OS before ``COMMIT`` returns) and costs no fsync; only a power cut
+can lose the last transactions. PostgreSQL URLs are steered to the psycopg (3) driver.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+
+class StoreURLError(ValueError):
+    pass
+
+
+def normalize_url(db: str | None, sqlite_file: Path) -> str:
+    """``None`` means the state directory's SQLite file; ``postgresql://`` gets the psycopg driver."""
+    if not db:
+        return f"sqlite:///{sqlite_file}"
+    for prefix in ("postgresql://", "postgres://", "postgresql+psycopg2://"):
+        if db.startswith(prefix):
+            return "postgresql+psycopg://" + db[len(prefix):]
+    if db.startswith(("postgresql+psycopg://", "sqlite://")):
+        return db
+    raise StoreURLError(
+        f"unsupported database URL {db!r}: expected postgresql://USER@HOST:PORT/DB or sqlite:///PATH"
+    )
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute("PRAGMA cache_size=-65536")
+    cur.close()
+
+
+def open_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False})
+        sa.event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True)

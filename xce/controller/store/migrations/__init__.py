@@ -1,0 +1,1 @@
+"""Alembic migration scripts of the controller's store (run by ``xce.controller.store.migrate``)."""

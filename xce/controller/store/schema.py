@@ -1,0 +1,125 @@
+"""The one schema, for SQLite and PostgreSQL alike.
+
+Columns that hold structures (command, env, placement, payloads) are JSON *text*, not a JSON
+type: the event feed serves payloads back byte for byte without parsing them, and the two
+engines then store exactly the same thing. Identifiers the controller hands out (job ids, event
+seqs, action ids) are assigned by the controller itself, not by the database, so that an array
+of N jobs is one bulk insert with ids known in advance; the controller is the only writer, and
+it reloads its counters from ``max()`` at start.
+
+Changing anything here needs a migration in ``migrations/versions``; a test compares the two.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+jobs = sa.Table(
+    "jobs",
+    metadata,
+    sa.Column("id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("user", sa.String(128), nullable=False),
+    sa.Column("queue", sa.String(128), nullable=False),
+    sa.Column("project", sa.String(128), nullable=False),
+    sa.Column("job_type", sa.String(128), nullable=False),
+    sa.Column("priority", sa.Integer, nullable=False),
+    sa.Column("state", sa.String(8), nullable=False),
+    sa.Column("tasks", sa.Integer, nullable=False),
+    sa.Column("request", sa.Text, nullable=False),
+    sa.Column("sched_request", sa.Text, nullable=False),
+    sa.Column("command", sa.Text, nullable=False),
+    sa.Column("cwd", sa.Text),
+    sa.Column("env", sa.Text),
+    sa.Column("stdout", sa.Text),
+    sa.Column("stderr", sa.Text),
+    sa.Column("requests", sa.Text),
+    sa.Column("limits", sa.Text),
+    sa.Column("array_id", sa.BigInteger),
+    sa.Column("array_index", sa.Integer),
+    sa.Column("submit_time", sa.BigInteger, nullable=False),
+    sa.Column("start_time", sa.BigInteger),
+    sa.Column("end_time", sa.BigInteger),
+    sa.Column("placement", sa.Text),
+    sa.Column("head_host", sa.String(255)),
+    sa.Column("pend_reasons", sa.Text),
+    sa.Column("reason", sa.Text),
+    sa.Column("exit_code", sa.Integer),
+    sa.Column("exit_signal", sa.String(32)),
+    sa.Column("usage", sa.Text),
+    sa.Index("ix_jobs_state", "state"),
+    sa.Index("ix_jobs_user_state", "user", "state"),
+    sa.Index("ix_jobs_head_host", "head_host"),
+)
+
+job_history = sa.Table(
+    "job_history",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("jobid", sa.BigInteger, nullable=False),
+    sa.Column("ts", sa.BigInteger, nullable=False),
+    sa.Column("from_state", sa.String(8)),
+    sa.Column("to_state", sa.String(8), nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("actor", sa.String(160), nullable=False),
+    sa.Index("ix_job_history_jobid", "jobid"),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("ts", sa.BigInteger, nullable=False),
+    sa.Column("type", sa.String(32), nullable=False),
+    sa.Column("payload", sa.Text, nullable=False),
+)
+
+hosts = sa.Table(
+    "hosts",
+    metadata,
+    sa.Column("name", sa.String(255), primary_key=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("resources", sa.Text, nullable=False),
+    sa.Column("load", sa.Text, nullable=False),
+    sa.Column("registered", sa.BigInteger, nullable=False),
+    sa.Column("last_seen", sa.BigInteger, nullable=False),
+)
+
+actions = sa.Table(
+    "actions",
+    metadata,
+    sa.Column("id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("jobid", sa.BigInteger, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("created", sa.BigInteger, nullable=False),
+    sa.Column("delivered", sa.BigInteger),
+    sa.Index("ix_actions_host", "host", "id"),
+)
+
+decisions = sa.Table(
+    "decisions",
+    metadata,
+    sa.Column("id", sa.String(128), primary_key=True),
+    sa.Column("ts", sa.BigInteger, nullable=False),
+    sa.Column("applied", sa.BigInteger, nullable=False),
+    sa.Column("outcome", sa.Text, nullable=False),
+    sa.Index("ix_decisions_applied", "applied"),
+)
+
+control = sa.Table(
+    "control",
+    metadata,
+    sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("ts", sa.BigInteger, nullable=False),
+    sa.Column("command", sa.Text, nullable=False),
+)
+
+meta = sa.Table(
+    "meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)

@@ -1,0 +1,205 @@
+"""Allocation for one job: PRIMARY through the plan and host iterators, COMPOUND as all-or-nothing
+over its primaries, ALTER as the first compound that fully allocates.
+
+Charges are applied to the cluster columns as each primary is placed, so a later primary of the
+same compound sees what the earlier ones took (the spec's "uncommitted" term), and are undone
+exactly on failure: a failed compound leaves no residue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from xce.core.alloc.hosts import host_iter
+from xce.core.alloc.plans import plan_iter
+from xce.core.cluster import Cluster
+from xce.core.decisions import PendReason
+from xce.core.reasons import make_pend_reason
+from xce.core.session import Session
+
+
+@dataclass(slots=True)
+class Allocation:
+    """Every charge made for one job, in order, so it can be kept or rolled back as one."""
+
+    slots: list[tuple[int, int]] = field(default_factory=list)
+    charges: list[tuple[int, str, int]] = field(default_factory=list)
+    pool: list[tuple[str, int]] = field(default_factory=list)
+
+    def mark(self) -> tuple[int, int, int]:
+        return len(self.slots), len(self.charges), len(self.pool)
+
+
+class Allocator:
+    __slots__ = ("cluster", "session", "cancelled")
+
+    def __init__(self, cluster: Cluster, session: Session, cancelled: Callable[[], bool]) -> None:
+        self.cluster = cluster
+        self.session = session
+        self.cancelled = cancelled
+
+    # -- composition ---------------------------------------------------------------------
+    def allocate(self, request: Any) -> tuple[Allocation | None, list[Any]]:
+        """Try every alternative; return the allocation, or None and the primaries that failed."""
+        failed: list[Any] = []
+        for compound in request.alternatives:
+            alloc = Allocation()
+            bad = self._compound(compound, alloc)
+            if bad is None:
+                return alloc, []
+            failed.append(bad)
+            if self.cancelled():
+                break
+        return None, failed
+
+    def _compound(self, compound: Any, alloc: Allocation) -> Any:
+        for primary in compound.primaries:
+            if not self._primary(primary, alloc):
+                self.rollback(alloc)
+                return primary
+        return None
+
+    # -- the primary leaf ----------------------------------------------------------------
+    def _primary(self, primary: Any, alloc: Allocation) -> bool:
+        cluster = self.cluster
+        n = primary.tasks
+        for res, amount in primary.rusage:
+            pool = cluster.pools.get(res)
+            if pool is not None and pool.available < n * amount:
+                return False
+        cap = self.capacity(primary)
+        if int(cap.sum()) < n:
+            return False
+        order = self._order(primary)
+        plans = plan_iter(primary)
+        try:
+            for plan in plans:
+                if self.cancelled():
+                    return False
+                placed = list(host_iter(plan, n, cap, order, self.cancelled))
+                if sum(t for _, t in placed) == n:
+                    self._commit(primary, placed, alloc)
+                    return True
+        finally:
+            plans.close()
+        return False
+
+    def capacity(self, primary: Any) -> np.ndarray:
+        """How many tasks of ``primary`` each host could take now (0 where it cannot run)."""
+        cluster = self.cluster
+        cap = cluster.available("slots").copy()
+        for res, amount in primary.rusage:
+            if amount <= 0 or res in cluster.pools:
+                continue
+            np.minimum(cap, cluster.available(res) // amount, out=cap)
+        cap[~cluster.ok] = 0
+        mask = self.select_mask(primary)
+        if mask is not None:
+            cap[~mask] = 0
+        np.maximum(cap, 0, out=cap)
+        return cap
+
+    def select_mask(self, primary: Any) -> np.ndarray | None:
+        if primary.select is None:
+            return None
+        masks = self.session.select_masks
+        mask = masks.get(primary)
+        if mask is None:
+            hosts = self.cluster.hosts
+            mask = np.fromiter((primary.evaluate_select(_lookup(h)) for h in hosts), dtype=bool, count=len(hosts))
+            masks[primary] = mask
+        return mask
+
+    def _order(self, primary: Any) -> np.ndarray | None:
+        if not primary.order:
+            return None
+        orders = self.session.orders
+        perm = orders.get(primary)
+        if perm is None:
+            keys = [primary.order_key(_lookup(h)) for h in self.cluster.hosts]
+            # Hosts are indexed by name, so a stable sort breaks ties by host name.
+            perm = np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+            orders[primary] = perm
+        return perm
+
+    # -- charges -------------------------------------------------------------------------
+    def _commit(self, primary: Any, placed: list[tuple[int, int]], alloc: Allocation) -> None:
+        cluster = self.cluster
+        for i, tasks in placed:
+            cluster.charge(i, "slots", tasks)
+            alloc.slots.append((i, tasks))
+            for res, amount in primary.rusage:
+                if amount <= 0:
+                    continue
+                if res in cluster.pools:
+                    cluster.charge_pool(res, tasks * amount)
+                    alloc.pool.append((res, tasks * amount))
+                else:
+                    cluster.charge(i, res, tasks * amount)
+                    alloc.charges.append((i, res, tasks * amount))
+
+    def rollback(self, alloc: Allocation) -> None:
+        cluster = self.cluster
+        for i, tasks in reversed(alloc.slots):
+            cluster.charge(i, "slots", -tasks)
+        for i, res, amount in reversed(alloc.charges):
+            cluster.charge(i, res, -amount)
+        for res, amount in reversed(alloc.pool):
+            cluster.charge_pool(res, -amount)
+        alloc.slots.clear()
+        alloc.charges.clear()
+        alloc.pool.clear()
+
+    # -- why it failed -------------------------------------------------------------------
+    def explain(self, primary: Any) -> PendReason:
+        """Name the step that refused and the shortfall.
+
+        "Short by" is measured against the closest single candidate host when the placement must be
+        on one host (one task, or ``span[hosts=1]``), and against the candidates' total otherwise.
+        """
+        cluster = self.cluster
+        n = primary.tasks
+        mask = cluster.ok.copy()
+        sel = self.select_mask(primary)
+        if sel is not None:
+            mask &= sel
+        if not mask.any():
+            if not cluster.ok.any():
+                return make_pend_reason("select", detail="no host is available")
+            return make_pend_reason("select", detail=f"no available host matches select[{primary.select}]")
+        single = n == 1 or primary.span_hosts == 1
+        for res, amount in (("slots", 1), *primary.rusage):
+            if amount <= 0:
+                continue
+            needed = n * amount
+            pool = cluster.pools.get(res)
+            if pool is not None:
+                if pool.available < needed:
+                    return make_pend_reason("shared", res, needed, needed - max(pool.available, 0),
+                                            detail=f"cluster pool has {max(pool.available, 0)} left")
+                continue
+            if not cluster.advertised(res):
+                return make_pend_reason("unknown-resource", res, needed, needed,
+                                        detail=f"no host advertises {res}; it counts as zero")
+            avail = np.maximum(cluster.available(res)[mask], 0)
+            total = int(avail.sum())
+            best = int(avail.max()) if len(avail) else 0
+            have = best if single else total
+            if have < needed:
+                step = "slots" if res == "slots" else "rusage"
+                if primary.span_hosts == 1 and total >= needed:
+                    step = "span"
+                where = "closest host has" if single else "candidate hosts have"
+                return make_pend_reason(step, res, needed, needed - have, detail=f"{where} {have}")
+        return make_pend_reason("span", detail=f"no combination of hosts can take {n} tasks of this request at once")
+
+
+def _lookup(host) -> Callable[[str], Any]:
+    def lookup(name: str) -> Any:
+        if name == "slots":
+            return host.slots
+        return host.value(name)
+    return lookup

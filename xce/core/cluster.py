@@ -1,0 +1,176 @@
+"""Hosts as numpy columns, so that finding candidates for a job is a few vector operations over
+all hosts instead of a Python loop per host per job.
+
+Host ``i`` is the ``i``-th host by name. For every resource a job may consume there is a
+``total`` column (what the host offers: its slot count, its last reported ``mem``, a provider's
+capacity) and an ``inuse`` column (this scheduler's own charge tally). ``available = total - inuse``
+(resource-accounting.md). Worker reports overwrite ``total`` and never touch ``inuse``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+from xce.core.model import Host, Job
+from xce.core.resources.definitions import ResourceCatalog
+from xce.core.specs import HostSpec
+
+
+def _numeric(v: Any) -> int:
+    if isinstance(v, bool) or v is None:
+        return 0
+    if isinstance(v, (int, float)):
+        return int(v)
+    return 0
+
+
+@dataclass(slots=True)
+class Pool:
+    """A cluster-wide shared resource (licenses): one total, one in-use tally."""
+
+    total: int
+    inuse: int = 0
+
+    @property
+    def available(self) -> int:
+        return self.total - self.inuse
+
+
+class Cluster:
+    __slots__ = ("hosts", "index", "catalog", "ok", "pools", "_total", "_inuse", "_dirty", "_jobs")
+
+    def __init__(self, catalog: ResourceCatalog, jobs: dict[int, Job]) -> None:
+        self.hosts: list[Host] = []
+        self.index: dict[str, int] = {}
+        self.catalog = catalog
+        self.ok = np.zeros(0, dtype=bool)
+        self.pools: dict[str, Pool] = {}
+        self._total: dict[str, np.ndarray] = {}
+        self._inuse: dict[str, np.ndarray] = {}
+        self._dirty: set[int] = set()
+        self._jobs = jobs
+
+    # -- hosts ---------------------------------------------------------------------------
+    def upsert_hosts(self, specs: Iterable[HostSpec]) -> None:
+        added = False
+        for spec in specs:
+            host = self.host(spec.name)
+            if host is None:
+                host = Host(name=spec.name)
+                self.hosts.append(host)
+                added = True
+            host.status = spec.status
+            host.static = dict(spec.values)
+            for name in host.static:
+                self.catalog.advertise(name)
+        if added:
+            self.hosts.sort(key=lambda h: h.name)
+            self.index = {h.name: i for i, h in enumerate(self.hosts)}
+            self._total.clear()
+            self._inuse.clear()
+            self.rederive()
+        else:
+            self._total.clear()
+        self.ok = np.fromiter((h.status == "ok" for h in self.hosts), dtype=bool, count=len(self.hosts))
+
+    def host(self, name: str) -> Host | None:
+        i = self.index.get(name)
+        return None if i is None else self.hosts[i]
+
+    def set_values(self, values: dict[str, dict[str, Any]], replace: bool) -> None:
+        """Apply a worker's load report: overwrite its values; in-use is left alone on purpose."""
+        for name, vals in values.items():
+            i = self.index.get(name)
+            if i is None:
+                continue
+            host = self.hosts[i]
+            if replace:
+                host.dynamic = dict(vals)
+            else:
+                host.dynamic.update(vals)
+            for res, col in self._total.items():
+                if res in vals or replace:
+                    col[i] = self._capacity(host, res)
+
+    # -- columns -------------------------------------------------------------------------
+    @staticmethod
+    def _capacity(host: Host, res: str) -> int:
+        if res == "slots":
+            return host.slots
+        return _numeric(host.value(res))
+
+    def total(self, res: str) -> np.ndarray:
+        col = self._total.get(res)
+        if col is None:
+            col = np.fromiter((self._capacity(h, res) for h in self.hosts), dtype=np.int64,
+                              count=len(self.hosts))
+            self._total[res] = col
+        return col
+
+    def inuse(self, res: str) -> np.ndarray:
+        col = self._inuse.get(res)
+        if col is None:
+            col = np.zeros(len(self.hosts), dtype=np.int64)
+            self._inuse[res] = col
+        return col
+
+    def available(self, res: str) -> np.ndarray:
+        return self.total(res) - self.inuse(res)
+
+    def advertised(self, res: str) -> bool:
+        """Whether anybody offers ``res`` at all; a name nobody advertises counts as zero."""
+        if res in self.pools:
+            return True
+        if res == "slots":
+            return bool(self.hosts)
+        return any(h.value(res) is not None for h in self.hosts)
+
+    # -- charges -------------------------------------------------------------------------
+    def charge(self, i: int, res: str, amount: int) -> None:
+        self.inuse(res)[i] += amount
+        self._dirty.add(i)
+
+    def charge_pool(self, res: str, amount: int) -> None:
+        self.pools[res].inuse += amount
+
+    def rederive(self, only_dirty: bool = False) -> None:
+        """Reset in-use and re-derive it from the jobs' own records (the per-round reset of bug-1624).
+
+        With ``only_dirty`` only hosts touched since the last call are recomputed; the figures are
+        the same as a full recomputation because every charge goes through ``charge``.
+        """
+        hosts = sorted(self._dirty) if only_dirty else range(len(self.hosts))
+        self._dirty.clear()
+        for i in hosts:
+            for col in self._inuse.values():
+                col[i] = 0
+            host = self.hosts[i]
+            for jobid, tasks in host.jobs.items():
+                job = self._jobs[jobid]
+                if job.slots_charged:
+                    self.inuse("slots")[i] += tasks
+                if job.real_charged:
+                    for (hname, res), acc in job.accounts.items():
+                        if hname == host.name:
+                            self.inuse(res)[i] += acc.charged
+        if not only_dirty:
+            for pool in self.pools.values():
+                pool.inuse = 0
+            for job in self._jobs.values():
+                if job.real_charged:
+                    for res, amount in job.shared_charged.items():
+                        if res in self.pools:
+                            self.pools[res].inuse += amount
+
+    def inuse_table(self) -> dict[str, dict[str, int]]:
+        """host -> resource -> in-use, for tests, validation and ``xce jobs -l`` style views."""
+        out: dict[str, dict[str, int]] = {}
+        for res in sorted(self._inuse):
+            col = self._inuse[res]
+            for i, h in enumerate(self.hosts):
+                if col[i]:
+                    out.setdefault(h.name, {})[res] = int(col[i])
+        return out

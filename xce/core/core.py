@@ -1,0 +1,580 @@
+"""The scheduling core: typed events in, decisions out, no I/O, no mode flag.
+
+``push_event`` applies a state event and calls the picker's state-change hooks before it
+returns. ``BeginRound`` runs one session (Req 1 AC 4): ``begin_session``, then ``next_job()``
+until it returns None, allocating each job and emitting DISPATCH, PREEMPT or PEND, then
+``end_session``. All decisions of a session reach ``on_decision`` before ``push_event`` returns.
+
+The core is single-threaded and deterministic: jobs, hosts and queues live in insertion-ordered
+dicts or name-sorted lists, nothing iterates a set, and randomness comes only from ``self.rng``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable
+
+from xce.core import events as ev
+from xce.core.alloc.allocator import Allocation, Allocator
+from xce.core.cluster import Cluster, Pool
+from xce.core.clock import VirtualClock
+from xce.core.corelog import CoreLogger
+from xce.core.decisions import Decision, Dispatch, Pend, PendReason, Preempt, Resume
+from xce.core.model import Account, Job, Project, Queue
+from xce.core.pickers import registry as pickers
+from xce.core.preempt import registry as preempt_policies
+from xce.core.reasons import make_pend_reason, with_proof
+from xce.core.resources.definitions import ResourceCatalog
+from xce.core.session import Session
+from xce.core.specs import FINISHED, JOB_STATES, PEND, RUN, SSUSP, SUSPENDED, QueueSpec, SchedConfig
+
+DecisionSink = Callable[[Decision], Any]
+
+
+class SchedulerCore:
+    def __init__(self, on_decision: DecisionSink, seed: int = 0) -> None:
+        self._on_decision = on_decision
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.clock = VirtualClock()
+        self.log = CoreLogger(self.now)
+        self.config = SchedConfig()
+        self.catalog = ResourceCatalog()
+        self.jobs: dict[int, Job] = {}
+        self.queues: dict[str, Queue] = {}
+        self.projects: dict[str, Project] = {}
+        self.cluster = Cluster(self.catalog, self.jobs)
+        self.resource_names: dict[str, str] = dict(self.config.resource_names)
+        #: Jobs holding slots (RUN, or resumed) in the order they started: the preemption candidates.
+        self.running: dict[int, Job] = {}
+        #: Victims suspended by preemption, waiting to be resumed.
+        self.preempted: dict[int, Job] = {}
+        self.session: Session | None = None
+        self.rounds = 0
+        self._seq = 0
+        self.picker = pickers.create(self.config.job_pick_plugin)
+        self.picker.init(self)
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            ev.ConfigPush: self._on_config, ev.JobsPush: self._on_jobs,
+            ev.WorkersPush: self._on_workers, ev.ResourcesPush: self._on_resources,
+            ev.ResvalsFull: self._on_resvals, ev.ResvalsDelta: self._on_resvals,
+            ev.JobStateChange: self._on_state, ev.JobUpdate: self._on_update,
+            ev.QueueUpdate: self._on_queue, ev.JobRusage: self._on_rusage,
+            ev.BeginRound: self._on_round,
+        }
+
+    # -- public surface ------------------------------------------------------------------
+    def now(self) -> int:
+        return self.clock.now()
+
+    def push_event(self, event: ev.Event) -> None:
+        handler = self._handlers.get(type(event))
+        if handler is None:
+            raise TypeError(f"not a core event: {event!r}")
+        handler(event)
+
+    def cancel(self) -> None:
+        """Stop the running session at its next cancellation point (safe from any callback)."""
+        if self.session is not None:
+            self.session.cancelled = True
+
+    def rank(self, job: Job) -> tuple[int, int]:
+        """Preemption rank: queue priority first, then job priority."""
+        queue = self.queues.get(job.queue)
+        return (queue.priority if queue else 0, job.priority)
+
+    # -- configuration -------------------------------------------------------------------
+    def _check_plugins(self, queues: tuple[QueueSpec, ...], picker_name: str | None = None) -> None:
+        """Refuse unknown plugin names before anything changes (all-or-nothing)."""
+        names = set(pickers.available())
+        if picker_name is not None and picker_name not in names:
+            pickers.create(picker_name)  # raises with the list of registered names
+        for q in queues:
+            if q.job_pick_plugin is not None and q.job_pick_plugin not in names:
+                pickers.create(q.job_pick_plugin)
+            preempt_policies.create(q.preempt_policy)
+
+    def _on_config(self, e: ev.ConfigPush) -> None:
+        cfg = e.config
+        self._check_plugins(cfg.queues, cfg.job_pick_plugin)
+        self.config = cfg
+        self.resource_names = dict(cfg.resource_names)
+        for rdef in cfg.resources:
+            self._register_resource(rdef)
+        for p in cfg.projects:
+            self.projects[p.name] = Project(p)
+        if cfg.job_pick_plugin != getattr(self.picker, "name", None):
+            self._replace_picker(cfg.job_pick_plugin)
+        for q in cfg.queues:
+            self._upsert_queue(q)
+        on_config = getattr(self.picker, "on_config", None)
+        if on_config is not None:
+            on_config(cfg)
+
+    def _replace_picker(self, name: str) -> None:
+        new = pickers.create(name)
+        self.picker.fini()
+        self.picker = new
+        new.init(self)
+        for queue in self.queues.values():
+            new.on_queue_update(queue)
+        for job in self.jobs.values():
+            new.on_job_push(job)
+
+    def _register_resource(self, rdef) -> None:
+        self.catalog.register(rdef)
+        if rdef.shared:
+            pool = self.cluster.pools.get(rdef.name)
+            if pool is None:
+                self.cluster.pools[rdef.name] = Pool(total=int(rdef.total or 0))
+            else:
+                pool.total = int(rdef.total or 0)
+
+    def _upsert_queue(self, spec: QueueSpec) -> None:
+        queue = self.queues.get(spec.name)
+        if queue is None:
+            queue = self.queues[spec.name] = Queue(spec)
+        else:
+            queue.spec = spec
+        self.picker.on_queue_update(queue)
+
+    def _on_queue(self, e: ev.QueueUpdate) -> None:
+        self._check_plugins((e.queue,))
+        self._upsert_queue(e.queue)
+
+    def _on_resources(self, e: ev.ResourcesPush) -> None:
+        for rdef in e.resources:
+            self._register_resource(rdef)
+
+    def _on_workers(self, e: ev.WorkersPush) -> None:
+        self.cluster.upsert_hosts(e.hosts)
+
+    def _on_resvals(self, e: ev.ResvalsFull | ev.ResvalsDelta) -> None:
+        self.cluster.set_values(e.values, replace=isinstance(e, ev.ResvalsFull))
+
+    # -- jobs ----------------------------------------------------------------------------
+    def _on_jobs(self, e: ev.JobsPush) -> None:
+        from xce.core.resreq import RequestSyntaxError, parse_request
+
+        for spec in e.jobs:
+            if spec.jobid in self.jobs:
+                continue
+            job = Job.from_spec(spec)
+            try:
+                job.request = parse_request(spec.request, spec.tasks)
+            except RequestSyntaxError as exc:
+                job.request_error = str(exc)
+            queue = self.queues.get(job.queue)
+            if queue is None:
+                # Jobs of a queue the configuration does not define wait until it is defined.
+                self.log.warning("job %s names unknown queue %r; it waits until the queue is defined",
+                                 job.jobid, job.queue)
+                self._upsert_queue(QueueSpec(name=job.queue, active=False))
+                queue = self.queues[job.queue]
+            self.jobs[job.jobid] = job
+            if job.state == PEND:
+                queue.pending += 1
+            elif job.state not in FINISHED and job.placement:
+                self._recharge(job)
+            self.picker.on_job_push(job)
+
+    def _recharge(self, job: Job) -> None:
+        """A job already running when the scheduler (re)started: charge its reservation again."""
+        cluster = self.cluster
+        primary = job.request.alternatives[0].primaries[0] if job.request is not None else None
+        for host_name, tasks in job.placement:
+            host = cluster.host(host_name)
+            if host is None:
+                continue
+            host.jobs[job.jobid] = host.jobs.get(job.jobid, 0) + tasks
+            for res, amount in (primary.rusage if primary is not None else ()):
+                if res in cluster.pools:
+                    job.shared_charged[res] = job.shared_charged.get(res, 0) + tasks * amount
+                    cluster.charge_pool(res, tasks * amount)
+                else:
+                    acc = job.accounts.setdefault((host_name, res), Account())
+                    acc.reserved += tasks * amount
+                    acc.allocated += tasks * amount
+                    cluster.charge(cluster.index[host_name], res, tasks * amount)
+        job.real_charged = True
+        if job.state == RUN:
+            self._charge_slots(job)
+        if job.state == SSUSP and job.preempted_by is not None:
+            self.preempted[job.jobid] = job
+
+    def _charge_slots(self, job: Job) -> None:
+        cluster = self.cluster
+        for host_name, tasks in job.placement:
+            i = cluster.index.get(host_name)
+            if i is not None:
+                cluster.charge(i, "slots", tasks)
+        job.slots_charged = True
+        queue = self.queues[job.queue]
+        queue.running += 1
+        queue.running_by_user[job.user] = queue.running_by_user.get(job.user, 0) + 1
+        self.running[job.jobid] = job
+
+    def _release_slots(self, job: Job) -> None:
+        if not job.slots_charged:
+            return
+        cluster = self.cluster
+        for host_name, tasks in job.placement:
+            i = cluster.index.get(host_name)
+            if i is not None:
+                cluster.charge(i, "slots", -tasks)
+        job.slots_charged = False
+        queue = self.queues[job.queue]
+        queue.running -= 1
+        left = queue.running_by_user.get(job.user, 0) - 1
+        if left > 0:
+            queue.running_by_user[job.user] = left
+        else:
+            queue.running_by_user.pop(job.user, None)
+        self.running.pop(job.jobid, None)
+
+    def _release_all(self, job: Job) -> None:
+        """Give back everything: slots, real resources, shared pools; forget the placement."""
+        self._release_slots(job)
+        cluster = self.cluster
+        if job.real_charged:
+            for (host_name, res), acc in job.accounts.items():
+                i = cluster.index.get(host_name)
+                if i is not None and acc.charged:
+                    cluster.charge(i, res, -acc.charged)
+            for res, amount in job.shared_charged.items():
+                if res in cluster.pools:
+                    cluster.charge_pool(res, -amount)
+            job.real_charged = False
+        for host_name, _ in job.placement:
+            host = cluster.host(host_name)
+            if host is not None:
+                host.jobs.pop(job.jobid, None)
+        job.accounts.clear()
+        job.shared_charged.clear()
+        job.placement = ()
+
+    def _set_state(self, job: Job, new: str) -> None:
+        queue = self.queues[job.queue]
+        if job.state == PEND and new != PEND:
+            queue.pending -= 1
+        elif job.state != PEND and new == PEND:
+            queue.pending += 1
+        job.state = new
+
+    def _on_state(self, e: ev.JobStateChange) -> None:
+        job = self.jobs.get(e.jobid)
+        if job is None:
+            return
+        new = e.state
+        if new not in JOB_STATES:
+            raise ev.EventFormatError(f"JOB_STATE_CHANGE: unknown state {new!r} for job {e.jobid}")
+        old = job.state
+        if new == old and not (new == SSUSP and job.resume_sent):
+            return
+        if new in FINISHED or new == PEND:
+            self._release_all(job)
+            self._forget_preemption(job)
+            self._set_state(job, new)
+            if new in FINISHED:
+                del self.jobs[job.jobid]
+        elif new in SUSPENDED:
+            self._release_slots(job)
+            job.resume_sent = False
+            self._set_state(job, new)
+            if new == SSUSP and job.preempted_by is not None:
+                self.preempted[job.jobid] = job
+        else:  # RUN
+            if old in SUSPENDED or job.resume_sent:
+                if not job.slots_charged:
+                    self._charge_slots(job)
+                job.resume_sent = False
+                job.preempted_by = None
+                self.preempted.pop(job.jobid, None)
+            elif old == PEND and not job.slots_charged:
+                job.start_time = e.ts
+            self._set_state(job, RUN)
+        self.picker.on_job_state_change(job, new)
+
+    def _forget_preemption(self, job: Job) -> None:
+        if job.waiting_for:
+            for vid in job.waiting_for:
+                victim = self.jobs.get(vid)
+                if victim is not None and victim.preempted_by == job.jobid and victim.state == RUN:
+                    victim.preempted_by = None
+            job.waiting_for = ()
+        job.preempted_by = None
+        job.resume_sent = False
+        self.preempted.pop(job.jobid, None)
+
+    def _on_update(self, e: ev.JobUpdate) -> None:
+        job = self.jobs.get(e.jobid)
+        if job is None:
+            return
+        if e.queue is not None and e.queue != job.queue:
+            if e.queue not in self.queues:
+                self._upsert_queue(QueueSpec(name=e.queue, active=False))
+            held = job.slots_charged
+            if held:
+                self._release_slots(job)
+            if job.state == PEND:
+                self.queues[job.queue].pending -= 1
+                self.queues[e.queue].pending += 1
+            job.queue = e.queue
+            if held:
+                # Re-charge under the new queue's counters; the slots were never really free.
+                self._charge_slots(job)
+        if e.priority is not None:
+            job.priority = e.priority
+        if e.project is not None:
+            job.project = e.project
+        self.picker.on_job_update(job)
+
+    def _on_rusage(self, e: ev.JobRusage) -> None:
+        """Reconcile real usage: ``used = max(0, actual - reserved)``, applying only the delta.
+
+        Only single-host jobs: the usage report carries no host, so a multi-host job stays charged
+        at its flat reservation on each host (resource-accounting.md).
+        """
+        job = self.jobs.get(e.jobid)
+        if job is None:
+            return
+        job.last_usage = dict(e.usage)
+        hook = getattr(self.picker, "on_job_rusage", None)
+        if hook is not None:
+            hook(job, job.last_usage)
+        if len(job.placement) != 1 or not job.real_charged:
+            return
+        host_name = job.placement[0][0]
+        i = self.cluster.index.get(host_name)
+        if i is None:
+            return
+        for wire_name, actual in sorted(e.usage.items()):
+            res = self.resource_names.get(wire_name, wire_name)
+            rdef = self.catalog.get(res)
+            if rdef is None or not (rdef.real and rdef.consumable):
+                continue
+            acc = job.accounts.get((host_name, res))
+            if acc is None:
+                acc = job.accounts[(host_name, res)] = Account()
+            used = max(0, int(actual) - acc.reserved)
+            delta = used - acc.used
+            acc.used = used
+            if delta:
+                self.cluster.charge(i, res, delta)
+
+    # -- the session ---------------------------------------------------------------------
+    def _emit(self, decision: Decision) -> None:
+        self._on_decision(decision)
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _on_round(self, e: ev.BeginRound) -> None:
+        session = self.session = Session(ts=e.ts)
+        self.rounds += 1
+        self.cluster.rederive(only_dirty=True)
+        allocator = Allocator(self.cluster, session, lambda: session.cancelled)
+        picker = self.picker
+        try:
+            self._resume_victims(session)
+            picker.begin_session()
+            while not session.cancelled:
+                job = picker.next_job()
+                if job is None:
+                    break
+                self._schedule(job, session, allocator)
+        finally:
+            picker.end_session()
+            self.session = None
+
+    def _cache_key(self, job: Job) -> Any:
+        """Everything that decides whether this job can be placed (not just the request strings)."""
+        queue = self.queues[job.queue]
+        if queue.spec.preemptible_queues:
+            return (job.request, job.queue, job.priority)
+        return job.request
+
+    def _pend(self, job: Job, session: Session, reasons: tuple[PendReason, ...]) -> None:
+        session.pended += 1
+        self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
+        self.picker.on_pend(job.jobid)
+
+    def _schedule(self, job: Job, session: Session, allocator: Allocator) -> None:
+        if job.request is None:
+            self._pend(job, session, (make_pend_reason("request", detail=job.request_error),))
+            return
+        key = self._cache_key(job)
+        hit = session.unsatisfiable.get(key)
+        if hit is not None:
+            reasons, prover = hit
+            self._pend(job, session, tuple(with_proof(r, prover) for r in reasons))
+            return
+        alloc, failed = allocator.allocate(job.request)
+        if session.cancelled:
+            if alloc is not None:
+                allocator.rollback(alloc)
+            return
+        if alloc is not None:
+            self._dispatch(job, alloc, session)
+            return
+        if job.waiting_for:
+            waiting = [v for v in job.waiting_for if v in self.jobs and self.jobs[v].state == RUN]
+            if waiting:
+                self._pend(job, session, (make_pend_reason(
+                    "preempt", detail="waiting for preempted resources of job(s) "
+                    + ", ".join(map(str, waiting))),))
+                return
+            job.waiting_for = ()
+        if self._preempt(job, session, allocator):
+            return
+        reasons = tuple(dict.fromkeys(allocator.explain(p) for p in failed))
+        session.unsatisfiable[key] = (reasons, job.jobid)
+        self._pend(job, session, reasons)
+
+    def _dispatch(self, job: Job, alloc: Allocation, session: Session) -> None:
+        cluster = self.cluster
+        placement: dict[str, int] = {}
+        for i, tasks in alloc.slots:
+            name = cluster.hosts[i].name
+            placement[name] = placement.get(name, 0) + tasks
+        for i, res, amount in alloc.charges:
+            acc = job.accounts.setdefault((cluster.hosts[i].name, res), Account())
+            acc.reserved += amount
+            acc.allocated += amount
+        for res, amount in alloc.pool:
+            job.shared_charged[res] = job.shared_charged.get(res, 0) + amount
+        job.placement = tuple(placement.items())
+        for name, tasks in job.placement:
+            cluster.hosts[cluster.index[name]].jobs[job.jobid] = tasks
+        # The allocator already charged the columns; record that the job holds them.
+        job.slots_charged = True
+        job.real_charged = True
+        job.start_time = session.ts
+        job.waiting_for = ()
+        queue = self.queues[job.queue]
+        queue.running += 1
+        queue.running_by_user[job.user] = queue.running_by_user.get(job.user, 0) + 1
+        self.running[job.jobid] = job
+        self._set_state(job, RUN)
+        session.dispatched += 1
+        self.picker.on_dispatch(job.jobid)
+        self._emit(Dispatch(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, placement=job.placement))
+
+    # -- preemption and resume -----------------------------------------------------------
+    def _preempt(self, job: Job, session: Session, allocator: Allocator) -> bool:
+        queue = self.queues[job.queue]
+        if not queue.spec.preemptible_queues:
+            return False
+        policy = preempt_policies.create(queue.spec.preempt_policy)
+        victims = policy.select_victims(_PreemptionView(self, allocator), job)
+        if not victims:
+            return False
+        for vid in victims:
+            self.jobs[vid].preempted_by = job.jobid
+        job.waiting_for = tuple(victims)
+        self._emit(Preempt(ts=session.ts, seq=self._next_seq(), preempting_jobid=job.jobid,
+                           victim_jobids=tuple(victims), signal=queue.spec.preempt_signal))
+        self._pend(job, session, (make_pend_reason(
+            "preempt", detail="waiting for preempted resources of job(s) " + ", ".join(map(str, victims))),))
+        return True
+
+    def _resume_victims(self, session: Session) -> None:
+        """Resume preemption victims whose slots are free again and whom no waiting job could take."""
+        if not self.preempted:
+            return
+        cluster = self.cluster
+        free = cluster.available("slots")
+        for job in sorted(self.preempted.values(), key=lambda j: (tuple(-x for x in self.rank(j)), j.jobid)):
+            if job.resume_sent or job.state != SSUSP:
+                continue
+            idx = [(cluster.index.get(h), t) for h, t in job.placement]
+            if any(i is None or not cluster.ok[i] or free[i] < t for i, t in idx):
+                continue
+            if self._threatened(job):
+                continue
+            for i, t in idx:
+                free[i] -= t
+            self._charge_slots(job)
+            job.resume_sent = True
+            self._emit(Resume(ts=session.ts, seq=self._next_seq(), jobid=job.jobid))
+
+    def _threatened(self, victim: Job) -> bool:
+        """Is a pending job waiting that outranks ``victim`` and may preempt its queue?"""
+        mine = self.rank(victim)
+        for queue in self.queues.values():
+            if victim.queue not in queue.spec.preemptible_queues or not queue.pending:
+                continue
+            if queue.priority > mine[0]:
+                return True
+            if queue.priority == mine[0] and any(
+                    j.queue == queue.name and j.state == PEND and self.rank(j) > mine for j in self.jobs.values()):
+                return True
+        return False
+
+    # -- checks --------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Invariants tests call after every event; raises AssertionError naming the broken one."""
+        import numpy as np
+
+        before = {res: col.copy() for res, col in self.cluster._inuse.items()}
+        pools_before = {r: p.inuse for r, p in self.cluster.pools.items()}
+        self.cluster.rederive()
+        for res, col in self.cluster._inuse.items():
+            old = before.get(res, np.zeros_like(col))
+            if not np.array_equal(old, col):
+                raise AssertionError(f"in-use of {res} drifted from its re-derivation: {old.tolist()} != {col.tolist()}")
+        for r, p in self.cluster.pools.items():
+            if pools_before.get(r, 0) != p.inuse:
+                raise AssertionError(f"pool {r} in-use {pools_before.get(r)} != re-derived {p.inuse}")
+        slots_free = self.cluster.available("slots")
+        if (slots_free < 0).any():
+            raise AssertionError(f"a host has more tasks than slots: free={slots_free.tolist()}")
+        for job in self.jobs.values():
+            if job.state == PEND and (job.placement or job.slots_charged):
+                raise AssertionError(f"job {job.jobid} is pending but holds a placement")
+            if job.state == RUN and not job.slots_charged:
+                raise AssertionError(f"job {job.jobid} runs without holding slots")
+        for queue in self.queues.values():
+            n = sum(1 for j in self.jobs.values() if j.queue == queue.name and j.state == PEND)
+            if n != queue.pending:
+                raise AssertionError(f"queue {queue.name} counts {queue.pending} pending jobs, has {n}")
+
+
+class _PreemptionView:
+    """What a preempt policy may ask of the core, without reaching into its internals."""
+
+    __slots__ = ("core", "allocator")
+
+    def __init__(self, core: SchedulerCore, allocator: Allocator) -> None:
+        self.core = core
+        self.allocator = allocator
+
+    def rank(self, job: Job) -> tuple[int, int]:
+        return self.core.rank(job)
+
+    def preemptible_queues(self, job: Job) -> tuple[str, ...]:
+        return self.core.queues[job.queue].spec.preemptible_queues
+
+    def queue_preemptible(self, job: Job) -> bool:
+        return self.core.queues[job.queue].spec.preemptible
+
+    def running_jobs(self, queue_names: tuple[str, ...]) -> list[Job]:
+        names = set(queue_names)
+        return [j for j in self.core.running.values()
+                if j.queue in names and j.state == RUN and j.preempted_by is None and not j.resume_sent]
+
+    def fits_without(self, job: Job, victims: list[Job]) -> bool:
+        """Would ``job`` be allocatable if the victims' slots were free? (Real resources stay charged.)"""
+        cluster = self.core.cluster
+        released = [(cluster.index[h], t) for v in victims for h, t in v.placement if h in cluster.index]
+        for i, t in released:
+            cluster.charge(i, "slots", -t)
+        try:
+            alloc, _ = self.allocator.allocate(job.request)
+            if alloc is not None:
+                self.allocator.rollback(alloc)
+            return alloc is not None
+        finally:
+            for i, t in released:
+                cluster.charge(i, "slots", t)

@@ -1,0 +1,218 @@
+"""The core's input: one frozen dataclass per event type of Req 10 AC 4.
+
+Every event carries ``ts``, the driver-supplied logical time in integer nanoseconds, and has a
+lossless JSON form that is exactly one line of the replay file:
+``{"type": "JOBS_PUSH", "ts": 123, "payload": {...}}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from xce.core.specs import HostSpec, JobSpec, QueueSpec, ResourceDef, SchedConfig
+
+
+class EventFormatError(ValueError):
+    """A JSON object that is not a valid event; the message says which field and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    TYPE: ClassVar[str] = ""
+    ts: int
+
+    def payload(self) -> dict[str, Any]:
+        return {}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.TYPE, "ts": self.ts, "payload": self.payload()}
+
+    @classmethod
+    def _from_payload(cls, ts: int, p: dict[str, Any]) -> "Event":
+        return cls(ts=ts)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigPush(Event):
+    TYPE: ClassVar[str] = "CONFIG_PUSH"
+    config: SchedConfig = field(default_factory=SchedConfig)
+
+    def payload(self):
+        return self.config.to_json()
+
+    @classmethod
+    def _from_payload(cls, ts, p):
+        return cls(ts=ts, config=SchedConfig.from_json(p))
+
+
+@dataclass(frozen=True, slots=True)
+class JobsPush(Event):
+    TYPE: ClassVar[str] = "JOBS_PUSH"
+    jobs: tuple[JobSpec, ...] = ()
+
+    def payload(self):
+        return {"njobs": len(self.jobs), "jobs": [j.to_json() for j in self.jobs]}
+
+    @classmethod
+    def _from_payload(cls, ts, p):
+        return cls(ts=ts, jobs=tuple(JobSpec.from_json(j) for j in p["jobs"]))
+
+
+@dataclass(frozen=True, slots=True)
+class WorkersPush(Event):
+    """Hosts added or changed (upsert); ``status`` other than ``ok`` takes a host out of placement."""
+
+    TYPE: ClassVar[str] = "WORKERS_PUSH"
+    hosts: tuple[HostSpec, ...] = ()
+
+    def payload(self):
+        return {"nworkers": len(self.hosts), "workers": [h.to_json() for h in self.hosts]}
+
+    @classmethod
+    def _from_payload(cls, ts, p):
+        return cls(ts=ts, hosts=tuple(HostSpec.from_json(h) for h in p["workers"]))
+
+
+@dataclass(frozen=True, slots=True)
+class ResourcesPush(Event):
+    TYPE: ClassVar[str] = "RESOURCES_PUSH"
+    resources: tuple[ResourceDef, ...] = ()
+
+    def payload(self):
+        return {"n": len(self.resources), "resources": [r.to_json() for r in self.resources]}
+
+    @classmethod
+    def _from_payload(cls, ts, p):
+        return cls(ts=ts, resources=tuple(ResourceDef.from_json(r) for r in p["resources"]))
+
+
+def _sorted_values(values: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {h: dict(sorted(v.items())) for h, v in sorted(values.items())}
+
+
+@dataclass(frozen=True, slots=True)
+class ResvalsFull(Event):
+    """Each listed host's dynamic values, replacing what it reported before (in-use is untouched)."""
+
+    TYPE: ClassVar[str] = "RESVALS_FULL"
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def payload(self):
+        return {"values": _sorted_values(self.values)}
+
+    @classmethod
+    def _from_payload(cls, ts, p):
+        return cls(ts=ts, values={h: dict(v) for h, v in p["values"].items()})
+
+
+@dataclass(frozen=True, slots=True)
+class ResvalsDelta(Event):
+    """Changed dynamic values only, merged into each host's values (in-use is untouched)."""
+
+    TYPE: ClassVar[str] = "RESVALS_DELTA"
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def payload(self):
+        return {"values": _sorted_values(self.values)}
+
+    @classmethod
+    def _from_payload(cls, ts, p):
+        return cls(ts=ts, values={h: dict(v) for h, v in p["values"].items()})
+
+
+@dataclass(frozen=True, slots=True)
+class JobStateChange(Event):
+    TYPE: ClassVar[str] = "JOB_STATE_CHANGE"
+    jobid: int = 0
+    state: str = ""
+    reason: str = ""
+
+    def payload(self):
+        return {"jobid": self.jobid, "state": self.state, "reason": self.reason}
+
+    @classmethod
+    def _from_payload(cls, ts, p):
+        return cls(ts=ts, jobid=int(p["jobid"]), state=str(p["state"]), reason=str(p.get("reason", "")))
+
+
+@dataclass(frozen=True, slots=True)
+class JobUpdate(Event):
+    """Fields changed on a job (``None`` = unchanged): priority, queue, project."""
+
+    TYPE: ClassVar[str] = "JOB_UPDATE"
+    jobid: int = 0
+    priority: int | None = None
+    queue: str | None = None
+    project: str | None = None
+
+    def payload(self):
+        return {"jobid": self.jobid, "priority": self.priority, "queue": self.queue, "project": self.project}
+
+    @classmethod
+    def _from_payload(cls, ts, p):
+        return cls(ts=ts, jobid=int(p["jobid"]), priority=p.get("priority"), queue=p.get("queue"),
+                   project=p.get("project"))
+
+
+@dataclass(frozen=True, slots=True)
+class QueueUpdate(Event):
+    TYPE: ClassVar[str] = "QUEUE_UPDATE"
+    queue: QueueSpec = field(default_factory=lambda: QueueSpec(name="normal"))
+
+    def payload(self):
+        return self.queue.to_json()
+
+    @classmethod
+    def _from_payload(cls, ts, p):
+        return cls(ts=ts, queue=QueueSpec.from_json(p))
+
+
+@dataclass(frozen=True, slots=True)
+class JobRusage(Event):
+    """One usage tick in the worker's own names (``memory_rss``, ``cpu_time``), verbatim."""
+
+    TYPE: ClassVar[str] = "JOB_RUSAGE"
+    jobid: int = 0
+    usage: dict[str, int] = field(default_factory=dict)
+
+    def payload(self):
+        return {"jobid": self.jobid, "usage": dict(sorted(self.usage.items()))}
+
+    @classmethod
+    def _from_payload(cls, ts, p):
+        return cls(ts=ts, jobid=int(p["jobid"]), usage=dict(p["usage"]))
+
+
+@dataclass(frozen=True, slots=True)
+class BeginRound(Event):
+    TYPE: ClassVar[str] = "BEGIN_ROUND"
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.TYPE: cls
+    for cls in (ConfigPush, JobsPush, WorkersPush, ResourcesPush, ResvalsFull, ResvalsDelta,
+                JobStateChange, JobUpdate, QueueUpdate, JobRusage, BeginRound)
+}
+
+
+def from_json(obj: dict[str, Any]) -> Event:
+    """Rebuild an event from its JSON form; anything malformed raises ``EventFormatError``."""
+    if not isinstance(obj, dict):
+        raise EventFormatError(f"expected a JSON object, got {type(obj).__name__}")
+    kind = obj.get("type")
+    cls = EVENT_TYPES.get(kind)  # type: ignore[arg-type]
+    if cls is None:
+        raise EventFormatError(f"unknown event type {kind!r} (expected one of {', '.join(EVENT_TYPES)})")
+    ts = obj.get("ts")
+    if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
+        raise EventFormatError(f"{kind}: 'ts' must be a non-negative integer of nanoseconds, got {ts!r}")
+    payload = obj.get("payload", {})
+    if not isinstance(payload, dict):
+        raise EventFormatError(f"{kind}: 'payload' must be an object")
+    try:
+        return cls._from_payload(ts, payload)
+    except EventFormatError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EventFormatError(f"{kind}: bad payload: {exc}") from exc

@@ -1,0 +1,127 @@
+"""The core's mutable view of jobs, queues, projects and hosts.
+
+These objects are built from the immutable specs that arrive in events and carry the
+scheduling state the core derives (placement, charges, preemption bookkeeping).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from xce.core.specs import PEND, JobSpec, ProjectSpec, QueueSpec
+
+
+@dataclass(slots=True)
+class Account:
+    """One job's charge for one resource on one host (resource-accounting.md).
+
+    ``reserved`` and ``allocated`` come from the job's rusage at dispatch; ``used`` is the
+    overage ``max(0, actual - reserved)`` so that ``reserved + used == max(reserved, actual)``.
+    """
+
+    reserved: int = 0
+    allocated: int = 0
+    used: int = 0
+
+    @property
+    def charged(self) -> int:
+        return self.reserved + self.used
+
+
+@dataclass(slots=True)
+class Job:
+    jobid: int
+    user: str
+    queue: str
+    project: str
+    job_type: str
+    priority: int
+    queue_time: int
+    request_text: str
+    tasks: int
+    state: str = PEND
+    request: Any = None  # xce.core.resreq.Request, or None when the text does not parse
+    request_error: str = ""
+    placement: tuple[tuple[str, int], ...] = ()
+    start_time: int = 0
+    #: (host, resource) -> Account for every non-slot resource charged to this job.
+    accounts: dict[tuple[str, str], Account] = field(default_factory=dict)
+    slots_charged: bool = False
+    real_charged: bool = False
+    shared_charged: dict[str, int] = field(default_factory=dict)
+    #: Preemption bookkeeping: the victims this job is waiting for, and for a victim, who took it.
+    waiting_for: tuple[int, ...] = ()
+    preempted_by: int | None = None
+    resume_sent: bool = False
+    last_usage: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_spec(cls, spec: JobSpec) -> "Job":
+        return cls(jobid=spec.jobid, user=spec.user, queue=spec.queue, project=spec.project,
+                   job_type=spec.job_type, priority=spec.priority, queue_time=spec.queue_time,
+                   request_text=spec.request, tasks=spec.tasks, state=spec.state,
+                   placement=spec.placement, start_time=spec.start_time)
+
+    def spec(self) -> JobSpec:
+        return JobSpec(jobid=self.jobid, user=self.user, queue=self.queue, project=self.project,
+                       job_type=self.job_type, priority=self.priority, queue_time=self.queue_time,
+                       request=self.request_text, tasks=self.tasks, state=self.state,
+                       placement=self.placement, start_time=self.start_time)
+
+
+@dataclass(slots=True)
+class Queue:
+    spec: QueueSpec
+    #: Jobs of this queue holding slots (RUN, or resumed), in total and per user: for MAX_RUNNING.
+    running: int = 0
+    running_by_user: dict[str, int] = field(default_factory=dict)
+    #: Jobs of this queue waiting in PEND: lets a suspended victim see whether a preemptor waits.
+    pending: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def priority(self) -> int:
+        return self.spec.priority
+
+    def is_ready(self) -> bool:
+        """A queue dispatches when it is open, active and under MAX_RUNNING."""
+        s = self.spec
+        if s.status != "open" or not s.active:
+            return False
+        return s.max_running is None or self.running < s.max_running
+
+    def user_ready(self, user: str) -> bool:
+        limit = self.spec.max_running_per_user
+        return limit is None or self.running_by_user.get(user, 0) < limit
+
+
+@dataclass(slots=True)
+class Project:
+    spec: ProjectSpec
+
+
+@dataclass(slots=True)
+class Host:
+    name: str
+    status: str = "ok"
+    #: Static values reported once (slots, maxmem, ncpus, type, provider capacities).
+    static: dict[str, Any] = field(default_factory=dict)
+    #: Dynamic load indices as last reported (mem, swp, r1m, ...).
+    dynamic: dict[str, Any] = field(default_factory=dict)
+    #: jobid -> tasks for every job whose slots or resources are charged here.
+    jobs: dict[int, int] = field(default_factory=dict)
+
+    def value(self, name: str) -> Any:
+        v = self.dynamic.get(name)
+        return self.static.get(name) if v is None else v
+
+    @property
+    def slots(self) -> int:
+        v = self.static.get("slots")
+        if v is None:
+            v = self.static.get("ncpus", 0)
+        return int(v or 0)

@@ -1,0 +1,1 @@
+"""Preemption by suspension: victim selection policies and their registry."""

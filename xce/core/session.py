@@ -1,0 +1,27 @@
+"""What one scheduling session (one BEGIN_ROUND) knows and forgets at its end.
+
+Everything here is valid only while host values cannot change, which is exactly a session:
+events are applied between rounds, never during one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from xce.core.decisions import PendReason
+
+
+@dataclass(slots=True)
+class Session:
+    ts: int
+    cancelled: bool = False
+    #: Unsatisfiable cache (Req 7): key -> (reasons, the job that proved it).
+    unsatisfiable: dict[Any, tuple[tuple[PendReason, ...], int]] = field(default_factory=dict)
+    #: Select masks and order permutations per primary request (the compiled select is reused).
+    select_masks: dict[Any, np.ndarray] = field(default_factory=dict)
+    orders: dict[Any, np.ndarray] = field(default_factory=dict)
+    dispatched: int = 0
+    pended: int = 0
