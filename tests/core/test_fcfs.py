@@ -142,3 +142,12 @@ def test_max_running_per_queue_and_per_user():
     h.state(1, "DONE")
     h.state(4, "DONE")
     assert dispatched(h.round()) == [3, 5]
+
+
+def test_an_update_that_changes_nothing_does_not_offer_the_job_twice():
+    h = Harness()
+    h.hosts(make_host("h1").slots(1))
+    h.submit(make_job(1), make_job(2))
+    h.update(2, priority=0)
+    h.update(2, priority=0)
+    assert h.round() == [("DISPATCH", 1, (("h1", 1),)), ("PEND", 2, ("slots",))]

@@ -42,7 +42,9 @@ class VirtualClock:
         """Replace all four parameters as one group; ``real_base=None`` means "the monotonic clock now"."""
         if den <= 0 or num < 0:
             raise ValueError(f"clock speed must be a non-negative fraction with a positive denominator, got {num}/{den}")
-        if real_base is None:
+        if num == 0:
+            real_base = 0  # irrelevant while frozen; a constant keeps snapshots reproducible
+        elif real_base is None:
             real_base = self._monotonic()
         self._params = ClockParams(int(virtual_base), int(real_base), int(num), int(den))
 

@@ -73,6 +73,34 @@ class SchedulerCore:
             raise TypeError(f"not a core event: {event!r}")
         handler(event)
 
+    def snapshot(self) -> dict[str, Any]:
+        """The full state as a JSON-able dict (what a replay file's SNAPSHOT line carries)."""
+        from xce.core import snapshot
+
+        return snapshot.dump(self)
+
+    def save_snapshot(self, fp: Any) -> None:
+        """Write the snapshot as JSON to a text file object the driver opened."""
+        from xce.core import snapshot
+
+        fp.write(snapshot.dumps(self))
+
+    def restore(self, data: dict[str, Any]) -> None:
+        from xce.core import snapshot
+
+        snapshot.load(self, data)
+
+    def load_snapshot(self, fp: Any) -> None:
+        import json
+
+        from xce.core import snapshot
+
+        try:
+            data = json.loads(fp.read())
+        except json.JSONDecodeError as exc:
+            raise snapshot.SnapshotError(f"snapshot is not valid JSON: {exc}") from exc
+        snapshot.load(self, data)
+
     def cancel(self) -> None:
         """Stop the running session at its next cancellation point (safe from any callback)."""
         if self.session is not None:

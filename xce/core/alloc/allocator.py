@@ -17,7 +17,7 @@ from xce.core.alloc.hosts import host_iter
 from xce.core.alloc.plans import plan_iter
 from xce.core.cluster import Cluster
 from xce.core.decisions import PendReason
-from xce.core.reasons import make_pend_reason
+from xce.core.reasons import format_quantity, make_pend_reason
 from xce.core.session import Session
 
 
@@ -193,7 +193,8 @@ class Allocator:
                 if primary.span_hosts == 1 and total >= needed:
                     step = "span"
                 where = "closest host has" if single else "candidate hosts have"
-                return make_pend_reason(step, res, needed, needed - have, detail=f"{where} {have}")
+                return make_pend_reason(step, res, needed, needed - have,
+                                        detail=f"{where} {format_quantity(res, have)}")
         return make_pend_reason("span", detail=f"no combination of hosts can take {n} tasks of this request at once")
 
 

@@ -49,7 +49,8 @@ class _QueueEntry:
     def tidy(self) -> None:
         if self.dirty:
             members = self.members
-            self.keys = sorted(k for k in self.keys if members.get(k[2]) == k)
+            # A job removed and re-added with an unchanged key leaves a duplicate: keep one.
+            self.keys = sorted({k for k in self.keys if members.get(k[2]) == k})
             self.dirty = False
 
 

@@ -1,0 +1,78 @@
+"""Jobs: submit, list, inspect, kill, suspend, resume, modify (users and admins)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from xce.controller import control, submission, views
+from xce.controller.api.responses import ctl_of, json_response
+from xce.controller.errors import FieldErrors
+from xce.controller.models import ModifyRequest, SubmitRequest
+from xce.controller.security import people
+from xce.controller.tokens import Principal
+from xce.core.specs import JOB_STATES
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+Caller = Annotated[Principal, Depends(people)]
+
+
+@router.post("", status_code=201, summary="Submit a job, or an array of N jobs with `array: N`")
+async def submit(body: SubmitRequest, request: Request, p: Caller):
+    ctl = ctl_of(request)
+    res = submission.submit(ctl, p.name, body)
+    row = res.pop("row")
+    res["job"] = views.job_detail(row, [{"ts": row["submit_time"], "from_state": None, "to_state": "PEND",
+                                         "reason": "submitted", "actor": p.name}])
+    return json_response(res, 201)
+
+
+@router.get("", summary="List jobs (unfinished by default)")
+async def list_jobs(
+    request: Request,
+    p: Caller,
+    user: str | None = Query(None, description="A user name, or 'all'; default: the caller's own jobs"),
+    queue: str | None = None,
+    state: list[str] | None = Query(None, description="Repeatable, or comma-separated: PEND,RUN,..."),
+    all: bool = Query(False, description="Include finished jobs (DONE, EXIT)"),
+    id: list[int] | None = Query(None, description="Only these job ids (repeatable)"),
+    limit: int = Query(10_000, ge=1, le=100_000),
+):
+    states = [s.strip().upper() for part in (state or []) for s in part.split(",") if s.strip()]
+    bad = [s for s in states if s not in JOB_STATES]
+    if bad:
+        raise FieldErrors.one(["query", "state"], f"unknown state {bad[0]!r} (expected one of: {', '.join(JOB_STATES)})",
+                              "value_error.state")
+    who = None if user == "all" or (user is None and id) else (user or p.name)
+    result = views.list_jobs(ctl_of(request), user=who, queue=queue, states=states or None,
+                             include_finished=all, jobids=id, limit=limit)
+    return json_response(result)
+
+
+@router.get("/{jobid}", summary="One job: placement, pend reasons, state history, usage")
+async def job_detail(jobid: int, request: Request, p: Caller):
+    ctl = ctl_of(request)
+    row = ctl.job(jobid)
+    control.check_owner(p, row, "see the details of")
+    return json_response(views.job_detail(row, views.history_of(ctl, jobid)))
+
+
+@router.post("/{jobid}/kill", summary="Kill a job (PEND, RUN or suspended -> EXIT)")
+async def kill(jobid: int, request: Request, p: Caller):
+    return json_response(views.job_summary(control.kill(ctl_of(request), p, jobid)))
+
+
+@router.post("/{jobid}/suspend", summary="Suspend a running job (RUN -> USUSP)")
+async def suspend(jobid: int, request: Request, p: Caller):
+    return json_response(views.job_summary(control.suspend(ctl_of(request), p, jobid)))
+
+
+@router.post("/{jobid}/resume", summary="Resume a suspended job (USUSP -> RUN; SSUSP for admins)")
+async def resume(jobid: int, request: Request, p: Caller):
+    return json_response(views.job_summary(control.resume(ctl_of(request), p, jobid)))
+
+
+@router.patch("/{jobid}", summary="Change priority, queue or project (publishes JOB_UPDATE)")
+async def modify(jobid: int, body: ModifyRequest, request: Request, p: Caller):
+    return json_response(views.job_summary(control.modify(ctl_of(request), p, jobid, body)))

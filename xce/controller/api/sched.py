@@ -1,0 +1,47 @@
+"""The scheduler's endpoints: full sync, the event feed, decisions, control commands."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from xce.controller import decisions, feed
+from xce.controller.api.responses import MAX_WAIT_S, ctl_of, json_response, long_poll, raw_json
+from xce.controller.models import DecisionsRequest
+from xce.controller.security import scheduler_role
+from xce.controller.tokens import Principal
+
+router = APIRouter(prefix="/v1/sched", tags=["scheduler"])
+Sched = Annotated[Principal, Depends(scheduler_role)]
+
+
+@router.get("/state", summary="Full consistent state as core events, and the seq to continue the feed from")
+async def state(request: Request, p: Sched):
+    ctl = ctl_of(request)
+    out = feed.full_state(ctl)
+    out["control_seq"] = ctl.next_control - 1
+    return json_response(out)
+
+
+@router.get("/events", summary="Events with seq > after, in order (long-poll up to `wait` seconds)")
+async def events(request: Request, p: Sched, after: int = Query(0, ge=0),
+                 wait: float = Query(0.0, ge=0, le=MAX_WAIT_S), limit: int = Query(1000, ge=1, le=10_000)):
+    ctl = ctl_of(request)
+    body, _ = await long_poll(ctl.events_signal, wait, lambda: feed.read_events(ctl, after, limit),
+                              lambda r: r[1] == 0)
+    return raw_json(body)
+
+
+@router.post("/decisions", summary="Apply decisions (idempotent by id)")
+async def post_decisions(body: DecisionsRequest, request: Request, p: Sched):
+    return json_response({"results": decisions.apply(ctl_of(request), body.decisions)})
+
+
+@router.get("/control", summary="Scheduler control commands (recording) with seq > after (long-poll)")
+async def control(request: Request, p: Sched, after: int = Query(0, ge=0),
+                  wait: float = Query(0.0, ge=0, le=MAX_WAIT_S), limit: int = Query(100, ge=1, le=1000)):
+    ctl = ctl_of(request)
+    out = await long_poll(ctl.control_signal, wait, lambda: feed.read_control(ctl, after, limit),
+                          lambda r: not r["commands"])
+    return json_response(out)

@@ -1,0 +1,84 @@
+"""The FastAPI application around one opened :class:`~xce.controller.service.Controller`.
+
+Besides the routers it runs two background loops on the same event loop (so they share the
+single-writer discipline): worker liveness, checked every second or so, and housekeeping
+(pruning the event log and old decision ids) every few seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import asynccontextmanager
+
+from fastapi import Depends, FastAPI
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+import xce
+from xce.controller import feed, fleet
+from xce.controller.api import admin, cluster, errors, jobs, sched, workers
+from xce.controller.metrics import LatencyMiddleware, Metrics
+from xce.controller.security import any_role
+from xce.controller.service import Controller
+
+log = logging.getLogger("xce.controller")
+
+#: Largest request body accepted (an array submission with a big environment fits easily).
+MAX_BODY = 8 * 1024 * 1024
+PRUNE_EVERY_S = 5.0
+
+
+class BodyLimit:
+    """Refuse oversized bodies by Content-Length before anything reads them (413)."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            for k, v in scope["headers"]:
+                if k == b"content-length" and v.isdigit() and int(v) > MAX_BODY:
+                    await Response(f'{{"detail":"request body larger than {MAX_BODY} bytes"}}', 413,
+                                   media_type="application/json")(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
+
+
+async def _every(seconds: float, what, name: str) -> None:
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            what()
+        except Exception:  # a failing housekeeping round must not stop the next one
+            log.exception("%s failed", name)
+
+
+def create_app(ctl: Controller) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        period = max(0.05, min(1.0, ctl.settings.worker_timeout / 4))
+        tasks = [asyncio.create_task(_every(period, lambda: fleet.check_liveness(ctl), "liveness check")),
+                 asyncio.create_task(_every(PRUNE_EVERY_S, lambda: feed.prune(ctl), "pruning"))]
+        try:
+            yield
+        finally:
+            for t in tasks:
+                t.cancel()
+
+    app = FastAPI(title="XCE controller", version=xce.__version__, lifespan=lifespan,
+                  description="Authoritative state of an XCE cluster. See docs/api.md.")
+    app.state.ctl = ctl
+    metrics = Metrics(ctl)
+    ctl.metrics = metrics
+    errors.install(app)
+    for r in (jobs.router, cluster.router, sched.router, workers.router, admin.router):
+        app.include_router(r)
+
+    @app.get("/metrics", tags=["metrics"], summary="Prometheus metrics", dependencies=[Depends(any_role)])
+    async def prometheus_metrics():
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    app.add_middleware(LatencyMiddleware, metrics=metrics)
+    app.add_middleware(BodyLimit)
+    return app

@@ -1,0 +1,197 @@
+"""Applying the scheduler's decisions to the authoritative state.
+
+The scheduler decides on a picture of the cluster that may be a moment old, so every decision
+is checked against the current state before it takes effect, and a decision that no longer fits
+is *rejected* with an event that tells the scheduler the truth: a JOB_STATE_CHANGE carrying the
+job's real state (PEND when it is still waiting), so the scheduler releases what it charged.
+
+* DISPATCH: the job must be PEND and every placement host registered and ``ok``. The job becomes
+  RUN at once with its placement; the first host gets a ``start`` action.
+* PREEMPT: each victim must be RUN on a live host. Victims become SSUSP **immediately** (not when
+  the worker confirms) and their first host gets a ``suspend`` action with the decision's signal:
+  the scheduler has already counted their resources as freed, and the controller's state must
+  agree with it, not lag behind it. Victims that no longer fit are rejected one by one.
+* RESUME: the job must be SSUSP (a job a *user* suspended stays suspended); it becomes RUN and gets
+  a ``resume`` action.
+* PEND: the reasons are stored on the job only when they differ from what is stored.
+
+Idempotency: a batch is one transaction and the ids of applied DISPATCH/PREEMPT/RESUME decisions
+are stored with their outcome, so a retried id returns ``duplicate`` with the original outcome and
+changes nothing. PEND decisions are idempotent by nature and are not recorded (a round emits one
+per waiting job; storing them would dominate the store's write load).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+from xce.controller.models import DecisionEnvelope
+from xce.controller.service import Controller, dumps
+from xce.controller.store.schema import decisions as decisions_t
+from xce.controller.store.schema import jobs
+from xce.core import decisions as core_decisions
+from xce.core.specs import PEND, RUN, SSUSP
+
+ACTOR = "scheduler"
+
+
+def start_payload(job: dict[str, Any], placement: list[list[Any]]) -> dict[str, Any]:
+    """Everything a worker needs to run the job, so it never has to ask the controller again."""
+    return {
+        "jobid": job["id"],
+        "job": {
+            "jobid": job["id"], "user": job["user"], "queue": job["queue"], "project": job["project"],
+            "job_type": job["job_type"], "tasks": job["tasks"], "command": json.loads(job["command"]),
+            "cwd": job["cwd"], "env": json.loads(job["env"]) if job["env"] else {},
+            "stdout": job["stdout"], "stderr": job["stderr"],
+            "requests": json.loads(job["requests"]) if job["requests"] else {},
+            "limits": json.loads(job["limits"]) if job["limits"] else {},
+            "request": job["sched_request"], "placement": placement,
+            "array_id": job["array_id"], "array_index": job["array_index"],
+        },
+    }
+
+
+class _Batch:
+    def __init__(self, ctl: Controller, jobs_by_id: dict[int, dict[str, Any]]) -> None:
+        self.ctl = ctl
+        self.jobs = jobs_by_id
+
+    def _host_problem(self, host: str) -> str | None:
+        h = self.ctl.hosts.get(host)
+        if h is None:
+            return f"host {host} is not registered"
+        if h.status != "ok":
+            return f"host {host} is {h.status}"
+        return None
+
+    def _reject(self, jobid: int, why: str) -> dict[str, Any]:
+        """Tell the scheduler the job's real state so it un-charges what it assumed."""
+        job = self.jobs.get(jobid)
+        if job is not None:
+            self.ctl.publish("JOB_STATE_CHANGE", {"jobid": jobid, "state": job["state"], "reason": f"rejected: {why}"})
+        return {"jobid": jobid, "reason": why}
+
+    def dispatch(self, d: core_decisions.Dispatch) -> dict[str, Any]:
+        job = self.jobs.get(d.jobid)
+        if job is None:
+            return {"status": "rejected", "reason": f"job {d.jobid} does not exist"}
+        why = None
+        if job["state"] != PEND:
+            why = f"cannot dispatch job {d.jobid}: it is {job['state']} (only a PEND job can be dispatched)"
+        elif not d.placement:
+            why = "empty placement"
+        else:
+            for host, n in d.placement:
+                why = self._host_problem(host) or (f"placement gives host {host} {n} tasks" if n < 1 else None)
+                if why:
+                    break
+        if why:
+            return {"status": "rejected", **self._reject(d.jobid, why)}
+        placement = [[h, n] for h, n in d.placement]
+        hosts_text = " ".join(f"{h}*{n}" for h, n in placement)
+        self.ctl.move(job, "dispatch", f"dispatched to {hosts_text}", ACTOR, placement=dumps(placement),
+                      head_host=placement[0][0], start_time=time.time_ns(), pend_reasons=None)
+        self.ctl.enqueue(placement[0][0], d.jobid, "start", start_payload(job, placement))
+        return {"status": "applied"}
+
+    def preempt(self, d: core_decisions.Preempt) -> dict[str, Any]:
+        done, rejected = [], []
+        for victim in d.victim_jobids:
+            job = self.jobs.get(victim)
+            if job is None:
+                rejected.append({"jobid": victim, "reason": f"job {victim} does not exist"})
+                continue
+            why = None
+            if job["state"] != RUN:
+                why = f"cannot preempt job {victim}: it is {job['state']} (only a RUN job can be preempted)"
+            else:
+                why = self._host_problem(job["head_host"])
+            if why:
+                rejected.append(self._reject(victim, why))
+                continue
+            reason = f"preempted by job {d.preempting_jobid}"
+            self.ctl.move(job, "preempt", reason, ACTOR)
+            self.ctl.enqueue(job["head_host"], victim, "suspend", {"jobid": victim, "signal": d.signal, "reason": reason})
+            done.append(victim)
+        status = "applied" if not rejected else ("partial" if done else "rejected")
+        return {"status": status, "suspended": done, "rejected": rejected}
+
+    def resume(self, d: core_decisions.Resume) -> dict[str, Any]:
+        job = self.jobs.get(d.jobid)
+        if job is None:
+            return {"status": "rejected", "reason": f"job {d.jobid} does not exist"}
+        if job["state"] != SSUSP:
+            why = (f"cannot resume job {d.jobid}: it is {job['state']} "
+                   f"(the scheduler resumes only a job it suspended, SSUSP)")
+        else:
+            why = self._host_problem(job["head_host"])
+        if why:
+            return {"status": "rejected", **self._reject(d.jobid, why)}
+        self.ctl.move(job, "resume", "resumed by the scheduler", ACTOR)
+        self.ctl.enqueue(job["head_host"], d.jobid, "resume", {"jobid": d.jobid, "signal": d.signal,
+                                                              "reason": "resumed by the scheduler"})
+        return {"status": "applied"}
+
+    def pend(self, d: core_decisions.Pend) -> dict[str, Any]:
+        job = self.jobs.get(d.jobid)
+        if job is None:
+            return {"status": "rejected", "reason": f"job {d.jobid} does not exist"}
+        if job["state"] != PEND:
+            return {"status": "ignored", "reason": f"job {d.jobid} is {job['state']}"}
+        text = dumps([r.to_json() for r in d.reasons])
+        if job["pend_reasons"] == text:
+            return {"status": "unchanged"}
+        self.ctl.conn.execute(sa.update(jobs).where(jobs.c.id == d.jobid).values(pend_reasons=text))
+        job["pend_reasons"] = text
+        return {"status": "applied"}
+
+
+def _jobids(d: core_decisions.Decision) -> list[int]:
+    if isinstance(d, core_decisions.Preempt):
+        return list(d.victim_jobids)
+    return [d.jobid]  # type: ignore[attr-defined]
+
+
+def apply(ctl: Controller, envelopes: list[DecisionEnvelope]) -> list[dict[str, Any]]:
+    """Apply a batch in order; one result per envelope, in the same order."""
+    parsed: list[core_decisions.Decision | str] = []
+    for env in envelopes:
+        try:
+            parsed.append(core_decisions.from_json(env.decision, env.ts))
+        except (KeyError, TypeError, ValueError) as exc:
+            parsed.append(f"malformed decision: {exc!r}")
+    ids = [e.id for e in envelopes]
+    seen: dict[str, str] = {}
+    with ctl.tx() as conn:
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            for did, outcome in conn.execute(sa.select(decisions_t.c.id, decisions_t.c.outcome)
+                                             .where(decisions_t.c.id.in_(chunk))):
+                seen[did] = outcome
+        wanted = [j for d in parsed if not isinstance(d, str) for j in _jobids(d)]
+        batch = _Batch(ctl, ctl.jobs_by_id(wanted))
+        results, record = [], []
+        now = time.time_ns()
+        for env, d in zip(envelopes, parsed):
+            if env.id in seen:
+                results.append({"id": env.id, **json.loads(seen[env.id]), "status": "duplicate"})
+                continue
+            if isinstance(d, str):
+                results.append({"id": env.id, "status": "invalid", "reason": d})
+                continue
+            outcome = getattr(batch, d.OP.lower())(d)
+            results.append({"id": env.id, **outcome})
+            if ctl.metrics is not None:
+                ctl.metrics.decisions.labels(d.OP, outcome["status"]).inc()
+            if d.OP != "PEND":
+                text = dumps(outcome)
+                seen[env.id] = text
+                record.append({"id": env.id, "ts": env.ts, "applied": now, "outcome": text})
+        if record:
+            conn.execute(decisions_t.insert(), record)
+    return results

@@ -1,0 +1,104 @@
+"""The scheduler's feed: the ordered event log, the full-state sync, and control commands.
+
+Reading is by sequence number: ``after=S`` returns events with ``seq > S`` in order. Seqs are
+strictly increasing and survive restarts (the counter resumes from the stored maximum), so a
+scheduler that remembers the ``last_seq`` it processed resumes without loss or duplication after
+its own restart or the controller's. Seqs are normally contiguous, but clients must not rely on
+that (a rolled-back transaction can leave a hole); they rely only on the order.
+
+Bounded size: the log keeps the newest ``event_retention`` events (default 200,000) and prunes
+older ones every few seconds. A scheduler asking for events that were pruned, or for a seq beyond
+the newest (the store was replaced), gets 410 Gone and must resync with :func:`full_state`, whose
+``seq`` is the point to continue from.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+from xce.controller.errors import Gone
+from xce.controller.service import JOBS_PER_PUSH, Controller, dumps
+from xce.controller.states import UNFINISHED
+from xce.controller.store.schema import control, decisions, events, jobs
+from xce.controller.submission import jobspec_json
+
+
+def check_cursor(ctl: Controller, after: int) -> None:
+    if after < ctl.first_seq - 1:
+        raise Gone(f"events after seq {after} were pruned (the oldest kept is {ctl.first_seq}); "
+                   f"resync with GET /v1/sched/state")
+    if after > ctl.last_seq:
+        raise Gone(f"seq {after} is beyond the newest event {ctl.last_seq}: this controller's log is not the one "
+                   f"you read before; resync with GET /v1/sched/state")
+
+
+def read_events(ctl: Controller, after: int, limit: int) -> tuple[str, int]:
+    """The response body (built as text: payloads go out exactly as stored) and how many events it has."""
+    check_cursor(ctl, after)
+    ctl.sched_cursor = max(ctl.sched_cursor, after)
+    with ctl.tx() as conn:
+        rows = conn.execute(sa.select(events.c.seq, events.c.ts, events.c.type, events.c.payload)
+                            .where(events.c.seq > after).order_by(events.c.seq).limit(limit)).all()
+    parts = [f'{{"seq":{seq},"event":{{"type":{json.dumps(type_)},"ts":{ts},"payload":{payload}}}}}'
+             for seq, ts, type_, payload in rows]
+    last = rows[-1][0] if rows else after
+    return f'{{"events":[{",".join(parts)}],"last_seq":{last},"head_seq":{ctl.last_seq}}}', len(rows)
+
+
+def full_state(ctl: Controller) -> dict[str, Any]:
+    """Everything a (re)starting scheduler needs, as core events, consistent at ``seq``."""
+    now = time.time_ns()
+    names = sorted(ctl.hosts)
+    with ctl.tx() as conn:
+        seq = ctl.last_seq
+        rows = [dict(r) for r in conn.execute(sa.select(jobs).where(jobs.c.state.in_(UNFINISHED))
+                                              .order_by(jobs.c.id)).mappings()]
+    out = [
+        {"type": "CONFIG_PUSH", "ts": now, "payload": ctl.sched_config_json},
+        {"type": "WORKERS_PUSH", "ts": now, "payload": ctl.workers_payload(names)},
+        {"type": "RESVALS_FULL", "ts": now,
+         "payload": {"values": {n: dict(sorted(ctl.hosts[n].load.items())) for n in names}}},
+    ]
+    specs = [jobspec_json(r) for r in rows]
+    for i in range(0, len(specs), JOBS_PER_PUSH):
+        chunk = specs[i:i + JOBS_PER_PUSH]
+        out.append({"type": "JOBS_PUSH", "ts": now, "payload": {"njobs": len(chunk), "jobs": chunk}})
+    ctl.sched_cursor = max(ctl.sched_cursor, seq)
+    return {"seq": seq, "events": out}
+
+
+def prune(ctl: Controller) -> int:
+    """Drop events beyond the retention and decision ids older than their retention."""
+    dropped = 0
+    keep_from = ctl.last_seq - ctl.settings.event_retention + 1
+    old_decisions = time.time_ns() - int(ctl.settings.decision_retention_s * 1e9)
+    with ctl.tx() as conn:
+        if keep_from > ctl.first_seq:
+            dropped = conn.execute(sa.delete(events).where(events.c.seq < keep_from)).rowcount
+            ctl.first_seq = keep_from
+        conn.execute(sa.delete(decisions).where(decisions.c.applied < old_decisions))
+        conn.execute(sa.delete(control).where(control.c.seq <= ctl.next_control - 1 - 1000))
+    return dropped
+
+
+def add_control(ctl: Controller, command: dict[str, Any]) -> dict[str, Any]:
+    """Queue a command for the scheduler (``record_start``/``record_stop``): not a core event, so it
+    has its own log and long-poll (``GET /v1/sched/control``)."""
+    now = time.time_ns()
+    with ctl.tx() as conn:
+        seq = ctl.alloc_control_seq()
+        conn.execute(sa.insert(control).values(seq=seq, ts=now, command=dumps(command)))
+        ctl.wake_control()
+    return {"seq": seq, "ts": now, "command": command}
+
+
+def read_control(ctl: Controller, after: int, limit: int) -> dict[str, Any]:
+    with ctl.tx() as conn:
+        rows = conn.execute(sa.select(control).where(control.c.seq > after).order_by(control.c.seq)
+                            .limit(limit)).mappings().all()
+    cmds = [{"seq": r["seq"], "ts": r["ts"], "command": json.loads(r["command"])} for r in rows]
+    return {"commands": cmds, "last_seq": cmds[-1]["seq"] if cmds else after}

@@ -1,0 +1,274 @@
+"""The workers: registration, load reports, the action queue, job reports and liveness.
+
+Actions (start, suspend, resume, kill) are rows in a per-host queue with increasing ids. A worker
+long-polls ``actions?after=ID`` with the last id it has *carried out*; everything up to that id is
+deleted (acknowledged), everything after it is returned again until acknowledged. Delivery is
+therefore at least once and workers must treat actions as idempotent (a second ``start`` of a job
+it already runs is ignored). An action counts as *delivered* once it has been returned at least
+once; that is what separates a dispatch that never reached its worker (requeued to PEND when the
+worker disappears) from a job that was running there (reported lost).
+
+Liveness: every report (registration, load, job status) refreshes the host. A host silent for
+``worker_timeout`` seconds becomes ``unavail`` (WORKERS_PUSH), its undelivered starts are requeued
+and its other jobs EXIT with ``lost: worker NAME stopped reporting``. A worker that comes back
+re-registers with the ids it still runs; anything the controller no longer considers running there
+gets a kill action, and jobs placed there that it does not list are lost.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+from xce.controller.control import KILL_GRACE_S, drop_undelivered_start, signal_kill
+from xce.controller.errors import Conflict, FieldErrors, Forbidden, NotFound, field_error
+from xce.controller.models import JobStatusReport, LoadReport, RegisterRequest
+from xce.controller.service import Controller, HostLive, dumps
+from xce.controller.store.schema import actions, hosts, jobs
+from xce.controller.tokens import Principal
+from xce.core.specs import DONE, EXIT, RUN, SSUSP, USUSP
+
+#: Resources XCE's own shipped providers publish; the only ``xce.io/`` names a worker may report.
+SHIPPED_PROVIDERS = frozenset({"xce.io/cpu-milli", "xce.io/memory-bytes"})
+STRING_VALUED = frozenset({"type", "model"})
+ON_HOST = (RUN, SSUSP, USUSP)
+
+
+def check_worker(p: Principal, name: str) -> None:
+    """A worker token named ``*`` speaks for any host; one named after a host only for that host."""
+    if p.is_admin or (p.role == "worker" and p.name in ("*", name)):
+        return
+    raise Forbidden(f"a {p.role} token named {p.name!r} cannot act for worker {name!r}")
+
+
+def _validate_values(kind: str, values: dict[str, Any], errors: list[dict[str, Any]], *,
+                     whole: bool) -> dict[str, Any]:
+    from xce.core.resources.naming import (BUILTIN_RESOURCES, QuantityError, ResourceNameError, validate_quantity,
+                                           validate_resource_name)
+
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        loc = ["body", kind, name]
+        if name not in BUILTIN_RESOURCES and name not in SHIPPED_PROVIDERS:
+            try:
+                validate_resource_name(name)
+            except ResourceNameError as exc:
+                errors.append(field_error(loc, str(exc), "value_error.resource_name", rule=exc.rule))
+                continue
+        if name in STRING_VALUED:
+            if not isinstance(value, str):
+                errors.append(field_error(loc, f'"{name}" must be a string, e.g. "X86_64"', "string_type"))
+                continue
+            out[name] = value
+        elif whole:
+            try:
+                out[name] = validate_quantity(name, value)
+            except QuantityError as exc:
+                errors.append(field_error(loc, str(exc), "value_error.quantity", rule=exc.rule))
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            errors.append(field_error(loc, f'load index "{name}" must be a finite number, got {value!r}', "float_type"))
+        else:
+            out[name] = value
+    return out
+
+
+def _host(ctl: Controller, name: str) -> HostLive:
+    h = ctl.hosts.get(name)
+    if h is None:
+        raise NotFound(f"worker {name} is not registered; register it with POST /v1/workers/register first")
+    return h
+
+
+def _touch(ctl: Controller, h: HostLive) -> None:
+    """A report arrived: the host is alive; a host that had been given up comes back."""
+    h.seen_mono = time.monotonic()
+    h.last_seen_ns = time.time_ns()
+    if h.status != "ok":
+        h.status = "ok"
+        ctl.conn.execute(sa.update(hosts).where(hosts.c.name == h.name).values(status="ok", last_seen=h.last_seen_ns))
+        ctl.publish("WORKERS_PUSH", ctl.workers_payload([h.name]))
+
+
+def register(ctl: Controller, req: RegisterRequest) -> dict[str, Any]:
+    errors: list[dict[str, Any]] = []
+    resources = _validate_values("resources", req.resources, errors, whole=True)
+    load = _validate_values("load", req.load, errors, whole=False)
+    if errors:
+        raise FieldErrors(errors)
+    now = time.time_ns()
+    name = req.name
+    kill: list[int] = []
+    lost: list[int] = []
+    with ctl.tx() as conn:
+        old = ctl.hosts.get(name)
+        row = {"status": "ok", "resources": dumps(resources), "load": dumps(load), "last_seen": now}
+        if old is None:
+            conn.execute(sa.insert(hosts).values(name=name, registered=now, **row))
+        else:
+            conn.execute(sa.update(hosts).where(hosts.c.name == name).values(**row))
+        ctl.hosts[name] = HostLive(name, "ok", resources, load, old.registered if old else now, now)
+        ctl.publish("WORKERS_PUSH", ctl.workers_payload([name]))
+        ctl.publish("RESVALS_FULL", {"values": {name: dict(sorted(load.items()))}})
+        if req.running is not None:
+            kill, lost = _reconcile(ctl, name, set(req.running))
+    return {"name": name, "status": "ok", "worker_timeout": ctl.settings.worker_timeout,
+            "heartbeat_interval": max(1.0, ctl.settings.worker_timeout / 6), "kill": kill, "lost": lost}
+
+
+def _reconcile(ctl: Controller, name: str, running: set[int]) -> tuple[list[int], list[int]]:
+    """After a worker restart: lose what it no longer runs, kill what it should not run."""
+    placed = [dict(r) for r in ctl.conn.execute(
+        sa.select(jobs).where(jobs.c.head_host == name, jobs.c.state.in_(ON_HOST))).mappings()]
+    undelivered = set(ctl.conn.execute(sa.select(actions.c.jobid).where(
+        actions.c.host == name, actions.c.kind == "start", actions.c.delivered.is_(None))).scalars())
+    lost = []
+    for job in placed:
+        if job["id"] not in running and job["id"] not in undelivered:
+            ctl.move(job, "lose", f"lost: worker {name} restarted without it", "controller")
+            lost.append(job["id"])
+    known = {j["id"] for j in placed}
+    stray = sorted(running - known)
+    rows = ctl.jobs_by_id(stray)
+    for jobid in stray:
+        row = rows.get(jobid)
+        why = f"job {jobid} is {row['state']} in the controller" if row else f"job {jobid} is unknown to the controller"
+        ctl.enqueue(name, jobid, "kill", {"jobid": jobid, "signal": "SIGTERM", "grace_s": KILL_GRACE_S, "reason": why})
+    return stray, lost
+
+
+def report_load(ctl: Controller, name: str, rep: LoadReport) -> dict[str, Any]:
+    h = _host(ctl, name)
+    errors: list[dict[str, Any]] = []
+    load = _validate_values("load", rep.load, errors, whole=False)
+    if errors:
+        raise FieldErrors(errors)
+    delta = {k: v for k, v in load.items() if h.load.get(k) != v}
+    kill: list[int] = []
+    with ctl.tx() as conn:
+        _touch(ctl, h)
+        if delta:
+            h.load.update(delta)
+            conn.execute(sa.update(hosts).where(hosts.c.name == name).values(load=dumps(h.load),
+                                                                             last_seen=h.last_seen_ns))
+            ctl.publish("RESVALS_DELTA", {"values": {name: dict(sorted(delta.items()))}})
+        for key, usage in rep.usage.items():
+            try:
+                jobid = int(key)
+            except ValueError:
+                raise FieldErrors.one(["body", "usage", key], "expected a job id", "int_parsing") from None
+            try:
+                res = job_status(ctl, name, jobid, JobStatusReport(status="usage", usage=usage))
+            except (NotFound, Conflict):
+                res = {"action": "kill"}  # not a job of this host: it must not run here
+            if res.get("action") == "kill":
+                kill.append(jobid)
+    return {"name": name, "status": h.status, "kill": kill}
+
+
+def fetch_actions(ctl: Controller, name: str, after: int, limit: int) -> dict[str, Any]:
+    _host(ctl, name)
+    with ctl.tx() as conn:
+        if after > 0:
+            conn.execute(sa.delete(actions).where(actions.c.host == name, actions.c.id <= after))
+        rows = conn.execute(sa.select(actions).where(actions.c.host == name, actions.c.id > after)
+                            .order_by(actions.c.id).limit(limit)).mappings().all()
+        fresh = [r["id"] for r in rows if r["delivered"] is None]
+        if fresh:
+            conn.execute(sa.update(actions).where(actions.c.id.in_(fresh)).values(delivered=time.time_ns()))
+    out = [{"id": r["id"], "kind": r["kind"], "jobid": r["jobid"], "created": r["created"], **json.loads(r["payload"])}
+           for r in rows]
+    return {"actions": out, "last_id": out[-1]["id"] if out else after}
+
+
+def _fold_usage(stored: dict[str, Any], tick: dict[str, int], ts: int) -> dict[str, Any]:
+    n = stored.get("samples", 0) + 1
+    peak = dict(stored.get("peak", {}))
+    mean = dict(stored.get("mean", {}))
+    for k, v in tick.items():
+        peak[k] = max(peak.get(k, v), v)
+        mean[k] = mean.get(k, 0) + (v - mean.get(k, 0)) / n
+    return {"last": dict(sorted(tick.items())), "peak": dict(sorted(peak.items())),
+            "mean": {k: round(v, 3) for k, v in sorted(mean.items())}, "samples": n, "ts": ts}
+
+
+def job_status(ctl: Controller, name: str, jobid: int, rep: JobStatusReport) -> dict[str, Any]:
+    """One report about one job from the worker that runs it; returns what the worker should do."""
+    h = _host(ctl, name)
+    job = ctl.job(jobid)
+    if job["head_host"] != name:
+        raise Conflict(f"job {jobid} is not placed on {name} (it is {job['state']}"
+                       + (f" on {job['head_host']})" if job["head_host"] else ")"))
+    action = None
+    with ctl.tx() as conn:
+        _touch(ctl, h)
+        state = job["state"]
+        if rep.status in ("usage", "started", "running", "suspended", "resumed"):
+            if rep.usage:
+                errors: list[dict[str, Any]] = []
+                tick = _validate_values("usage", rep.usage, errors, whole=True)
+                if errors:
+                    raise FieldErrors(errors)
+                now = time.time_ns()
+                ctl.publish("JOB_RUSAGE", {"jobid": jobid, "usage": dict(sorted(tick.items()))}, ts=now)
+                usage = _fold_usage(json.loads(job["usage"]) if job["usage"] else {}, tick, now)
+                conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(usage=dumps(usage)))
+            if state in (DONE, EXIT) or state == "PEND":
+                # It runs although the controller gave up on it (lost, killed, requeued): stop it.
+                signal_kill(ctl, job, f"job {jobid} is {state} in the controller")
+                action = "kill"
+        elif rep.status == "finished":
+            reason = rep.reason or (f"exit code {rep.exit_code}" if not rep.signal else f"killed by signal {rep.signal}")
+            ok = rep.exit_code == 0 and not rep.signal
+            values: dict[str, Any] = {"exit_code": rep.exit_code, "exit_signal": rep.signal}
+            if rep.usage:
+                errors = []
+                tick = _validate_values("usage", rep.usage, errors, whole=True)
+                if errors:
+                    raise FieldErrors(errors)
+                values["usage"] = dumps(_fold_usage(json.loads(job["usage"]) if job["usage"] else {}, tick,
+                                                    time.time_ns()))
+            if state in ON_HOST:
+                ctl.move(job, "finish" if ok else "fail", "done" if ok else reason, name, **values)
+            else:
+                # Already decided (killed, lost): keep the verdict, record what really happened.
+                conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(**values))
+            conn.execute(sa.delete(actions).where(actions.c.jobid == jobid, actions.c.host == name))
+        elif rep.status == "rejected":
+            if state == RUN:
+                ctl.move(job, "requeue", f"requeued: worker {name} refused it ({rep.reason or 'no reason given'})",
+                         name, placement=None, head_host=None, start_time=None)
+                conn.execute(sa.delete(actions).where(actions.c.jobid == jobid, actions.c.host == name))
+            else:
+                raise Conflict(f"cannot requeue job {jobid}: it is {state} (only a RUN job can be requeued)")
+        elif rep.status == "start_failed":
+            ctl.move(job, "fail", f"could not start: {rep.reason or 'no reason given'}", name,
+                     exit_code=rep.exit_code, exit_signal=rep.signal)
+    return {"jobid": jobid, "state": job["state"], "action": action}
+
+
+def check_liveness(ctl: Controller, now_mono: float | None = None) -> list[str]:
+    """Give up on hosts silent for longer than the worker timeout; returns their names."""
+    now_mono = time.monotonic() if now_mono is None else now_mono
+    timeout = ctl.settings.worker_timeout
+    silent = sorted(n for n, h in ctl.hosts.items() if h.status == "ok" and now_mono - h.seen_mono > timeout)
+    if not silent:
+        return []
+    with ctl.tx() as conn:
+        for name in silent:
+            ctl.hosts[name].status = "unavail"
+            conn.execute(sa.update(hosts).where(hosts.c.name == name).values(status="unavail"))
+            placed = [dict(r) for r in conn.execute(
+                sa.select(jobs).where(jobs.c.head_host == name, jobs.c.state.in_(ON_HOST))).mappings()]
+            for job in placed:
+                if job["state"] == RUN and drop_undelivered_start(ctl, job["id"]):
+                    ctl.move(job, "requeue", f"requeued: worker {name} stopped reporting before it took the job",
+                             "controller", placement=None, head_host=None, start_time=None)
+                else:
+                    ctl.move(job, "lose", f"lost: worker {name} stopped reporting", "controller")
+            conn.execute(sa.delete(actions).where(actions.c.host == name))
+        ctl.publish("WORKERS_PUSH", ctl.workers_payload(silent))
+    return silent

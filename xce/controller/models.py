@@ -1,0 +1,112 @@
+"""Request bodies of the REST API, with the size bounds that keep one request from hurting the cluster.
+
+Models are strict (a JSON string is not an integer, ``1.5`` is not a task count) and forbid
+unknown fields, so a misspelt field is a 422 rather than a silently ignored option; in
+particular a job's owner can never come from the body. Checks that need the cluster's
+configuration or the resource-requirement parser live in :mod:`xce.controller.submission`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_ARGS = 4096
+MAX_ARG_LEN = 65536
+MAX_COMMAND_BYTES = 256 * 1024
+MAX_REQUEST_LEN = 4096
+MAX_NAME_LEN = 128
+MAX_PATH_LEN = 4096
+MAX_ENV = 1024
+MAX_ENV_BYTES = 256 * 1024
+MAX_RESOURCES = 64
+MAX_TASKS = 1_000_000
+MAX_ARRAY = 100_000
+MAX_PRIORITY = 1_000_000
+MAX_DECISIONS = 100_000
+
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LEN)]
+Path_ = Annotated[str, Field(min_length=1, max_length=MAX_PATH_LEN)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class SubmitRequest(_Body):
+    """One job, or with ``array: N`` N jobs alike except for their ids and ``array_index``."""
+
+    command: list[Annotated[str, Field(max_length=MAX_ARG_LEN)]] = Field(
+        ..., min_length=1, max_length=MAX_ARGS, description="Program and arguments (argv), run without a shell.")
+    queue: Name | None = Field(None, description="Queue name; the configuration's default_queue when absent.")
+    tasks: int = Field(1, ge=1, le=MAX_TASKS, description="Number of tasks (slots).")
+    request: str = Field("", max_length=MAX_REQUEST_LEN, description="Resource requirement string (-R).")
+    project: Name | None = Field(None, description="Project charged; the queue's project or 'default' when absent.")
+    job_type: str = Field("", max_length=MAX_NAME_LEN, description="Job type, for drift reports.")
+    priority: int = Field(0, ge=-MAX_PRIORITY, le=MAX_PRIORITY, description="User priority; higher runs first.")
+    requests: dict[str, Any] = Field(
+        default_factory=dict, max_length=MAX_RESOURCES,
+        description="Resources reserved: name -> whole-number quantity (mem in bytes). Folded into rusage[].")
+    limits: dict[str, Any] = Field(
+        default_factory=dict, max_length=MAX_RESOURCES,
+        description="Caps the worker enforces: name -> whole-number quantity (mem in bytes).")
+    cwd: Path_ | None = Field(None, description="Working directory on the execution host.")
+    env: dict[str, Annotated[str, Field(max_length=MAX_ARG_LEN)]] = Field(
+        default_factory=dict, max_length=MAX_ENV, description="Environment variables for the job.")
+    stdout: Path_ | None = Field(None, description="Output file; %J is the job id, %I the array index.")
+    stderr: Path_ | None = Field(None, description="Error file; %J is the job id, %I the array index.")
+    array: int | None = Field(None, ge=1, le=MAX_ARRAY, description="Submit N similar jobs at once.")
+
+
+class ModifyRequest(_Body):
+    priority: int | None = Field(None, ge=-MAX_PRIORITY, le=MAX_PRIORITY)
+    queue: Name | None = None
+    project: Name | None = None
+
+
+class DecisionEnvelope(_Body):
+    id: str = Field(..., min_length=1, max_length=128, description="Unique id; a repeated id is applied once.")
+    ts: int = Field(0, ge=0, description="Logical time of the round that made it (ns).")
+    decision: dict[str, Any] = Field(..., description="Decision.to_json() of xce.core.decisions.")
+
+
+class DecisionsRequest(_Body):
+    decisions: list[DecisionEnvelope] = Field(..., max_length=MAX_DECISIONS)
+
+
+class RegisterRequest(_Body):
+    name: Name = Field(..., description="Host name.")
+    resources: dict[str, Any] = Field(
+        default_factory=dict, max_length=256,
+        description="Static values: slots, maxmem (bytes), ncpus, type, model, provider capacities.")
+    load: dict[str, Any] = Field(default_factory=dict, max_length=256, description="First load report.")
+    running: list[int] | None = Field(
+        None, max_length=MAX_TASKS, description="Job ids this worker still runs (after a worker restart).")
+
+
+class LoadReport(_Body):
+    load: dict[str, Any] = Field(default_factory=dict, max_length=256,
+                                 description="Load indices: mem, swp, r15s, r1m, r15m, ut ...")
+    usage: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, max_length=100_000, description="Optional usage ticks by job id.")
+
+
+class JobStatusReport(_Body):
+    status: Literal["started", "usage", "running", "suspended", "resumed", "finished", "rejected", "start_failed"]
+    usage: dict[str, Any] | None = Field(None, max_length=256)
+    exit_code: int | None = None
+    signal: str | None = Field(None, max_length=32)
+    reason: str = Field("", max_length=4096)
+    pid: int | None = None
+
+
+class UserRequest(_Body):
+    name: Name
+    admin: bool = False
+
+
+class RecordRequest(_Body):
+    action: Literal["start", "stop"]
+    file: str | None = Field(None, max_length=MAX_PATH_LEN)
+    snapshot_interval: int | None = Field(None, ge=0)

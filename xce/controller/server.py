@@ -1,0 +1,79 @@
+"""Running a controller: open the state, bind, serve, and publish the address.
+
+The socket is bound here, before uvicorn starts, so that ``--port 0`` works: the kernel picks a
+free port and the real one goes into ``<state-dir>/controller.json`` once the server accepts
+connections. A test or ``xce up`` waits for that file (with the new pid) instead of guessing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+
+from xce.controller import statedir
+from xce.controller.service import Controller, Settings
+
+log = logging.getLogger("xce.controller")
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    if host in ("0.0.0.0", ""):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def serve(settings: Settings) -> None:
+    """Run until SIGINT/SIGTERM. Raises on a configuration, store or state-directory problem."""
+    import uvicorn
+
+    from xce.controller.app import create_app
+
+    ctl = Controller(settings)
+    ctl.open()
+    try:
+        # The requirement parser pulls in the scheduling core; load it now, not on the first submit.
+        import xce.core.resreq  # noqa: F401
+
+        sock = _bind(settings.host, settings.port)
+        port = sock.getsockname()[1]
+        app = create_app(ctl)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                                timeout_graceful_shutdown=3, timeout_keep_alive=75)
+        server = uvicorn.Server(config)
+        asyncio.run(_run(server, sock, ctl, _url(settings.host, port)))
+    finally:
+        info = statedir.read_info(settings.state_dir)
+        if info and info.get("pid") == os.getpid():
+            try:
+                statedir.info_path(settings.state_dir).unlink()
+            except OSError:
+                pass
+        ctl.close()
+
+
+async def _run(server, sock: socket.socket, ctl: Controller, url: str) -> None:
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            await task
+            return
+        await asyncio.sleep(0.01)
+    statedir.write_info(ctl.state_dir, {"url": url, "pid": os.getpid(), "state_dir": str(ctl.state_dir),
+                                        "started": time.time_ns()})
+    log.warning("XCE controller listening on %s (state %s)", url, ctl.state_dir)
+    await task

@@ -1,0 +1,210 @@
+"""Turning a submission into committed jobs and the JOBS_PUSH the scheduler reads.
+
+Everything a person can get wrong is found before anything is written, and reported all at
+once as field errors naming the field (``["body", "requests", "example.com/gpu"]``) and what
+was expected. The resource-requirement text is checked by the core's own parser, so the
+controller never accepts a string the scheduler would choke on.
+
+``requests`` are folded into the scheduler-facing requirement (``sched_request``) as rusage
+entries the user did not already write: ``select[...]`` + ``{"example.com/gpu": 1}`` becomes
+``select[...] rusage[example.com/gpu=1]``; when the text already has a ``rusage[...]`` clause the
+entries are added inside it (the grammar allows one rusage clause per primary). Memory amounts are
+written with a unit (``4G``, ``1536K``) because a bare number means MiB in the text form. The
+user's text and both dictionaries are stored unchanged beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+from xce.controller.errors import FieldErrors, field_error
+from xce.controller.models import MAX_COMMAND_BYTES, MAX_ENV_BYTES, SubmitRequest
+from xce.controller.service import JOBS_PER_PUSH, Controller, dumps
+from xce.controller.store.schema import jobs
+from xce.core.specs import PEND
+
+#: Built-in names that describe a host, not something a job consumes or may be capped at.
+NOT_REQUESTABLE = frozenset({"r15s", "r1m", "r15m", "ut", "type", "model"})
+_RUSAGE = re.compile(r"rusage\s*\[([^\]]*)\]")
+
+
+def _loc(*parts: str | int) -> tuple[str | int, ...]:
+    return ("body", *parts)
+
+
+def _quantities(kind: str, given: dict[str, Any], errors: list[dict[str, Any]]) -> dict[str, int]:
+    from xce.core.resources.naming import QuantityError, ResourceNameError, validate_quantity, validate_resource_name
+
+    out: dict[str, int] = {}
+    for name, value in given.items():
+        if name in NOT_REQUESTABLE:
+            errors.append(field_error(_loc(kind, name), f'"{name}" is a host attribute or load index, not a quantity a '
+                                      f"job can {'request' if kind == 'requests' else 'be limited to'}; expected a "
+                                      f"consumable such as mem, slots or a DOMAIN/NAME resource",
+                                      "value_error.resource_name"))
+            continue
+        try:
+            validate_resource_name(name, allow_reserved=True)
+        except ResourceNameError as exc:
+            errors.append(field_error(_loc(kind, name), str(exc), "value_error.resource_name", rule=exc.rule))
+            continue
+        try:
+            out[name] = validate_quantity(name, value)
+        except QuantityError as exc:
+            errors.append(field_error(_loc(kind, name), str(exc), "value_error.quantity", rule=exc.rule))
+    return out
+
+
+def _parse(text: str, tasks: int, loc: tuple[str | int, ...], errors: list[dict[str, Any]]):
+    from xce.core.resreq import RequestSyntaxError, parse_request
+
+    try:
+        return parse_request(text, tasks)
+    except RequestSyntaxError as exc:
+        errors.append(field_error(loc, f"{exc} (column {exc.column}, expected {exc.expected})",
+                                  "value_error.request_syntax", column=exc.column, expected=exc.expected,
+                                  found=exc.found))
+    except ValueError as exc:
+        errors.append(field_error(loc, str(exc), "value_error.request"))
+    return None
+
+
+def fold_requests(text: str, parsed, requests: dict[str, int]) -> str | None:
+    """The scheduler-facing requirement, or None when ``requests`` cannot be folded into ``text``."""
+    from xce.core.resources.naming import MEMORY_RESOURCES
+    from xce.core.resreq.units import format_bytes
+
+    if not requests:
+        return text
+    if parsed.kind != "PRIMARY":
+        return None
+    written = {name for name, _ in parsed.primaries[0].rusage}
+    extra = [f"{n}={format_bytes(q) if n in MEMORY_RESOURCES else q}" for n, q in requests.items() if n not in written]
+    if not extra:
+        return text
+    match = _RUSAGE.search(text)
+    if match is None:
+        return f"{text.strip()} rusage[{':'.join(extra)}]".lstrip()
+    inside = match.group(1).rstrip()
+    joined = ":".join(([inside] if inside else []) + extra)
+    return f"{text[:match.start()]}rusage[{joined}]{text[match.end():]}"
+
+
+def validate(ctl: Controller, req: SubmitRequest) -> dict[str, Any]:
+    """Everything about one submission that can be wrong, checked before anything is written."""
+    errors: list[dict[str, Any]] = []
+    cfg = ctl.config
+    queue = req.queue or cfg.default_queue
+    qcfg = cfg.queues.get(queue)
+    if qcfg is None:
+        errors.append(field_error(_loc("queue"), f"unknown queue {queue!r} (expected one of: "
+                                  f"{', '.join(sorted(cfg.queues))})", "value_error.queue", expected=sorted(cfg.queues)))
+    elif qcfg.status != "open":
+        errors.append(field_error(_loc("queue"), f"queue {queue!r} is closed to new submissions",
+                                  "value_error.queue_closed"))
+    if req.project is not None:
+        project = req.project
+        if project not in cfg.projects:
+            errors.append(field_error(_loc("project"), f"unknown project {project!r} (expected one of: "
+                                      f"{', '.join(sorted(cfg.projects))})", "value_error.project"))
+    else:
+        project = (qcfg.project_name if qcfg is not None else None) or "default"
+
+    if sum(len(a) for a in req.command) > MAX_COMMAND_BYTES:
+        errors.append(field_error(_loc("command"), f"command is longer than {MAX_COMMAND_BYTES} characters in total",
+                                  "value_error.too_long"))
+    if any("\0" in a for a in req.command):
+        errors.append(field_error(_loc("command"), "arguments must not contain NUL characters", "value_error"))
+    if not req.command[0]:
+        errors.append(field_error(_loc("command", 0), "the program name must not be empty", "value_error"))
+    env_bytes = 0
+    for key, value in req.env.items():
+        env_bytes += len(key) + len(value)
+        if not key or "=" in key or "\0" in key or "\0" in value:
+            errors.append(field_error(_loc("env", key), "expected a variable name without '=' or NUL and a value "
+                                      "without NUL", "value_error.env"))
+    if env_bytes > MAX_ENV_BYTES:
+        errors.append(field_error(_loc("env"), f"environment is larger than {MAX_ENV_BYTES} bytes", "value_error.too_long"))
+
+    requests = _quantities("requests", req.requests, errors)
+    limits = _quantities("limits", req.limits, errors)
+    parsed = _parse(req.request, req.tasks, _loc("request"), errors)
+    sched_request = req.request
+    if parsed is not None and requests and not errors:
+        folded = fold_requests(req.request, parsed, requests)
+        if folded is None:
+            errors.append(field_error(_loc("requests"), "requests can only be folded into a simple requirement; "
+                                      "with a compound or alternative request write rusage[...] inside each {...}",
+                                      "value_error.requests"))
+        elif _parse(folded, req.tasks, _loc("requests"), errors) is not None:
+            sched_request = folded
+    if errors:
+        raise FieldErrors(errors)
+    return {"queue": queue, "project": project, "requests": requests, "limits": limits,
+            "sched_request": sched_request}
+
+
+def _expand(path: str | None, jobid: int, index: int | None) -> str | None:
+    if path is None:
+        return None
+    return path.replace("%J", str(jobid)).replace("%I", str(index if index is not None else 0))
+
+
+def jobspec_json(row: dict[str, Any]) -> dict[str, Any]:
+    """A job row as ``xce.core.specs.JobSpec.to_json()`` (checked against it by a test)."""
+    placement = row.get("placement")
+    return {
+        "jobid": row["id"], "user": row["user"], "queue": row["queue"], "project": row["project"],
+        "job_type": row["job_type"], "priority": row["priority"], "queue_time": row["submit_time"],
+        "request": row["sched_request"], "tasks": row["tasks"], "state": row["state"],
+        "placement": json.loads(placement) if placement else [],
+        "start_time": row.get("start_time") or 0,
+    }
+
+
+def submit(ctl: Controller, user: str, req: SubmitRequest) -> dict[str, Any]:
+    """Validate, then commit the job(s) and their JOBS_PUSH in one transaction."""
+    v = validate(ctl, req)
+    count = req.array or 1
+    now = time.time_ns()
+    first = ctl.alloc_jobids(count)
+    base = {
+        "user": user, "queue": v["queue"], "project": v["project"], "job_type": req.job_type,
+        "priority": req.priority, "state": PEND, "tasks": req.tasks, "request": req.request,
+        "sched_request": v["sched_request"], "command": dumps(req.command), "cwd": req.cwd,
+        "env": dumps(req.env) if req.env else None,
+        "requests": dumps(v["requests"]) if v["requests"] else None,
+        "limits": dumps(v["limits"]) if v["limits"] else None,
+        "array_id": first if req.array else None, "submit_time": now, "start_time": None, "end_time": None,
+        "placement": None, "head_host": None, "pend_reasons": None, "reason": "submitted",
+        "exit_code": None, "exit_signal": None, "usage": None,
+    }
+    templated = any(p and "%" in p for p in (req.stdout, req.stderr))
+    rows = []
+    for i in range(count):
+        jobid = first + i
+        index = i if req.array else None
+        row = dict(base, id=jobid, array_index=index)
+        if templated:
+            row["stdout"] = _expand(req.stdout, jobid, index)
+            row["stderr"] = _expand(req.stderr, jobid, index)
+        else:
+            row["stdout"], row["stderr"] = req.stdout, req.stderr
+        rows.append(row)
+    spec = jobspec_json(rows[0])
+    with ctl.tx() as conn:
+        conn.execute(jobs.insert(), rows)
+        for row in rows:
+            ctl.history(row["id"], None, PEND, "submitted", user, now)
+        for start in range(0, count, JOBS_PER_PUSH):
+            chunk = [dict(spec, jobid=first + i) for i in range(start, min(count, start + JOBS_PER_PUSH))]
+            ctl.publish("JOBS_PUSH", {"njobs": len(chunk), "jobs": chunk}, ts=now)
+    ctl.counts[(v["queue"], PEND)] += count
+    if ctl.metrics is not None:
+        ctl.metrics.submitted.labels(v["queue"]).inc(count)
+    return {"jobid": first, "jobids": list(range(first, first + count)), "count": count,
+            "array_id": first if req.array else None, "queue": v["queue"], "user": user, "state": PEND,
+            "row": rows[0]}

@@ -1,0 +1,86 @@
+"""``xce.io/gpu``: NVIDIA GPUs counted through NVML (``pynvml`` from nvidia-ml-py).
+
+NVML is the driver's own account of the devices, so it is a measurement, not a claim.  When
+the library or the driver is missing the resource is hidden (``is_available()`` is False)
+rather than advertised as 0: "no driver here" and "measured, no GPUs" are different facts,
+and only the second one is a number.  A driver that answers with a count of 0 is the
+second case and is advertised as 0.
+
+The count is taken once and NVML is shut down straight away: a worker holding NVML open for
+its lifetime keeps a driver handle the jobs it starts do not need.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from xce.providers.base import ResourceProvider
+
+__all__ = ["GPU", "GpuProvider"]
+
+GPU = "xce.io/gpu"
+
+
+class GpuProvider(ResourceProvider):
+    resource_name = GPU
+
+    def __init__(self) -> None:
+        self._count: int | None = None
+        self._measured = False
+        self.unavailable_reason: str | None = None
+
+    def _measure(self) -> int | None:
+        if self._measured:
+            return self._count
+        self._measured = True
+        try:
+            # Imported here, not at module level, so a host without nvidia-ml-py still gets
+            # its CPU and memory providers, and so tests can substitute the module.
+            pynvml = importlib.import_module("pynvml")
+        except ImportError as exc:
+            self.unavailable_reason = f"pynvml (nvidia-ml-py) cannot be imported: {exc}"
+            return None
+        nvml_error = getattr(pynvml, "NVMLError", None)
+        if not (isinstance(nvml_error, type) and issubclass(nvml_error, BaseException)):
+            self.unavailable_reason = "the imported pynvml module has no NVMLError: not nvidia-ml-py"
+            return None
+        try:
+            pynvml.nvmlInit()
+        except nvml_error as exc:
+            self.unavailable_reason = f"NVML could not be initialised (no NVIDIA driver?): {exc}"
+            return None
+        try:
+            count = pynvml.nvmlDeviceGetCount()
+        except nvml_error as exc:
+            self.unavailable_reason = f"NVML could not count devices: {exc}"
+            return None
+        finally:
+            try:
+                pynvml.nvmlShutdown()
+            except nvml_error:
+                pass  # the count is already taken; a failed shutdown does not make it wrong
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            self.unavailable_reason = f"NVML reported a device count that is not a count: {count!r}"
+            return None
+        self._count = count
+        return count
+
+    def is_available(self) -> bool:
+        return self._measure() is not None
+
+    def capacity(self) -> int:
+        count = self._measure()
+        if count is None:
+            raise RuntimeError(f"{GPU} is unavailable: {self.unavailable_reason}")
+        return count
+
+    def visible_devices(self) -> list[str]:
+        """Device indexes as strings, ready to join into ``CUDA_VISIBLE_DEVICES``.
+
+        These are NVML indexes, which follow PCI bus order; CUDA numbers devices fastest
+        first unless ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` is set, so whoever assigns these must
+        set that too or a job may be handed a different card than the one accounted for.
+        Empty when the resource is unavailable, since there is nothing to hand out.
+        """
+        count = self._measure()
+        return [str(i) for i in range(count or 0)]
