@@ -1,0 +1,163 @@
+"""Talking to the controller from a short-lived CLI process.
+
+Uses the standard library's ``http.client`` rather than httpx on purpose: ``xce submit`` and
+``xce jobs`` run in shell loops, and importing httpx alone costs ~80-100 ms (it pulls in its own
+CLI, rich and click), which is most of the time budget of a whole command. One keep-alive
+connection serves every request of a command.
+
+Where the controller is and which token to use, first match wins:
+
+* address: ``--url``, ``$XCE_URL``, ``url`` of ``<state-dir>/controller.json``
+* token: ``--token``, ``$XCE_TOKEN``, ``<state-dir>/token``, ``<state-dir>/tokens/admin``
+* state dir: ``--state-dir``, ``$XCE_STATE_DIR``, ``~/.xce``
+
+Exit codes shared by all commands: 0 ok, 1 refused or failed, 2 usage, 3 controller unreachable.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import sys
+from typing import Annotated, Any, NoReturn
+from urllib.parse import urlencode, urlsplit
+
+import typer
+
+from xce.controller import statedir
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+
+UrlOpt = Annotated[str | None, typer.Option("--url", help="Controller URL [env XCE_URL; default from the state dir]",
+                                            show_default=False)]
+TokenOpt = Annotated[str | None, typer.Option("--token", help="Bearer token [env XCE_TOKEN; default from the state dir]",
+                                              show_default=False)]
+StateDirOpt = Annotated[str | None, typer.Option("--state-dir", help="State directory [env XCE_STATE_DIR; ~/.xce]",
+                                                 show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")]
+
+
+class Unreachable(Exception):
+    pass
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, detail: Any) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.detail = detail
+
+
+def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
+    print(f"xce: {message}", file=sys.stderr)
+    raise typer.Exit(code)
+
+
+def describe(err: ApiError) -> list[str]:
+    """One line per problem: ``request: ... column 12: expected ...``."""
+    detail = err.detail
+    if isinstance(detail, list):
+        lines = []
+        for e in detail:
+            loc = [str(p) for p in e.get("loc", []) if p not in ("body", "query", "path")]
+            lines.append(f"{'.'.join(loc) + ': ' if loc else ''}{e.get('msg', e)}")
+        return lines
+    if isinstance(detail, str):
+        return detail.splitlines() or [detail]
+    return [f"HTTP {err.status}: {detail}"]
+
+
+class Client:
+    def __init__(self, url: str, token: str | None, timeout: float = 60.0) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            fail(f"invalid controller URL {url!r} (expected http://HOST:PORT)", EXIT_USAGE)
+        self.url = url
+        self._conn_args = (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+        self._https = parts.scheme == "https"
+        self._base = parts.path.rstrip("/")
+        self.timeout = timeout
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
+        self._conn: http.client.HTTPConnection | None = None
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self._conn is None:
+            cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+            self._conn = cls(*self._conn_args, timeout=self.timeout)
+        return self._conn
+
+    def request(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None) -> Any:
+        """The decoded JSON answer of a 2xx response; ApiError otherwise; Unreachable on network failure."""
+        if params:
+            path += "?" + urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
+        data = json.dumps(body).encode() if body is not None else None
+        for attempt in (1, 2):
+            conn = self._connection()
+            try:
+                conn.request(method, self._base + path, body=data, headers=self.headers)
+                resp = conn.getresponse()
+                raw = resp.read()
+                break
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                # A kept-alive connection the server closed: retry once on a fresh one.
+                self.close()
+                if attempt == 2:
+                    raise Unreachable(f"cannot reach the controller at {self.url}: {exc}") from None
+            except OSError as exc:
+                self.close()
+                raise Unreachable(f"cannot reach the controller at {self.url}: {exc.strerror or exc}") from None
+        try:
+            obj = json.loads(raw) if raw else None
+        except ValueError:
+            obj = raw.decode(errors="replace")
+        if resp.status >= 400:
+            raise ApiError(resp.status, obj.get("detail", obj) if isinstance(obj, dict) else obj)
+        return obj
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params=params)
+
+    def post(self, path: str, body: Any = None) -> Any:
+        return self.request("POST", path, body=body if body is not None else {})
+
+    def patch(self, path: str, body: Any) -> Any:
+        return self.request("PATCH", path, body=body)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def connect(url: str | None = None, token: str | None = None, state_dir: str | None = None) -> Client:
+    sd = statedir.resolve(state_dir)
+    url = url or os.environ.get("XCE_URL")
+    if not url:
+        info = statedir.read_info(sd)
+        url = info.get("url") if info else None
+    if not url:
+        fail(f"no controller address: pass --url, set XCE_URL, or start one with `xce controller` "
+             f"(no {statedir.info_path(sd)})", EXIT_UNREACHABLE)
+    token = token or os.environ.get("XCE_TOKEN") or statedir.read_token(sd)
+    if not token:
+        fail(f"no token: pass --token, set XCE_TOKEN, or put yours in {sd / 'token'}")
+    return Client(url, token)
+
+
+def call(fn, *args: Any, **kwargs: Any) -> Any:
+    """Run one API call, turning failures into the CLI's messages and exit codes."""
+    try:
+        return fn(*args, **kwargs)
+    except Unreachable as exc:
+        fail(str(exc), EXIT_UNREACHABLE)
+    except ApiError as exc:
+        for line in describe(exc):
+            print(f"xce: {line}", file=sys.stderr)
+        raise typer.Exit(EXIT_FAILED) from None
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True) + "\n")

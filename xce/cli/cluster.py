@@ -1,0 +1,67 @@
+"""``xce hosts``, ``xce load``, ``xce queues``: the cluster as the controller sees it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from xce.cli.client import JsonOpt, StateDirOpt, TokenOpt, UrlOpt, call, connect, print_json
+from xce.cli.output import size, table, when
+
+LOAD_INDICES = ("r15s", "r1m", "r15m", "ut", "mem", "swp")
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(help="Hosts: status, slots, static resources.")
+    def hosts(as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
+              state_dir: StateDirOpt = None) -> None:
+        res = call(connect(url, token, state_dir).get, "/v1/hosts")
+        if as_json:
+            print_json(res)
+            return
+        rows = []
+        for h in res["hosts"]:
+            r = h["resources"]
+            extra = ", ".join(f"{k}={v}" for k, v in sorted(r.items()) if "/" in k)
+            rows.append([h["name"], h["status"], r.get("slots", "-"), h["slots_used"], h["njobs"],
+                         r.get("ncpus", "-"), size(r["maxmem"]) if "maxmem" in r else "-", r.get("type", "-"),
+                         extra or "-"])
+        table(["HOST", "STATUS", "SLOTS", "USED", "NJOBS", "NCPUS", "MAXMEM", "TYPE", "RESOURCES"], rows)
+
+    @app.command(help="Load indices each host last reported.")
+    def load(as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
+             state_dir: StateDirOpt = None) -> None:
+        res = call(connect(url, token, state_dir).get, "/v1/load")
+        if as_json:
+            print_json(res)
+            return
+        rows = []
+        for h in res["hosts"]:
+            ld = h["load"]
+            rows.append([h["name"], h["status"]] + [size(ld[k]) if k in ("mem", "swp") and k in ld else _num(ld.get(k))
+                                                    for k in LOAD_INDICES] + [when(h["last_seen"])])
+        table(["HOST", "STATUS", *LOAD_INDICES, "SEEN"], rows)
+
+    @app.command(help="Queues: priority, status, job counts.")
+    def queues(as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
+               state_dir: StateDirOpt = None) -> None:
+        res = call(connect(url, token, state_dir).get, "/v1/queues")
+        if as_json:
+            print_json(res)
+            return
+        rows = []
+        for q in res["queues"]:
+            j = q["jobs"]
+            status = f"{q['status'].capitalize()}:{'Active' if q['active'] else 'Inact'}"
+            rows.append([q["name"] + (" (default)" if q["default"] else ""), q["priority"], status,
+                         q["max_running"] or "-", q["njobs"], j["PEND"], j["RUN"], j["SSUSP"] + j["USUSP"]])
+        table(["QUEUE", "PRIO", "STATUS", "MAX", "NJOBS", "PEND", "RUN", "SUSP"], rows)

@@ -1,0 +1,108 @@
+"""``xce jobs``: like bjobs; ``-l`` explains why each job waits and where it ran."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from xce.cli.client import JsonOpt, StateDirOpt, TokenOpt, UrlOpt, call, connect, print_json
+from xce.cli.output import placement, size, stamp, table, when
+
+
+def _command_text(argv: list[str], width: int = 40) -> str:
+    text = " ".join(argv)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _usage_lines(usage: dict[str, Any]) -> list[str]:
+    last = usage.get("last", {})
+    if not last:
+        return []
+    peak, mean = usage.get("peak", {}), usage.get("mean", {})
+    out = []
+    for k in sorted(last):
+        fmt = size if "mem" in k or k.endswith("_bytes") else (lambda v: f"{v}")
+        out.append(f"  {k}: {fmt(last[k])} (peak {fmt(peak.get(k, '-'))}, mean {fmt(mean.get(k, '-'))})")
+    out.append(f"  samples: {usage.get('samples', 0)}, last at {stamp(usage.get('ts'))}")
+    return out
+
+
+def long_form(d: dict[str, Any]) -> str:
+    lines = [
+        f"Job <{d['jobid']}>, User <{d['user']}>, Project <{d['project']}>, Queue <{d['queue']}>, "
+        f"State <{d['state']}>, Priority <{d['priority']}>, Tasks <{d['tasks']}>"
+        + (f", Array <{d['array_id']}[{d['array_index']}]>" if d.get("array_id") is not None else ""),
+        f"Command <{' '.join(d['command'])}>",
+    ]
+    if d.get("request"):
+        lines.append(f"Requirement <{d['request']}>")
+    if d.get("sched_request") and d["sched_request"] != d.get("request"):
+        lines.append(f"Scheduled as <{d['sched_request']}>")
+    for key in ("requests", "limits"):
+        if d.get(key):
+            lines.append(f"{key.capitalize()}: " + ", ".join(f"{k}={v}" for k, v in sorted(d[key].items())))
+    lines.append(f"Submitted {stamp(d['submit_time'])}"
+                 + (f", started {stamp(d['start_time'])}" if d.get("start_time") else "")
+                 + (f", ended {stamp(d['end_time'])}" if d.get("end_time") else ""))
+    if d.get("placement"):
+        lines.append("Placement: " + ", ".join(f"{p['host']} ({p['tasks']} task{'s' if p['tasks'] != 1 else ''})"
+                                               for p in d["placement"]))
+    if d["state"] == "PEND":
+        reasons = d.get("pend_reasons") or []
+        lines.append("PENDING REASONS:" if reasons else "PENDING REASONS: none reported yet by the scheduler")
+        for r in reasons:
+            lines.append(f"  [{r.get('step', '?')}] {r.get('text', '')}")
+    if d.get("exit_code") is not None or d.get("exit_signal"):
+        lines.append(f"Exit: code {d.get('exit_code')}" + (f", signal {d['exit_signal']}" if d.get("exit_signal") else ""))
+    usage = _usage_lines(d.get("usage") or {})
+    if usage:
+        lines.append("USAGE:")
+        lines += usage
+    lines.append("HISTORY:")
+    for h in d.get("history", []):
+        move = f"{h['from'] or '-'} -> {h['to']}" if h["from"] != h["to"] else h["to"]
+        lines.append(f"  {stamp(h['ts'])}  {move:<14}  {h['reason']} (by {h['by']})")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(help="List jobs (your unfinished ones by default).")
+    def jobs(
+        jobids: Annotated[list[int] | None, typer.Argument(help="Only these job ids.", show_default=False)] = None,
+        all_: Annotated[bool, typer.Option("-a", "--all", help="Include finished jobs (DONE, EXIT).")] = False,
+        user: Annotated[str | None, typer.Option("-u", "--user", help="A user, or 'all' (default: you).")] = None,
+        queue: Annotated[str | None, typer.Option("-q", "--queue", help="Only this queue.")] = None,
+        state: Annotated[str | None, typer.Option("-s", "--state", help="Only these states, e.g. PEND,RUN.")] = None,
+        long: Annotated[bool, typer.Option("-l", "--long", help="Details: pend reasons, history, placement, usage.")] = False,
+        as_json: JsonOpt = False,
+        url: UrlOpt = None,
+        token: TokenOpt = None,
+        state_dir: StateDirOpt = None,
+    ) -> None:
+        client = connect(url, token, state_dir)
+        listing = call(client.get, "/v1/jobs", user=user, queue=queue, state=state, all="true" if all_ else None,
+                       id=jobids or None)
+        rows = listing["jobs"]
+        if jobids:
+            missing = sorted(set(jobids) - {r["jobid"] for r in rows})
+            for j in missing:
+                print(f"xce: job {j} does not exist", file=sys.stderr)
+        if long:
+            details = [call(client.get, f"/v1/jobs/{r['jobid']}") for r in rows]
+            if as_json:
+                print_json({"jobs": details})
+            else:
+                sys.stdout.write("\n\n".join(long_form(d) for d in details) + ("\n" if details else ""))
+        elif as_json:
+            print_json(listing)
+        elif not rows:
+            print("No unfinished job found" if not all_ else "No job found")
+        else:
+            table(["JOBID", "USER", "STAT", "QUEUE", "TASKS", "EXEC_HOST", "SUBMIT_TIME", "COMMAND"],
+                  [[r["jobid"] if r["array_index"] is None else f"{r['jobid']}[{r['array_index']}]", r["user"],
+                    r["state"], r["queue"], r["tasks"], placement(r["placement"]), when(r["submit_time"]),
+                    _command_text(r["command"])] for r in rows])
+        if jobids and len(rows) < len(set(jobids)):
+            raise typer.Exit(1)

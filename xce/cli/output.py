@@ -1,0 +1,62 @@
+"""Text for people: aligned tables, times and sizes.
+
+Tables go through rich when stdout is a terminal (colours, wrapping to the width); when piped
+they are plain aligned columns, which ``grep``/``awk`` read and which costs no rich import in
+the commands people loop over.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Sequence
+
+
+def when(ns: int | None) -> str:
+    if not ns:
+        return "-"
+    t = ns / 1e9
+    fmt = "%H:%M:%S" if time.time() - t < 86400 else "%b %d %H:%M"
+    return time.strftime(fmt, time.localtime(t))
+
+
+def stamp(ns: int | None) -> str:
+    if not ns:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ns / 1e9)) + f".{(ns // 1_000_000) % 1000:03d}"
+
+
+def size(n: Any) -> str:
+    if not isinstance(n, (int, float)) or isinstance(n, bool):
+        return str(n)
+    for unit, mult in (("T", 1024**4), ("G", 1024**3), ("M", 1024**2), ("K", 1024)):
+        if abs(n) >= mult:
+            return f"{n / mult:.1f}{unit}"
+    return f"{n}"
+
+
+def placement(items: list[dict[str, Any]]) -> str:
+    return " ".join(f"{p['tasks']}*{p['host']}" if p["tasks"] > 1 else p["host"] for p in items) or "-"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    cells = [[str(c) for c in row] for row in rows]
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(box=None, pad_edge=False, header_style="bold")
+        for h in headers:
+            t.add_column(h, overflow="fold")
+        for row in cells:
+            t.add_row(*row)
+        Console().print(t)
+        return
+    widths = [len(h) for h in headers]
+    for row in cells:
+        for i, c in enumerate(row[:-1]):
+            widths[i] = max(widths[i], len(c))
+    lines = []
+    for row in [list(headers)] + cells:
+        lines.append("  ".join(c.ljust(widths[i]) if i < len(row) - 1 else c for i, c in enumerate(row)).rstrip())
+    sys.stdout.write("\n".join(lines) + "\n")
