@@ -10,6 +10,7 @@ import typer
 from xce.cli.client import (EXIT_FAILED, EXIT_UNREACHABLE, EXIT_USAGE, ApiError, JsonOpt, StateDirOpt, TokenOpt,
                             Unreachable, UrlOpt, call, connect, describe, fail, print_json)
 
+JobIds = Annotated[list[int], typer.Argument(help="Job ids.", show_default=False)]
 _DONE = {"kill": "is killed", "suspend": "is suspended", "resume": "is resumed"}
 
 
@@ -38,8 +39,6 @@ def _act(verb: str, jobids: list[int], as_json: bool, url, token, state_dir) -> 
 
 
 def register(app: typer.Typer) -> None:
-    JobIds = Annotated[list[int], typer.Argument(help="Job ids.", show_default=False)]
-
     @app.command(help="Kill jobs (pending jobs are removed, running ones are signalled).")
     def kill(jobids: JobIds, as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
              state_dir: StateDirOpt = None) -> None:

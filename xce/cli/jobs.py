@@ -11,6 +11,9 @@ from xce.cli.client import JsonOpt, StateDirOpt, TokenOpt, UrlOpt, call, connect
 from xce.cli.output import placement, size, stamp, table, when
 
 
+MEMORY = frozenset({"mem", "maxmem", "swp"})
+
+
 def _command_text(argv: list[str], width: int = 40) -> str:
     text = " ".join(argv)
     return text if len(text) <= width else text[: width - 3] + "..."
@@ -42,7 +45,8 @@ def long_form(d: dict[str, Any]) -> str:
         lines.append(f"Scheduled as <{d['sched_request']}>")
     for key in ("requests", "limits"):
         if d.get(key):
-            lines.append(f"{key.capitalize()}: " + ", ".join(f"{k}={v}" for k, v in sorted(d[key].items())))
+            lines.append(f"{key.capitalize()}: " + ", ".join(f"{k}={size(v) if k in MEMORY else v}"
+                                                             for k, v in sorted(d[key].items())))
     lines.append(f"Submitted {stamp(d['submit_time'])}"
                  + (f", started {stamp(d['start_time'])}" if d.get("start_time") else "")
                  + (f", ended {stamp(d['end_time'])}" if d.get("end_time") else ""))

@@ -46,6 +46,7 @@ COMMANDS: dict[str, str] = {
     "hosts": "xce.cli.cluster",
     "load": "xce.cli.cluster",
     "queues": "xce.cli.cluster",
+    "demo": "xce.cli.demo",
 }
 
 

@@ -8,6 +8,7 @@ single-writer discipline): worker liveness, checked every second or so, and hous
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import logging
 from contextlib import asynccontextmanager
 
@@ -15,7 +16,6 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-import xce
 from xce.controller import feed, fleet
 from xce.controller.api import admin, cluster, errors, jobs, sched, workers
 from xce.controller.metrics import LatencyMiddleware, Metrics
@@ -45,6 +45,13 @@ class BodyLimit:
         await self.app(scope, receive, send)
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("xce")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
 async def _every(seconds: float, what, name: str) -> None:
     while True:
         await asyncio.sleep(seconds)
@@ -66,7 +73,7 @@ def create_app(ctl: Controller) -> FastAPI:
             for t in tasks:
                 t.cancel()
 
-    app = FastAPI(title="XCE controller", version=xce.__version__, lifespan=lifespan,
+    app = FastAPI(title="XCE controller", version=_version(), lifespan=lifespan,
                   description="Authoritative state of an XCE cluster. See docs/api.md.")
     app.state.ctl = ctl
     metrics = Metrics(ctl)

@@ -32,8 +32,9 @@ from xce.controller.store.schema import actions, hosts, jobs
 from xce.controller.tokens import Principal
 from xce.core.specs import DONE, EXIT, RUN, SSUSP, USUSP
 
-#: Resources XCE's own shipped providers publish; the only ``xce.io/`` names a worker may report.
-SHIPPED_PROVIDERS = frozenset({"xce.io/cpu-milli", "xce.io/memory-bytes"})
+#: Resources XCE's own shipped providers (``xce.providers``) publish; the only ``xce.io/`` names a
+#: worker may report.
+SHIPPED_PROVIDERS = frozenset({"xce.io/cpu-milli", "xce.io/memory-bytes", "xce.io/gpu"})
 STRING_VALUED = frozenset({"type", "model"})
 ON_HOST = (RUN, SSUSP, USUSP)
 

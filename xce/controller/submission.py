@@ -64,7 +64,7 @@ def _parse(text: str, tasks: int, loc: tuple[str | int, ...], errors: list[dict[
     try:
         return parse_request(text, tasks)
     except RequestSyntaxError as exc:
-        errors.append(field_error(loc, f"{exc} (column {exc.column}, expected {exc.expected})",
+        errors.append(field_error(loc, str(exc),
                                   "value_error.request_syntax", column=exc.column, expected=exc.expected,
                                   found=exc.found))
     except ValueError as exc:

@@ -40,7 +40,8 @@ class Pool:
 
 
 class Cluster:
-    __slots__ = ("hosts", "index", "catalog", "ok", "pools", "_total", "_inuse", "_dirty", "_jobs")
+    __slots__ = ("hosts", "index", "catalog", "ok", "pools", "_total", "_inuse", "_avail", "_free_ok",
+                 "_dirty", "_jobs")
 
     def __init__(self, catalog: ResourceCatalog, jobs: dict[int, Job]) -> None:
         self.hosts: list[Host] = []
@@ -50,6 +51,9 @@ class Cluster:
         self.pools: dict[str, Pool] = {}
         self._total: dict[str, np.ndarray] = {}
         self._inuse: dict[str, np.ndarray] = {}
+        # Caches of total - inuse, kept current by ``charge`` and dropped when totals change.
+        self._avail: dict[str, np.ndarray] = {}
+        self._free_ok: np.ndarray | None = None
         self._dirty: set[int] = set()
         self._jobs = jobs
 
@@ -74,6 +78,7 @@ class Cluster:
             self.rederive()
         else:
             self._total.clear()
+        self._drop_caches()
         self.ok = np.fromiter((h.status == "ok" for h in self.hosts), dtype=bool, count=len(self.hosts))
 
     def host(self, name: str) -> Host | None:
@@ -94,6 +99,7 @@ class Cluster:
             for res, col in self._total.items():
                 if res in vals or replace:
                     col[i] = self._capacity(host, res)
+                    self._avail.pop(res, None)
 
     # -- columns -------------------------------------------------------------------------
     @staticmethod
@@ -118,7 +124,22 @@ class Cluster:
         return col
 
     def available(self, res: str) -> np.ndarray:
-        return self.total(res) - self.inuse(res)
+        """``total - inuse`` for every host. Shared with the cache: callers must not modify it."""
+        col = self._avail.get(res)
+        if col is None:
+            col = self._avail[res] = self.total(res) - self.inuse(res)
+        return col
+
+    def free_slots_ok(self) -> np.ndarray:
+        """Free slots of every host, zero where the host is not available. Read-only."""
+        col = self._free_ok
+        if col is None:
+            col = self._free_ok = np.where(self.ok, self.available("slots"), 0)
+        return col
+
+    def _drop_caches(self) -> None:
+        self._avail.clear()
+        self._free_ok = None
 
     def advertised(self, res: str) -> bool:
         """Whether anybody offers ``res`` at all; a name nobody advertises counts as zero."""
@@ -131,6 +152,11 @@ class Cluster:
     # -- charges -------------------------------------------------------------------------
     def charge(self, i: int, res: str, amount: int) -> None:
         self.inuse(res)[i] += amount
+        avail = self._avail.get(res)
+        if avail is not None:
+            avail[i] -= amount
+        if res == "slots" and self._free_ok is not None and self.ok[i]:
+            self._free_ok[i] -= amount
         self._dirty.add(i)
 
     def charge_pool(self, res: str, amount: int) -> None:
@@ -144,6 +170,7 @@ class Cluster:
         """
         hosts = sorted(self._dirty) if only_dirty else range(len(self.hosts))
         self._dirty.clear()
+        self._drop_caches()
         for i in hosts:
             for col in self._inuse.values():
                 col[i] = 0

@@ -417,11 +417,16 @@ class SchedulerCore:
             self.session = None
 
     def _cache_key(self, job: Job) -> Any:
-        """Everything that decides whether this job can be placed (not just the request strings)."""
+        """Everything that decides whether this job can be placed (not just the request strings).
+
+        The request carries the task count, span and the whole composite structure. Parsed
+        requests are interned, so identity stands for equality here (the fast path the spec asks
+        for); the request objects outlive the session because jobs hold them.
+        """
         queue = self.queues[job.queue]
         if queue.spec.preemptible_queues:
-            return (job.request, job.queue, job.priority)
-        return job.request
+            return (id(job.request), job.queue, job.priority)
+        return id(job.request)
 
     def _pend(self, job: Job, session: Session, reasons: tuple[PendReason, ...]) -> None:
         session.pended += 1
@@ -435,8 +440,7 @@ class SchedulerCore:
         key = self._cache_key(job)
         hit = session.unsatisfiable.get(key)
         if hit is not None:
-            reasons, prover = hit
-            self._pend(job, session, tuple(with_proof(r, prover) for r in reasons))
+            self._pend(job, session, hit[0])
             return
         alloc, failed = allocator.allocate(job.request)
         if session.cancelled:
@@ -457,7 +461,8 @@ class SchedulerCore:
         if self._preempt(job, session, allocator):
             return
         reasons = tuple(dict.fromkeys(allocator.explain(p) for p in failed))
-        session.unsatisfiable[key] = (reasons, job.jobid)
+        # What later jobs with the same request are told: the same category, naming this job.
+        session.unsatisfiable[key] = (tuple(with_proof(r, job.jobid) for r in reasons), job.jobid)
         self._pend(job, session, reasons)
 
     def _dispatch(self, job: Job, alloc: Allocation, session: Session) -> None:
@@ -512,7 +517,7 @@ class SchedulerCore:
         if not self.preempted:
             return
         cluster = self.cluster
-        free = cluster.available("slots")
+        free = cluster.available("slots").copy()
         for job in sorted(self.preempted.values(), key=lambda j: (tuple(-x for x in self.rank(j)), j.jobid)):
             if job.resume_sent or job.state != SSUSP:
                 continue

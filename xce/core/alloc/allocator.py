@@ -71,7 +71,7 @@ class Allocator:
             if pool is not None and pool.available < n * amount:
                 return False
         cap = self.capacity(primary)
-        if int(cap.sum()) < n:
+        if n > 1 and int(cap.sum()) < n:
             return False
         order = self._order(primary)
         plans = plan_iter(primary)
@@ -90,13 +90,14 @@ class Allocator:
     def capacity(self, primary: Any) -> np.ndarray:
         """How many tasks of ``primary`` each host could take now (0 where it cannot run)."""
         cluster = self.cluster
-        cap = cluster.available("slots").copy()
-        for res, amount in primary.rusage:
-            if amount <= 0 or res in cluster.pools:
-                continue
-            np.minimum(cap, cluster.available(res) // amount, out=cap)
-        cap[~cluster.ok] = 0
+        free = cluster.free_slots_ok()
         mask = self.select_mask(primary)
+        consumed = [(res, amount) for res, amount in primary.rusage if amount > 0 and res not in cluster.pools]
+        if mask is None and not consumed:
+            return free  # read-only: nothing below modifies a capacity vector
+        cap = free.copy()
+        for res, amount in consumed:
+            np.minimum(cap, cluster.available(res) // amount, out=cap)
         if mask is not None:
             cap[~mask] = 0
         np.maximum(cap, 0, out=cap)

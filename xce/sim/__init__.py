@@ -1,0 +1,13 @@
+"""Closed-loop simulation of workload traces through the production scheduling core.
+
+``xce sim run`` reads a trace (:mod:`xce.sim.swf`), builds a simulated cluster
+(:mod:`xce.sim.cluster_file`), drives the same ``SchedulerCore`` the scheduler process runs
+(:mod:`xce.sim.engine`) and reports what happened (:mod:`xce.sim.report`, :mod:`xce.sim.plots`).
+The semantics are on one page: ``docs/simulation.md``.
+"""
+
+from xce.sim.cluster_file import SimCluster, load_cluster_file, uniform_cluster
+from xce.sim.engine import SimResult, simulate
+from xce.sim.swf import SwfTrace, read_swf
+
+__all__ = ["SimCluster", "SimResult", "SwfTrace", "load_cluster_file", "read_swf", "simulate", "uniform_cluster"]

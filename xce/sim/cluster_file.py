@@ -1,0 +1,156 @@
+"""The simulated machine: hosts with their resources, and the scheduling configuration.
+
+A cluster file is an ordinary ``xce.toml`` (queues, projects, picker: the same schema and the
+same error messages as production, so a policy tried here can be deployed unchanged) plus one
+``[sim]`` table that says which hosts exist, since in a simulation no worker reports them::
+
+    [[sim.hosts]]
+    prefix = "node"      # node001 ... node128
+    count = 128
+    slots = 1
+    mem = "32G"          # optional; without it the trace's memory requests are not enforced
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from xce.config.convert import to_sched_config
+from xce.config.loader import ConfigError, ConfigIssue, parse_config
+from xce.config.schema import ClusterConfig
+from xce.core.specs import HostSpec, QueueSpec, SchedConfig
+
+_UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+def parse_size(size: str | int) -> int:
+    """``"32G"`` -> bytes; a bare number means MiB, as in LSF and in request strings."""
+    if isinstance(size, int):
+        return size * 1024**2
+    text = str(size).strip().upper().removesuffix("B")
+    try:
+        if text[-1:] in _UNITS:
+            return int(float(text[:-1]) * _UNITS[text[-1]])
+        return int(float(text) * 1024**2)
+    except ValueError:
+        raise ValueError(f"not a memory size: {size!r} (expected a number with K, M, G or T, e.g. 32G)") from None
+
+
+@dataclass(slots=True)
+class SimCluster:
+    hosts: list[HostSpec]
+    config: SchedConfig = field(default_factory=lambda: SchedConfig(queues=(QueueSpec(name="normal"),)))
+    default_queue: str = "normal"
+
+    @property
+    def total_slots(self) -> int:
+        return sum(int(h.values.get("slots", 0)) for h in self.hosts)
+
+    @property
+    def has_mem(self) -> bool:
+        """Whether memory is enforced: requests for memory on a cluster without it would never fit."""
+        return any("mem" in h.values for h in self.hosts)
+
+    def with_picker(self, name: str | None) -> "SimCluster":
+        if not name:
+            return self
+        return replace(self, config=replace(self.config, job_pick_plugin=name))
+
+    def with_queues(self, names: list[str]) -> "SimCluster":
+        """Add queues the trace uses but the configuration does not define (priority 0)."""
+        have = {q.name for q in self.config.queues}
+        extra = tuple(QueueSpec(name=n) for n in sorted(set(names) - have))
+        if not extra:
+            return self
+        queues = tuple(sorted(self.config.queues + extra, key=lambda q: q.name))
+        return replace(self, config=replace(self.config, queues=queues))
+
+
+def _host_values(slots: int, mem: int | None) -> dict[str, Any]:
+    values: dict[str, Any] = {"slots": slots, "ncpus": slots}
+    if mem is not None:
+        values["maxmem"] = mem
+        values["mem"] = mem
+    return values
+
+
+def host_names(prefix: str, count: int) -> list[str]:
+    """Zero-padded so that the core's host name order is the numeric order."""
+    width = max(3, len(str(count)))
+    return [f"{prefix}{i:0{width}d}" for i in range(1, count + 1)]
+
+
+def uniform_cluster(hosts: int, slots_per_host: int, mem_per_host: int | None = None) -> SimCluster:
+    if hosts < 1 or slots_per_host < 1:
+        raise ValueError(f"a cluster needs at least one host and one slot per host, got {hosts} x {slots_per_host}")
+    return SimCluster(hosts=[HostSpec(name=n, values=_host_values(slots_per_host, mem_per_host))
+                             for n in host_names("h", hosts)])
+
+
+def _sim_hosts(sim: Any, source: str) -> list[HostSpec]:
+    def bad(where: str, msg: str) -> ConfigError:
+        return ConfigError(source, [ConfigIssue(where, msg)])
+
+    if not isinstance(sim, dict) or not isinstance(sim.get("hosts"), list) or not sim["hosts"]:
+        raise bad("sim.hosts", "expected at least one [[sim.hosts]] table (name or prefix+count, slots, mem)")
+    unknown = sorted(set(sim) - {"hosts"})
+    if unknown:
+        raise bad("sim", f"unknown key(s) {', '.join(unknown)} (expected: hosts)")
+    out: list[HostSpec] = []
+    for i, h in enumerate(sim["hosts"]):
+        where = f"sim.hosts[{i}]"
+        if not isinstance(h, dict):
+            raise bad(where, "expected a table")
+        extra = sorted(set(h) - {"name", "prefix", "count", "slots", "mem"})
+        if extra:
+            raise bad(where, f"unknown key(s) {', '.join(extra)} (expected: name or prefix+count, slots, mem)")
+        slots = h.get("slots", 1)
+        if not isinstance(slots, int) or slots < 1:
+            raise bad(f"{where}.slots", f"expected an integer >= 1, got {slots!r}")
+        try:
+            mem = parse_size(h["mem"]) if "mem" in h else None
+        except ValueError as exc:
+            raise bad(f"{where}.mem", str(exc)) from None
+        if "name" in h:
+            names = [str(h["name"])]
+        elif "prefix" in h and isinstance(h.get("count"), int) and h["count"] >= 1:
+            names = host_names(str(h["prefix"]), h["count"])
+        else:
+            raise bad(where, "expected either name = \"...\" or prefix = \"...\" with count >= 1")
+        out += [HostSpec(name=n, values=_host_values(slots, mem)) for n in names]
+    seen: set[str] = set()
+    for spec in out:
+        if spec.name in seen:
+            raise bad("sim.hosts", f"host {spec.name!r} is defined twice")
+        seen.add(spec.name)
+    return out
+
+
+def parse_cluster_text(text: str, source: str = "<string>") -> SimCluster:
+    """Validate the xce.toml part with the production loader (line numbers and all), then ``[sim]``."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        parse_config(text, source)  # raises the loader's syntax error, with its position
+        raise
+    sim = raw.pop("sim", None)
+    try:
+        cfg = parse_config(text, source)
+    except ConfigError as exc:
+        others = [i for i in exc.issues if i.path != "sim" and not i.path.startswith("sim.")]
+        if others:
+            raise ConfigError(source, others) from None
+        cfg = ClusterConfig.model_validate(raw, strict=True)
+    hosts = _sim_hosts(sim, source)
+    return SimCluster(hosts=hosts, config=to_sched_config(cfg), default_queue=cfg.default_queue)
+
+
+def load_cluster_file(path: str | Path) -> SimCluster:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), [ConfigIssue("", f"cannot read the file: {exc.strerror or exc}")]) from None
+    return parse_cluster_text(text, str(path))

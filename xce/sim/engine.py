@@ -1,0 +1,266 @@
+"""The closed loop: a trace's jobs arrive, the production core decides, the simulated cluster obeys.
+
+Time only moves when something happens: a heap holds the finish times of running jobs, the trace
+(sorted by submit time) is walked with a cursor, and at each timestamp every event of that
+timestamp is pushed (job ends as one JOB_STATE_CHANGE DONE each, then all submissions as ONE
+JOBS_PUSH), followed by ONE ``BeginRound``. The core's decisions are obeyed at once: a dispatched
+job starts now and finishes ``run time`` later; a preemption victim is suspended at the same
+timestamp (JOB_STATE_CHANGE SSUSP) and another round runs so the preemptor can take its slots; a
+resumed job is confirmed (JOB_STATE_CHANGE RUN) and finishes after the run time it had left.
+When nothing is left to happen, jobs still pending can never start and are reported as such.
+
+Per-job state lives in flat lists indexed like the trace, never in one object per job, and the
+decision sink is a bare ``list.append``: the loop itself must cost little next to the core.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from xce.core import SchedulerCore
+from xce.core import events as ev
+from xce.core.decisions import Dispatch, Preempt, Resume
+from xce.core.specs import DONE, RUN, SSUSP, JobSpec, ProjectSpec
+from xce.sim.cluster_file import SimCluster
+from xce.sim.swf import SwfTrace
+
+NS = 1_000_000_000
+#: Rounds at one timestamp before the loop calls it a preemption ping-pong rather than progress.
+MAX_ROUNDS_PER_TS = 1000
+
+
+class SimulationError(RuntimeError):
+    """The loop cannot go on (for example, preemption that never settles at one timestamp)."""
+
+
+@dataclass(slots=True)
+class SimResult:
+    trace: SwfTrace
+    cluster: SimCluster
+    queue_of: list[str]
+    #: Per trace index, seconds; -1 = never started / never ended.
+    start: list[int]
+    end: list[int]
+    placement: list[tuple[tuple[str, int], ...]]
+    #: Times a job was suspended by preemption, per trace index.
+    preemptions: list[int]
+    #: After the rounds of each timestamp: time (s), busy slots, pending jobs.
+    series_t: array = field(default_factory=lambda: array("q"))
+    series_busy: array = field(default_factory=lambda: array("q"))
+    series_pending: array = field(default_factory=lambda: array("q"))
+    events: int = 0
+    rounds: int = 0
+    wall_s: float = 0.0
+    decisions: int = 0
+
+    @property
+    def never_started(self) -> list[int]:
+        return [i for i, s in enumerate(self.start) if s < 0]
+
+
+def _user(u: int) -> str:
+    return f"u{u}" if u >= 0 else "unknown"
+
+
+def job_queues(trace: SwfTrace, cluster: SimCluster, from_trace: bool) -> list[str]:
+    """Every job's queue: the cluster's default queue, or ``q<N>`` for SWF queue number N."""
+    if not from_trace:
+        return [cluster.default_queue] * len(trace)
+    return [f"q{q}" if q >= 0 else cluster.default_queue for q in trace.queue]
+
+
+def job_specs(trace: SwfTrace, cluster: SimCluster, queues: list[str]) -> list[JobSpec]:
+    """One spec per job, built before the clock starts so the loop only pushes them.
+
+    Requested memory becomes a per-task reservation only on a cluster that has memory: on one
+    without, every such job would pend forever ("a name nobody advertises counts as zero").
+    """
+    mem = cluster.has_mem
+    requests: dict[int, str] = {}
+    users: dict[int, str] = {}
+    specs = []
+    for i in range(len(trace)):
+        kb = trace.req_mem[i] if mem else -1
+        req = requests.get(kb)
+        if req is None:
+            req = requests[kb] = f"rusage[mem={kb}K]" if kb > 0 else ""
+        u = trace.user[i]
+        user = users.get(u)
+        if user is None:
+            user = users[u] = _user(u)
+        exe = trace.executable[i]
+        specs.append(JobSpec(jobid=trace.jobid[i], user=user, queue=queues[i], project="default",
+                             job_type=str(exe) if exe >= 0 else "", queue_time=trace.submit[i] * NS,
+                             request=req, tasks=trace.procs[i]))
+    return specs
+
+
+def _open_writer(record: Any, core: SchedulerCore, snapshot_interval: int) -> Any:
+    try:
+        from xce.replay.writer import ReplayWriter
+    except ImportError as exc:
+        raise SimulationError(f"--record needs xce.replay.writer.ReplayWriter, which is not installed here ({exc})") from None
+    target = str(record) if isinstance(record, Path) else record
+    return ReplayWriter(target, core, snapshot_interval=snapshot_interval)
+
+
+def simulate(trace: SwfTrace, cluster: SimCluster, *, seed: int = 0, queues_from_trace: bool = False,
+             record: Any = None, snapshot_interval: int = 10000,
+             progress: Callable[[int, int], None] | None = None) -> SimResult:
+    """Run ``trace`` on ``cluster`` to the end; ``progress(jobs_started, jobs_total)`` now and then."""
+    n = len(trace)
+    queues = job_queues(trace, cluster, queues_from_trace)
+    if queues_from_trace:
+        cluster = cluster.with_queues(sorted(set(queues)))
+    elif cluster.default_queue not in {q.name for q in cluster.config.queues}:
+        cluster = cluster.with_queues([cluster.default_queue])
+    specs = job_specs(trace, cluster, queues)
+    submit, run, procs = trace.submit, trace.run, trace.procs
+    ticks_on = cluster.has_mem
+    used_mem = trace.used_mem
+    index = {jid: i for i, jid in enumerate(trace.jobid)}
+    start = [-1] * n
+    end = [-1] * n
+    placement: list[tuple[tuple[str, int], ...]] = [()] * n
+    preemptions = [0] * n
+    finish_at = [0] * n
+    gen = [0] * n
+    result = SimResult(trace=trace, cluster=cluster, queue_of=queues, start=start, end=end,
+                       placement=placement, preemptions=preemptions)
+    s_t, s_busy, s_pend = result.series_t, result.series_busy, result.series_pending
+
+    decisions: list[Any] = []
+    writer = None
+    sink: Callable[[Any], Any] = decisions.append
+    if record is not None:
+        def sink(d: Any) -> None:  # noqa: F811 - the recording wrapper of the plain sink
+            writer.decision(d)
+            decisions.append(d)
+    core = SchedulerCore(sink, seed=seed)
+    freeze = core.clock.freeze_at
+    push_core = core.push_event
+    if record is not None:
+        writer = _open_writer(record, core, snapshot_interval)
+        wevent = writer.event
+
+        def push(e: ev.Event) -> None:
+            wevent(e)
+            push_core(e)
+    else:
+        push = push_core
+
+    wall0 = time.perf_counter()
+    nevents = 0
+    t0 = submit[0] if n else 0
+    freeze(t0 * NS)
+    config = cluster.config
+    if not config.projects:
+        from dataclasses import replace
+
+        config = replace(config, projects=(ProjectSpec("default"),))
+    push(ev.ConfigPush(ts=t0 * NS, config=config))
+    push(ev.WorkersPush(ts=t0 * NS, hosts=tuple(cluster.hosts)))
+    nevents += 2
+
+    heap: list[tuple[int, int, int]] = []
+    heappush, heappop = heapq.heappush, heapq.heappop
+    p = 0
+    busy = 0
+    pending = 0
+    started = 0
+    rounds = 0
+    ndecisions = 0
+    next_progress = 0
+    INF = 1 << 62
+    JSC, JobsPush, JobRusage, BeginRound = ev.JobStateChange, ev.JobsPush, ev.JobRusage, ev.BeginRound
+    try:
+        while True:
+            t = submit[p] if p < n else INF
+            if heap and heap[0][0] < t:
+                t = heap[0][0]
+            if t == INF:
+                break
+            ts = t * NS
+            freeze(ts)
+            while heap and heap[0][0] == t:
+                _, i, g = heappop(heap)
+                if g != gen[i]:
+                    continue  # superseded by a suspension
+                end[i] = t
+                busy -= procs[i]
+                push(JSC(ts=ts, jobid=trace.jobid[i], state=DONE))
+                nevents += 1
+            if p < n and submit[p] == t:
+                q = p
+                while q < n and submit[q] == t:
+                    q += 1
+                push(JobsPush(ts=ts, jobs=tuple(specs[p:q])))
+                nevents += 1
+                pending += q - p
+                p = q
+            for _ in range(MAX_ROUNDS_PER_TS):
+                decisions.clear()
+                push(BeginRound(ts=ts))
+                nevents += 1
+                rounds += 1
+                ndecisions += len(decisions)
+                after: list[ev.Event] = []
+                again = False
+                for d in decisions:
+                    kind = type(d)
+                    if kind is Dispatch:
+                        i = index[d.jobid]
+                        if start[i] < 0:
+                            start[i] = t
+                            started += 1
+                        pending -= 1
+                        placement[i] = d.placement
+                        busy += procs[i]
+                        finish_at[i] = f = t + run[i]
+                        heappush(heap, (f, i, gen[i]))
+                        if ticks_on and used_mem[i] > 0:
+                            after.append(JobRusage(ts=ts, jobid=d.jobid,
+                                                   usage={"memory_rss": used_mem[i] * 1024 * procs[i]}))
+                    elif kind is Preempt:
+                        for vid in d.victim_jobids:
+                            v = index[vid]
+                            gen[v] += 1
+                            finish_at[v] -= t  # now the run time left
+                            preemptions[v] += 1
+                            busy -= procs[v]
+                            after.append(JSC(ts=ts, jobid=vid, state=SSUSP, reason="preempted"))
+                        again = True
+                    elif kind is Resume:
+                        v = index[d.jobid]
+                        busy += procs[v]
+                        finish_at[v] = f = t + finish_at[v]
+                        heappush(heap, (f, v, gen[v]))
+                        after.append(JSC(ts=ts, jobid=d.jobid, state=RUN, reason="resumed"))
+                for e in after:
+                    push(e)
+                nevents += len(after)
+                if not again:
+                    break
+            else:
+                raise SimulationError(f"preemption did not settle after {MAX_ROUNDS_PER_TS} rounds at t={t}s")
+            s_t.append(t)
+            s_busy.append(busy)
+            s_pend.append(pending)
+            if progress is not None and started >= next_progress:
+                progress(started, n)
+                next_progress = started + max(1, n // 200)
+    finally:
+        if writer is not None:
+            writer.close()
+    if progress is not None:
+        progress(started, n)
+    result.wall_s = time.perf_counter() - wall0
+    result.events = nevents
+    result.rounds = rounds
+    result.decisions = ndecisions
+    return result
