@@ -11,7 +11,15 @@ from typing import Annotated
 
 import typer
 
-from xce.cli.client import JsonOpt, StateDirOpt, TokenOpt, UrlOpt, call, connect, fail, print_json
+from xce.cli.client import call, connect, fail, print_json
+
+UrlOpt = Annotated[str | None, typer.Option("--url", help="Controller URL [env XCE_URL; default from the state dir]",
+                                            show_default=False)]
+TokenOpt = Annotated[str | None, typer.Option("--token", help="Admin token [env XCE_TOKEN; default from the state "
+                                              "dir]", show_default=False)]
+StateDirOpt = Annotated[str | None, typer.Option("--state-dir", help="State directory [env XCE_STATE_DIR; ~/.xce]",
+                                                 show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 COMMANDS: dict[str, str] = {
     "user": "xce.cli.admin",

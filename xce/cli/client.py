@@ -11,7 +11,8 @@ Where the controller is and which token to use, first match wins:
 * token: ``--token``, ``$XCE_TOKEN``, ``<state-dir>/token``, ``<state-dir>/tokens/admin``
 * state dir: ``--state-dir``, ``$XCE_STATE_DIR``, ``~/.xce``
 
-Exit codes shared by all commands: 0 ok, 1 refused or failed, 2 usage, 3 controller unreachable.
+No typer import here: the fast path of :mod:`xce.cli.spec` runs commands without typer. Exit codes
+shared by all commands: 0 ok, 1 refused or failed, 2 usage, 3 controller unreachable.
 """
 
 from __future__ import annotations
@@ -20,22 +21,12 @@ import http.client
 import json
 import os
 import sys
-from typing import Annotated, Any, NoReturn
+from typing import Any, NoReturn
 from urllib.parse import urlencode, urlsplit
-
-import typer
 
 from xce.controller import statedir
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
-
-UrlOpt = Annotated[str | None, typer.Option("--url", help="Controller URL [env XCE_URL; default from the state dir]",
-                                            show_default=False)]
-TokenOpt = Annotated[str | None, typer.Option("--token", help="Bearer token [env XCE_TOKEN; default from the state dir]",
-                                              show_default=False)]
-StateDirOpt = Annotated[str | None, typer.Option("--state-dir", help="State directory [env XCE_STATE_DIR; ~/.xce]",
-                                                 show_default=False)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")]
 
 
 class Unreachable(Exception):
@@ -51,7 +42,7 @@ class ApiError(Exception):
 
 def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
     print(f"xce: {message}", file=sys.stderr)
-    raise typer.Exit(code)
+    raise SystemExit(code)
 
 
 def describe(err: ApiError) -> list[str]:
@@ -156,7 +147,7 @@ def call(fn, *args: Any, **kwargs: Any) -> Any:
     except ApiError as exc:
         for line in describe(exc):
             print(f"xce: {line}", file=sys.stderr)
-        raise typer.Exit(EXIT_FAILED) from None
+        raise SystemExit(EXIT_FAILED) from None
 
 
 def print_json(obj: Any) -> None:

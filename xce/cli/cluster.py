@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from xce.cli.client import JsonOpt, StateDirOpt, TokenOpt, UrlOpt, call, connect, print_json
+from xce.cli.client import call, connect, print_json
 from xce.cli.output import size, table, when
+from xce.cli.spec import JSON, Command, common_options
 
 LOAD_INDICES = ("r15s", "r1m", "r15m", "ut", "mem", "swp")
 
@@ -20,48 +19,55 @@ def _num(v: Any) -> str:
     return str(v)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command(help="Hosts: status, slots, static resources.")
-    def hosts(as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
-              state_dir: StateDirOpt = None) -> None:
-        res = call(connect(url, token, state_dir).get, "/v1/hosts")
-        if as_json:
-            print_json(res)
-            return
-        rows = []
-        for h in res["hosts"]:
-            r = h["resources"]
-            extra = ", ".join(f"{k}={v}" for k, v in sorted(r.items()) if "/" in k)
-            rows.append([h["name"], h["status"], r.get("slots", "-"), h["slots_used"], h["njobs"],
-                         r.get("ncpus", "-"), size(r["maxmem"]) if "maxmem" in r else "-", r.get("type", "-"),
-                         extra or "-"])
-        table(["HOST", "STATUS", "SLOTS", "USED", "NJOBS", "NCPUS", "MAXMEM", "TYPE", "RESOURCES"], rows)
+def hosts(as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    res = call(connect(url, token, state_dir).get, "/v1/hosts")
+    if as_json:
+        print_json(res)
+        return
+    rows = []
+    for h in res["hosts"]:
+        r = h["resources"]
+        extra = ", ".join(f"{k}={v}" for k, v in sorted(r.items()) if "/" in k)
+        rows.append([h["name"], h["status"], r.get("slots", "-"), h["slots_used"], h["njobs"],
+                     r.get("ncpus", "-"), size(r["maxmem"]) if "maxmem" in r else "-", r.get("type", "-"),
+                     extra or "-"])
+    table(["HOST", "STATUS", "SLOTS", "USED", "NJOBS", "NCPUS", "MAXMEM", "TYPE", "RESOURCES"], rows)
 
-    @app.command(help="Load indices each host last reported.")
-    def load(as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
-             state_dir: StateDirOpt = None) -> None:
-        res = call(connect(url, token, state_dir).get, "/v1/load")
-        if as_json:
-            print_json(res)
-            return
-        rows = []
-        for h in res["hosts"]:
-            ld = h["load"]
-            rows.append([h["name"], h["status"]] + [size(ld[k]) if k in ("mem", "swp") and k in ld else _num(ld.get(k))
-                                                    for k in LOAD_INDICES] + [when(h["last_seen"])])
-        table(["HOST", "STATUS", *LOAD_INDICES, "SEEN"], rows)
 
-    @app.command(help="Queues: priority, status, job counts.")
-    def queues(as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
-               state_dir: StateDirOpt = None) -> None:
-        res = call(connect(url, token, state_dir).get, "/v1/queues")
-        if as_json:
-            print_json(res)
-            return
-        rows = []
-        for q in res["queues"]:
-            j = q["jobs"]
-            status = f"{q['status'].capitalize()}:{'Active' if q['active'] else 'Inact'}"
-            rows.append([q["name"] + (" (default)" if q["default"] else ""), q["priority"], status,
-                         q["max_running"] or "-", q["njobs"], j["PEND"], j["RUN"], j["SSUSP"] + j["USUSP"]])
-        table(["QUEUE", "PRIO", "STATUS", "MAX", "NJOBS", "PEND", "RUN", "SUSP"], rows)
+def load(as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    res = call(connect(url, token, state_dir).get, "/v1/load")
+    if as_json:
+        print_json(res)
+        return
+    rows = []
+    for h in res["hosts"]:
+        ld = h["load"]
+        rows.append([h["name"], h["status"]] + [size(ld[k]) if k in ("mem", "swp") and k in ld else _num(ld.get(k))
+                                                for k in LOAD_INDICES] + [when(h["last_seen"])])
+    table(["HOST", "STATUS", *LOAD_INDICES, "SEEN"], rows)
+
+
+def queues(as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    res = call(connect(url, token, state_dir).get, "/v1/queues")
+    if as_json:
+        print_json(res)
+        return
+    rows = []
+    for q in res["queues"]:
+        j = q["jobs"]
+        status = f"{q['status'].capitalize()}:{'Active' if q['active'] else 'Inact'}"
+        rows.append([q["name"] + (" (default)" if q["default"] else ""), q["priority"], status,
+                     q["max_running"] or "-", q["njobs"], j["PEND"], j["RUN"], j["SSUSP"] + j["USUSP"]])
+    table(["QUEUE", "PRIO", "STATUS", "MAX", "NJOBS", "PEND", "RUN", "SUSP"], rows)
+
+
+COMMANDS = [
+    Command("hosts", "Hosts: status, slots, static resources.", [JSON, *common_options()], hosts),
+    Command("load", "Load indices each host last reported.", [JSON, *common_options()], load),
+    Command("queues", "Queues: priority, status, job counts.", [JSON, *common_options()], queues),
+]
+
+
+def register(app) -> None:
+    for c in COMMANDS:
+        c.register(app)

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from functools import partial
+from typing import Any
 
-import typer
+from xce.cli.client import (EXIT_FAILED, EXIT_UNREACHABLE, EXIT_USAGE, ApiError, Unreachable, call, connect, describe,
+                            fail, print_json)
+from xce.cli.spec import JSON, Arg, Command, Opt, common_options
 
-from xce.cli.client import (EXIT_FAILED, EXIT_UNREACHABLE, EXIT_USAGE, ApiError, JsonOpt, StateDirOpt, TokenOpt,
-                            Unreachable, UrlOpt, call, connect, describe, fail, print_json)
-
-JobIds = Annotated[list[int], typer.Argument(help="Job ids.", show_default=False)]
 _DONE = {"kill": "is killed", "suspend": "is suspended", "resume": "is resumed"}
 
 
-def _act(verb: str, jobids: list[int], as_json: bool, url, token, state_dir) -> None:
+def act(verb: str, jobids: list[int], as_json: bool, url: str | None, token: str | None,
+        state_dir: str | None) -> None:
+    """Apply ``verb`` to each job; keep going past refusals, exit 1 if any was refused."""
     client = connect(url, token, state_dir)
     failed = False
     results: list[dict[str, Any]] = []
@@ -35,38 +36,40 @@ def _act(verb: str, jobids: list[int], as_json: bool, url, token, state_dir) -> 
     if as_json:
         print_json({"results": results})
     if failed:
-        raise typer.Exit(EXIT_FAILED)
+        raise SystemExit(EXIT_FAILED)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command(help="Kill jobs (pending jobs are removed, running ones are signalled).")
-    def kill(jobids: JobIds, as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
-             state_dir: StateDirOpt = None) -> None:
-        _act("kill", jobids, as_json, url, token, state_dir)
+def modify(jobid: int, priority: int | None, queue: str | None, project: str | None, as_json: bool,
+           url: str | None, token: str | None, state_dir: str | None) -> None:
+    body = {k: v for k, v in (("priority", priority), ("queue", queue), ("project", project)) if v is not None}
+    if not body:
+        fail("nothing to change: give --priority, -q or -P", EXIT_USAGE)
+    res = call(connect(url, token, state_dir).patch, f"/v1/jobs/{jobid}", body)
+    if as_json:
+        print_json(res)
+    else:
+        print(f"Job <{jobid}>: priority {res['priority']}, queue <{res['queue']}>, project <{res['project']}>.")
 
-    @app.command(help="Suspend running jobs (SIGSTOP; state USUSP).")
-    def suspend(jobids: JobIds, as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
-                state_dir: StateDirOpt = None) -> None:
-        _act("suspend", jobids, as_json, url, token, state_dir)
 
-    @app.command(help="Resume suspended jobs (SIGCONT).")
-    def resume(jobids: JobIds, as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
-               state_dir: StateDirOpt = None) -> None:
-        _act("resume", jobids, as_json, url, token, state_dir)
+def _verb(verb: str, help_text: str) -> Command:
+    return Command(verb, help_text, [Arg("jobids", int, many=True, help="Job ids."), JSON, *common_options()],
+                   partial(act, verb))
 
-    @app.command(help="Change a job's priority, queue or project.")
-    def modify(
-        jobid: Annotated[int, typer.Argument(help="Job id.", show_default=False)],
-        priority: Annotated[int | None, typer.Option("--priority", help="New user priority.")] = None,
-        queue: Annotated[str | None, typer.Option("-q", "--queue", help="Move to this queue.")] = None,
-        project: Annotated[str | None, typer.Option("-P", "--project", help="Charge this project.")] = None,
-        as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None, state_dir: StateDirOpt = None,
-    ) -> None:
-        body = {k: v for k, v in (("priority", priority), ("queue", queue), ("project", project)) if v is not None}
-        if not body:
-            fail("nothing to change: give --priority, -q or -P", EXIT_USAGE)
-        res = call(connect(url, token, state_dir).patch, f"/v1/jobs/{jobid}", body)
-        if as_json:
-            print_json(res)
-        else:
-            print(f"Job <{jobid}>: priority {res['priority']}, queue <{res['queue']}>, project <{res['project']}>.")
+
+COMMANDS = [
+    _verb("kill", "Kill jobs (pending jobs are removed, running ones are signalled)."),
+    _verb("suspend", "Suspend running jobs (SIGSTOP; state USUSP)."),
+    _verb("resume", "Resume suspended jobs (SIGCONT)."),
+    Command("modify", "Change a job's priority, queue or project.",
+            [Arg("jobid", int, help="Job id."),
+             Opt("priority", ("--priority",), int, None, help="New user priority."),
+             Opt("queue", ("-q", "--queue"), help="Move to this queue."),
+             Opt("project", ("-P", "--project"), help="Charge this project."),
+             JSON, *common_options()],
+            modify),
+]
+
+
+def register(app) -> None:
+    for c in COMMANDS:
+        c.register(app)

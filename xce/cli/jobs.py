@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from xce.cli.client import JsonOpt, StateDirOpt, TokenOpt, UrlOpt, call, connect, print_json
+from xce.cli.client import call, connect, print_json
 from xce.cli.output import placement, size, stamp, table, when
+from xce.cli.spec import JSON, Arg, Command, Opt, common_options
 
 
 MEMORY = frozenset({"mem", "maxmem", "swp"})
@@ -71,42 +70,52 @@ def long_form(d: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command(help="List jobs (your unfinished ones by default).")
-    def jobs(
-        jobids: Annotated[list[int] | None, typer.Argument(help="Only these job ids.", show_default=False)] = None,
-        all_: Annotated[bool, typer.Option("-a", "--all", help="Include finished jobs (DONE, EXIT).")] = False,
-        user: Annotated[str | None, typer.Option("-u", "--user", help="A user, or 'all' (default: you).")] = None,
-        queue: Annotated[str | None, typer.Option("-q", "--queue", help="Only this queue.")] = None,
-        state: Annotated[str | None, typer.Option("-s", "--state", help="Only these states, e.g. PEND,RUN.")] = None,
-        long: Annotated[bool, typer.Option("-l", "--long", help="Details: pend reasons, history, placement, usage.")] = False,
-        as_json: JsonOpt = False,
-        url: UrlOpt = None,
-        token: TokenOpt = None,
-        state_dir: StateDirOpt = None,
-    ) -> None:
-        client = connect(url, token, state_dir)
-        listing = call(client.get, "/v1/jobs", user=user, queue=queue, state=state, all="true" if all_ else None,
-                       id=jobids or None)
-        rows = listing["jobs"]
-        if jobids:
-            missing = sorted(set(jobids) - {r["jobid"] for r in rows})
-            for j in missing:
-                print(f"xce: job {j} does not exist", file=sys.stderr)
-        if long:
-            details = [call(client.get, f"/v1/jobs/{r['jobid']}") for r in rows]
-            if as_json:
-                print_json({"jobs": details})
-            else:
-                sys.stdout.write("\n\n".join(long_form(d) for d in details) + ("\n" if details else ""))
-        elif as_json:
-            print_json(listing)
-        elif not rows:
-            print("No unfinished job found" if not all_ else "No job found")
+def jobs(jobids: list[int] | None, all_: bool, user: str | None, queue: str | None, state: str | None, long: bool,
+         as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    client = connect(url, token, state_dir)
+    listing = call(client.get, "/v1/jobs", user=user, queue=queue, state=state, all="true" if all_ else None,
+                   id=jobids or None)
+    rows = listing["jobs"]
+    missing = sorted(set(jobids or ()) - {r["jobid"] for r in rows})
+    for j in missing:
+        print(f"xce: job {j} does not exist", file=sys.stderr)
+    if long:
+        details = [call(client.get, f"/v1/jobs/{r['jobid']}") for r in rows]
+        if as_json:
+            print_json({"jobs": details})
         else:
-            table(["JOBID", "USER", "STAT", "QUEUE", "TASKS", "EXEC_HOST", "SUBMIT_TIME", "COMMAND"],
-                  [[r["jobid"] if r["array_index"] is None else f"{r['jobid']}[{r['array_index']}]", r["user"],
-                    r["state"], r["queue"], r["tasks"], placement(r["placement"]), when(r["submit_time"]),
-                    _command_text(r["command"])] for r in rows])
-        if jobids and len(rows) < len(set(jobids)):
-            raise typer.Exit(1)
+            sys.stdout.write("\n\n".join(long_form(d) for d in details) + ("\n" if details else ""))
+    elif as_json:
+        print_json(listing)
+    elif not rows:
+        if not missing:
+            print("No unfinished job found" if not all_ else "No job found")
+    else:
+        table(["JOBID", "USER", "STAT", "QUEUE", "TASKS", "EXEC_HOST", "SUBMIT_TIME", "COMMAND"],
+              [[r["jobid"] if r["array_index"] is None else f"{r['jobid']}[{r['array_index']}]", r["user"],
+                r["state"], r["queue"], r["tasks"], placement(r["placement"]), when(r["submit_time"]),
+                _command_text(r["command"])] for r in rows])
+    if missing:
+        raise SystemExit(1)
+
+
+JOBS = Command(
+    "jobs", "List jobs (your unfinished ones by default).",
+    [
+        Arg("jobids", int, many=True, required=False, help="Only these job ids."),
+        Opt("all_", ("-a", "--all"), bool, False, help="Include finished jobs (DONE, EXIT)."),
+        Opt("user", ("-u", "--user"), help="A user, or 'all' (default: you)."),
+        Opt("queue", ("-q", "--queue"), help="Only this queue."),
+        Opt("state", ("-s", "--state"), help="Only these states, e.g. PEND,RUN."),
+        Opt("long", ("-l", "--long"), bool, False, help="Details: pend reasons, history, placement, usage."),
+        JSON,
+        *common_options(),
+    ],
+    jobs,
+)
+
+COMMANDS = [JOBS]
+
+
+def register(app) -> None:
+    JOBS.register(app)

@@ -2,7 +2,9 @@
 
 Commands are loaded lazily: ``xce jobs`` imports the module that defines ``jobs`` and nothing else,
 because the CLI runs in shell loops and a client command must start in well under 150 ms (no
-FastAPI, SQLAlchemy, uvicorn, numpy or scheduling core in a client process).
+FastAPI, SQLAlchemy, uvicorn, numpy or scheduling core in a client process). The commands that talk
+to the controller go one step further and skip typer itself when the command line is well-formed
+(see :mod:`xce.cli.spec`); ``--help``, completion and usage errors always go through typer.
 
 Adding a command takes one line in :data:`COMMANDS`: the command name and the module that
 defines it. The module has a ``register(app: typer.Typer) -> None`` that adds its commands with
@@ -21,9 +23,23 @@ imports inside the command functions::
     # xce/cli/main.py
     COMMANDS = {..., "worker": "xce.cli.worker"}
 
-One module may define several commands (list each name). Shared options (``--url``, ``--token``,
-``--state-dir``, ``--json``) and the exit codes (0 ok, 1 refused/failed, 2 usage, 3 controller
-unreachable) are in :mod:`xce.cli.client`. ``xce --help`` and shell completion load every module.
+One module may define several commands (list each name). ``xce --help`` and shell completion load
+every module.
+
+A command that talks to the controller and is run in loops can instead be declared as data, which
+gives it the typer-free fast path as well: list :class:`xce.cli.spec.Command` objects in the module's
+``COMMANDS`` and register them (see ``xce/cli/jobctl.py``)::
+
+    COMMANDS = [Command("drain", "Close a host to new jobs.",
+                        [Arg("host", help="Host name."), JSON, *common_options()], drain)]
+
+    def register(app):
+        for c in COMMANDS:
+            c.register(app)
+
+Shared pieces: ``common_options()`` (``--url``, ``--token``, ``--state-dir``) and ``JSON`` in
+:mod:`xce.cli.spec`; :func:`xce.cli.client.connect` / :func:`~xce.cli.client.call` for requests; exit
+codes 0 ok, 1 refused/failed, 2 usage, 3 controller unreachable.
 """
 
 from __future__ import annotations
@@ -31,8 +47,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-
-import typer
 
 #: command name -> module whose ``register(app)`` defines it.
 COMMANDS: dict[str, str] = {
@@ -58,8 +72,10 @@ def _command_name(argv: list[str]) -> str | None:
     return None
 
 
-def build(commands: dict[str, str], argv: list[str], prog: str, help_text: str) -> typer.Typer:
+def build(commands: dict[str, str], argv: list[str], prog: str, help_text: str):
     """A typer app with only the module(s) ``argv`` needs registered (all of them for help/completion)."""
+    import typer
+
     app = typer.Typer(name=prog, help=help_text, no_args_is_help=True, add_completion=True,
                       pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -78,8 +94,27 @@ def build(commands: dict[str, str], argv: list[str], prog: str, help_text: str) 
     return app
 
 
+def _fast(commands: dict[str, str], argv: list[str]) -> bool:
+    """Run a client command without typer when its module declares it as a :class:`~xce.cli.spec.Command`
+    and ``argv`` is well-formed; False sends the command line to typer."""
+    name = argv[0] if argv else None
+    if name not in commands:
+        return False
+    module = importlib.import_module(commands[name])
+    for command in getattr(module, "COMMANDS", ()):
+        if command.name == name:
+            kwargs = command.parse(argv[1:])
+            if kwargs is None:
+                return False
+            command.run(**kwargs)
+            return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    if _fast(COMMANDS, args):
+        return
     app = build(COMMANDS, args, "xce", "XCE: submit and watch batch jobs, and run the cluster's services.")
     app(args=args, prog_name="xce")
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from xce.cli.client import EXIT_USAGE, JsonOpt, StateDirOpt, TokenOpt, UrlOpt, call, connect, fail, print_json
+from xce.cli.client import EXIT_USAGE, call, connect, fail, print_json
+from xce.cli.spec import JSON, Arg, Command, Opt, common_options
 
 #: Memory resources: a bare number means MiB, as in -R rusage[mem=...] (LSF's habit).
 MEMORY = frozenset({"mem", "maxmem", "swp"})
@@ -41,54 +40,66 @@ def parse_pairs(kind: str, items: list[str]) -> dict[str, Any]:
     return out
 
 
-def register(app: typer.Typer) -> None:
-    @app.command(context_settings={"allow_interspersed_args": False},
-                 help="Submit a job: xce submit [OPTIONS] -- COMMAND [ARGS]...")
-    def submit(
-        command: Annotated[list[str], typer.Argument(help="The command and its arguments.", show_default=False)],
-        queue: Annotated[str | None, typer.Option("-q", "--queue", help="Queue (default: the cluster's default queue).")] = None,
-        tasks: Annotated[int, typer.Option("-n", "--tasks", help="Number of tasks (slots).")] = 1,
-        request: Annotated[str, typer.Option("-R", "--resreq", help='Resource requirement, e.g. "select[mem>4G] rusage[mem=4G]".')] = "",
-        project: Annotated[str | None, typer.Option("-P", "--project", help="Project to charge.")] = None,
-        job_type: Annotated[str, typer.Option("--type", help="Job type (for drift reports).")] = "",
-        priority: Annotated[int, typer.Option("--priority", help="User priority; higher runs first.")] = 0,
-        requests: Annotated[list[str] | None, typer.Option("--request", help="Reserve NAME=QTY (repeatable); memory in MiB unless a unit is given.")] = None,
-        limits: Annotated[list[str] | None, typer.Option("--limit", help="Cap NAME=QTY the worker enforces (repeatable).")] = None,
-        stdout: Annotated[str | None, typer.Option("-o", help="Output file (%J job id, %I array index).")] = None,
-        stderr: Annotated[str | None, typer.Option("-e", help="Error file (%J job id, %I array index).")] = None,
-        array: Annotated[int | None, typer.Option("--array", help="Submit N similar jobs.", min=1)] = None,
-        cwd: Annotated[str | None, typer.Option("--cwd", help="Working directory (default: the current one).")] = None,
-        env: Annotated[list[str] | None, typer.Option("--env", help="NAME=VALUE for the job (repeatable).")] = None,
-        as_json: JsonOpt = False,
-        url: UrlOpt = None,
-        token: TokenOpt = None,
-        state_dir: StateDirOpt = None,
-    ) -> None:
-        import os
+def submit(command: list[str], queue: str | None, tasks: int, request: str, project: str | None, job_type: str,
+           priority: int, requests: list[str] | None, limits: list[str] | None, stdout: str | None,
+           stderr: str | None, array: int | None, cwd: str | None, env: list[str] | None, as_json: bool,
+           url: str | None, token: str | None, state_dir: str | None) -> None:
+    import os
 
-        body: dict[str, Any] = {"command": command, "tasks": tasks, "priority": priority, "job_type": job_type,
-                                "cwd": cwd or os.getcwd()}
-        if request:
-            body["request"] = request
-        for key, value in (("queue", queue), ("project", project), ("stdout", stdout), ("stderr", stderr),
-                           ("array", array)):
-            if value is not None:
-                body[key] = value
-        if requests:
-            body["requests"] = parse_pairs("--request", requests)
-        if limits:
-            body["limits"] = parse_pairs("--limit", limits)
-        if env:
-            pairs = [e.partition("=") for e in env]
-            if any(not sep or not k for k, sep, _ in pairs):
-                fail("--env expects NAME=VALUE", EXIT_USAGE)
-            body["env"] = {k: v for k, _, v in pairs}
-        client = connect(url, token, state_dir)
-        res = call(client.post, "/v1/jobs", body)
-        if as_json:
-            print_json(res)
-        elif res["count"] == 1:
-            print(f"Job <{res['jobid']}> is submitted to queue <{res['queue']}>.")
-        else:
-            last = res["jobid"] + res["count"] - 1
-            print(f"Job array <{res['jobid']}-{last}> ({res['count']} jobs) is submitted to queue <{res['queue']}>.")
+    body: dict[str, Any] = {"command": command, "tasks": tasks, "priority": priority, "job_type": job_type,
+                            "cwd": cwd or os.getcwd()}
+    if request:
+        body["request"] = request
+    for key, value in (("queue", queue), ("project", project), ("stdout", stdout), ("stderr", stderr),
+                       ("array", array)):
+        if value is not None:
+            body[key] = value
+    if requests:
+        body["requests"] = parse_pairs("--request", requests)
+    if limits:
+        body["limits"] = parse_pairs("--limit", limits)
+    if env:
+        pairs = [e.partition("=") for e in env]
+        if any(not sep or not k for k, sep, _ in pairs):
+            fail("--env expects NAME=VALUE", EXIT_USAGE)
+        body["env"] = {k: v for k, _, v in pairs}
+    res = call(connect(url, token, state_dir).post, "/v1/jobs", body)
+    if as_json:
+        print_json(res)
+    elif res["count"] == 1:
+        print(f"Job <{res['jobid']}> is submitted to queue <{res['queue']}>.")
+    else:
+        last = res["jobid"] + res["count"] - 1
+        print(f"Job array <{res['jobid']}-{last}> ({res['count']} jobs) is submitted to queue <{res['queue']}>.")
+
+
+SUBMIT = Command(
+    "submit", "Submit a job: xce submit [OPTIONS] -- COMMAND [ARGS]...",
+    [
+        Arg("command", many=True, help="The command and its arguments."),
+        Opt("queue", ("-q", "--queue"), help="Queue (default: the cluster's default queue)."),
+        Opt("tasks", ("-n", "--tasks"), int, 1, help="Number of tasks (slots).", min=1),
+        Opt("request", ("-R", "--resreq"), str, "", help='Resource requirement, e.g. "select[mem>4G] rusage[mem=4G]".'),
+        Opt("project", ("-P", "--project"), help="Project to charge."),
+        Opt("job_type", ("--type",), str, "", help="Job type (for drift reports)."),
+        Opt("priority", ("--priority",), int, 0, help="User priority; higher runs first."),
+        Opt("requests", ("--request",), multiple=True,
+            help="Reserve NAME=QTY (repeatable); memory in MiB unless a unit (K, M, G, T) is given."),
+        Opt("limits", ("--limit",), multiple=True, help="Cap NAME=QTY the worker enforces (repeatable)."),
+        Opt("stdout", ("-o",), help="Output file (%J job id, %I array index)."),
+        Opt("stderr", ("-e",), help="Error file (%J job id, %I array index)."),
+        Opt("array", ("--array",), int, None, help="Submit N similar jobs.", min=1),
+        Opt("cwd", ("--cwd",), help="Working directory (default: the current one)."),
+        Opt("env", ("--env",), multiple=True, help="NAME=VALUE for the job (repeatable)."),
+        JSON,
+        *common_options(),
+    ],
+    submit,
+    interspersed=False,
+)
+
+COMMANDS = [SUBMIT]
+
+
+def register(app) -> None:
+    SUBMIT.register(app)

@@ -1,0 +1,1 @@
+"""What jobs declared against what they were measured to use, after they ended."""

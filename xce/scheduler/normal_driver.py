@@ -1,0 +1,205 @@
+"""The normal-mode scheduler driver: a live controller in, the same ``SchedulerCore`` in the middle,
+decisions back to the controller (Req 10 AC 7-10).
+
+The controller's feed already carries core events in their JSON form, so translation is
+``events.from_json``. Events are buffered between rounds; a round runs when events arrived
+(no more often than ``round_interval``) and at least every ``max_round_interval`` even when
+nothing arrived. Decisions are posted in one batch per round with ids ``<epoch>-<seq>``, so a
+retried post is applied once.
+
+Time stamps pushed into the core never go backwards (an event stamped before the previous one
+is pushed at the previous time): that keeps a recording replayable with a strictly monotonic
+virtual clock. Recording (``xceadmin scheduler record start|stop``) arrives on the controller's
+control feed and never changes a decision: the writer only observes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from dataclasses import replace
+from typing import Any
+
+import httpx
+
+from xce.core import SchedulerCore
+from xce.core import events as ev
+from xce.core.decisions import Decision
+
+log = logging.getLogger("xce.scheduler")
+
+
+class ResyncNeeded(Exception):
+    """The controller no longer has the events after our cursor (410): start again from a full sync."""
+
+
+class NormalDriver:
+    def __init__(self, url: str, token: str, *, seed: int = 0, round_interval: float = 0.2,
+                 max_round_interval: float = 5.0, poll_wait: float = 1.0,
+                 record_snapshot_interval: int = 10_000) -> None:
+        self.http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30.0)
+        self.seed = seed
+        self.round_interval = round_interval
+        self.max_round_interval = max_round_interval
+        self.poll_wait = poll_wait
+        self.record_snapshot_interval = record_snapshot_interval
+        self.epoch = f"{os.getpid()}.{time.time_ns()}"
+        self.core: SchedulerCore | None = None
+        self.seq = 0
+        self.control_seq = 0
+        self.last_ts = 0
+        self.pending: list[ev.Event] = []
+        self.outbox: list[Decision] = []
+        self.writer: Any = None
+        self.rounds = 0
+        self.stopping = False
+
+    # -- feed ----------------------------------------------------------------------------
+    def _get(self, path: str, **params: Any) -> Any:
+        r = self.http.get(path, params=params, timeout=max(30.0, self.poll_wait + 10))
+        if r.status_code == 410:
+            raise ResyncNeeded(r.text)
+        r.raise_for_status()
+        return r.json()
+
+    def sync(self) -> None:
+        """(Re)build the core from the controller's full state."""
+        state = self._get("/v1/sched/state")
+        self._close_writer()
+        self.core = SchedulerCore(self._collect, seed=self.seed)
+        self.pending = []
+        self.seq = int(state["seq"])
+        self.control_seq = int(state.get("control_seq", self.control_seq))
+        for obj in state["events"]:
+            self._push(ev.from_json(obj))
+        log.info("synced with the controller at seq %d (%d jobs)", self.seq, len(self.core.jobs))
+
+    def _push(self, event: ev.Event) -> None:
+        if event.ts < self.last_ts:
+            event = replace(event, ts=self.last_ts)
+        self.last_ts = event.ts
+        if self.writer is not None:
+            self.writer.event(event)
+        assert self.core is not None
+        self.core.clock.set(event.ts, None, 1, 1)
+        self.core.push_event(event)
+
+    def _collect(self, decision: Decision) -> None:
+        if self.writer is not None:
+            self.writer.decision(decision)
+        self.outbox.append(decision)
+
+    def poll(self, wait: float) -> int:
+        body = self._get("/v1/sched/events", after=self.seq, wait=round(max(0.0, wait), 3), limit=5000)
+        for item in body["events"]:
+            self.pending.append(ev.from_json(item["event"]))
+        self.seq = int(body["last_seq"])
+        return len(body["events"])
+
+    def poll_control(self) -> None:
+        body = self._get("/v1/sched/control", after=self.control_seq, wait=0)
+        for item in body["commands"]:
+            self.control_seq = int(item["seq"])
+            self.apply_control(item["command"])
+
+    def apply_control(self, command: dict[str, Any]) -> None:
+        op = command.get("op")
+        if op == "record_start":
+            from xce.replay.writer import ReplayWriter
+
+            self._close_writer()
+            path = command.get("file") or f"xce-recording-{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
+            interval = int(command.get("snapshot_interval") or self.record_snapshot_interval)
+            self.writer = ReplayWriter(path, self.core, snapshot_interval=interval)
+            log.info("recording to %s (snapshot every %d events)", path, interval)
+        elif op == "record_stop":
+            self._close_writer()
+        else:
+            log.warning("ignoring unknown control command %r", command)
+
+    def _close_writer(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            log.info("recording stopped")
+            self.writer = None
+
+    # -- rounds --------------------------------------------------------------------------
+    def run_round(self) -> int:
+        for event in self.pending:
+            self._push(event)
+        self.pending = []
+        self._push(ev.BeginRound(ts=max(time.time_ns(), self.last_ts)))
+        self.rounds += 1
+        return self.flush()
+
+    def flush(self) -> int:
+        if not self.outbox:
+            return 0
+        batch = [{"id": f"{self.epoch}-{d.seq}", "ts": d.ts, "decision": d.to_json()} for d in self.outbox]
+        for i in range(0, len(batch), 5000):
+            r = self.http.post("/v1/sched/decisions", json={"decisions": batch[i:i + 5000]})
+            r.raise_for_status()
+        n = len(self.outbox)
+        self.outbox = []
+        return n
+
+    def run(self) -> None:
+        self.sync()
+        last_round = 0.0
+        while not self.stopping:
+            try:
+                now = time.monotonic()
+                due = last_round + (self.round_interval if self.pending else self.max_round_interval)
+                self.poll(min(self.poll_wait, max(0.0, due - now)) if not self.pending else 0.0)
+                self.poll_control()
+                now = time.monotonic()
+                if (self.pending and now - last_round >= self.round_interval) or \
+                        now - last_round >= self.max_round_interval:
+                    self.run_round()
+                    last_round = time.monotonic()
+                elif self.pending:
+                    time.sleep(max(0.0, self.round_interval - (now - last_round)))
+            except ResyncNeeded as exc:
+                log.warning("resynchronising: %s", exc)
+                self.sync()
+            except httpx.HTTPError as exc:
+                log.warning("controller unreachable (%s); retrying", exc)
+                time.sleep(1.0)
+        self._close_writer()
+
+
+def main(*, url: str | None = None, token: str | None = None, state_dir: str | None = None, seed: int = 0,
+         round_interval: float = 0.2, max_round_interval: float = 5.0, record_snapshot_interval: int = 10_000,
+         **_: Any) -> None:
+    from xce.controller import statedir
+
+    sd = statedir.resolve(state_dir)
+    url = url or os.environ.get("XCE_URL") or statedir.read_info(sd)["url"]
+    token = token or os.environ.get("XCE_SCHEDULER_TOKEN") or statedir.token_path(sd, "scheduler").read_text().strip()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s scheduler %(levelname)s %(message)s")
+    driver = NormalDriver(url, token, seed=seed, round_interval=round_interval,
+                          max_round_interval=max_round_interval, record_snapshot_interval=record_snapshot_interval)
+
+    def stop(*_: Any) -> None:
+        driver.stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    driver.run()
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m xce.scheduler.normal_driver",
+                                     description="Run the normal-mode scheduler against a controller.")
+    parser.add_argument("--url")
+    parser.add_argument("--token")
+    parser.add_argument("--state-dir")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--round-interval", type=float, default=0.2)
+    parser.add_argument("--max-round-interval", type=float, default=5.0)
+    parser.add_argument("--record-snapshot-interval", type=int, default=10_000)
+    main(**vars(parser.parse_args()))
