@@ -52,11 +52,11 @@ def test_victims_respect_the_rules_and_free_enough(world):
         assert victim.queue in my_queue.preemptible_queues
     # Minimal: without any one victim the preemptor would not fit.
     from xce.core.alloc.allocator import Allocator
-    from xce.core.core import _PreemptionView
+    from xce.core.preempt.flow import PreemptionView
     from xce.core.session import Session
 
     session = Session(ts=0)
-    view = _PreemptionView(core, Allocator(core.cluster, session, lambda: False))
+    view = PreemptionView(core, Allocator(core.cluster, session, lambda: False))
     victims = [core.jobs[v] for v in p.victim_jobids]
     assert view.fits_without(me, victims)
     for v in victims:

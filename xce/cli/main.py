@@ -61,6 +61,8 @@ COMMANDS: dict[str, str] = {
     "load": "xce.cli.cluster",
     "queues": "xce.cli.cluster",
     "demo": "xce.cli.demo",
+    "config": "xce.cli.config_cmd",
+    "sim": "xce.cli.sim_cmd",
 }
 
 

@@ -20,8 +20,11 @@ from xce.core.cluster import Cluster, Pool
 from xce.core.clock import VirtualClock
 from xce.core.corelog import CoreLogger
 from xce.core.decisions import Decision, Dispatch, Pend, PendReason, Preempt, Resume
-from xce.core.model import Account, Job, Project, Queue
+from xce.core import invariants
+from xce.core.ledger import Ledger
+from xce.core.model import Job, Project, Queue
 from xce.core.pickers import registry as pickers
+from xce.core.preempt import flow
 from xce.core.preempt import registry as preempt_policies
 from xce.core.reasons import make_pend_reason, with_proof
 from xce.core.resources.definitions import ResourceCatalog
@@ -49,6 +52,7 @@ class SchedulerCore:
         self.running: dict[int, Job] = {}
         #: Victims suspended by preemption, waiting to be resumed.
         self.preempted: dict[int, Job] = {}
+        self.ledger = Ledger(self.cluster, self.queues, self.running)
         self.session: Session | None = None
         self.rounds = 0
         self._seq = 0
@@ -203,83 +207,12 @@ class SchedulerCore:
             if job.state == PEND:
                 queue.pending += 1
             elif job.state not in FINISHED and job.placement:
-                self._recharge(job)
+                self.ledger.recharge(job)
+                if job.state == RUN:
+                    self.ledger.charge_slots(job)
+                if job.state == SSUSP and job.preempted_by is not None:
+                    self.preempted[job.jobid] = job
             self.picker.on_job_push(job)
-
-    def _recharge(self, job: Job) -> None:
-        """A job already running when the scheduler (re)started: charge its reservation again."""
-        cluster = self.cluster
-        primary = job.request.alternatives[0].primaries[0] if job.request is not None else None
-        for host_name, tasks in job.placement:
-            host = cluster.host(host_name)
-            if host is None:
-                continue
-            host.jobs[job.jobid] = host.jobs.get(job.jobid, 0) + tasks
-            for res, amount in (primary.rusage if primary is not None else ()):
-                if res in cluster.pools:
-                    job.shared_charged[res] = job.shared_charged.get(res, 0) + tasks * amount
-                    cluster.charge_pool(res, tasks * amount)
-                else:
-                    acc = job.accounts.setdefault((host_name, res), Account())
-                    acc.reserved += tasks * amount
-                    acc.allocated += tasks * amount
-                    cluster.charge(cluster.index[host_name], res, tasks * amount)
-        job.real_charged = True
-        if job.state == RUN:
-            self._charge_slots(job)
-        if job.state == SSUSP and job.preempted_by is not None:
-            self.preempted[job.jobid] = job
-
-    def _charge_slots(self, job: Job) -> None:
-        cluster = self.cluster
-        for host_name, tasks in job.placement:
-            i = cluster.index.get(host_name)
-            if i is not None:
-                cluster.charge(i, "slots", tasks)
-        job.slots_charged = True
-        queue = self.queues[job.queue]
-        queue.running += 1
-        queue.running_by_user[job.user] = queue.running_by_user.get(job.user, 0) + 1
-        self.running[job.jobid] = job
-
-    def _release_slots(self, job: Job) -> None:
-        if not job.slots_charged:
-            return
-        cluster = self.cluster
-        for host_name, tasks in job.placement:
-            i = cluster.index.get(host_name)
-            if i is not None:
-                cluster.charge(i, "slots", -tasks)
-        job.slots_charged = False
-        queue = self.queues[job.queue]
-        queue.running -= 1
-        left = queue.running_by_user.get(job.user, 0) - 1
-        if left > 0:
-            queue.running_by_user[job.user] = left
-        else:
-            queue.running_by_user.pop(job.user, None)
-        self.running.pop(job.jobid, None)
-
-    def _release_all(self, job: Job) -> None:
-        """Give back everything: slots, real resources, shared pools; forget the placement."""
-        self._release_slots(job)
-        cluster = self.cluster
-        if job.real_charged:
-            for (host_name, res), acc in job.accounts.items():
-                i = cluster.index.get(host_name)
-                if i is not None and acc.charged:
-                    cluster.charge(i, res, -acc.charged)
-            for res, amount in job.shared_charged.items():
-                if res in cluster.pools:
-                    cluster.charge_pool(res, -amount)
-            job.real_charged = False
-        for host_name, _ in job.placement:
-            host = cluster.host(host_name)
-            if host is not None:
-                host.jobs.pop(job.jobid, None)
-        job.accounts.clear()
-        job.shared_charged.clear()
-        job.placement = ()
 
     def _set_state(self, job: Job, new: str) -> None:
         queue = self.queues[job.queue]
@@ -300,13 +233,13 @@ class SchedulerCore:
         if new == old and not (new == SSUSP and job.resume_sent):
             return
         if new in FINISHED or new == PEND:
-            self._release_all(job)
+            self.ledger.release_all(job)
             self._forget_preemption(job)
             self._set_state(job, new)
             if new in FINISHED:
                 del self.jobs[job.jobid]
         elif new in SUSPENDED:
-            self._release_slots(job)
+            self.ledger.release_slots(job)
             job.resume_sent = False
             self._set_state(job, new)
             if new == SSUSP and job.preempted_by is not None:
@@ -314,7 +247,7 @@ class SchedulerCore:
         else:  # RUN
             if old in SUSPENDED or job.resume_sent:
                 if not job.slots_charged:
-                    self._charge_slots(job)
+                    self.ledger.charge_slots(job)
                 job.resume_sent = False
                 job.preempted_by = None
                 self.preempted.pop(job.jobid, None)
@@ -341,16 +274,10 @@ class SchedulerCore:
         if e.queue is not None and e.queue != job.queue:
             if e.queue not in self.queues:
                 self._upsert_queue(QueueSpec(name=e.queue, active=False))
-            held = job.slots_charged
-            if held:
-                self._release_slots(job)
             if job.state == PEND:
                 self.queues[job.queue].pending -= 1
                 self.queues[e.queue].pending += 1
-            job.queue = e.queue
-            if held:
-                # Re-charge under the new queue's counters; the slots were never really free.
-                self._charge_slots(job)
+            self.ledger.move_queue(job, e.queue)
         if e.priority is not None:
             job.priority = e.priority
         if e.project is not None:
@@ -358,11 +285,6 @@ class SchedulerCore:
         self.picker.on_job_update(job)
 
     def _on_rusage(self, e: ev.JobRusage) -> None:
-        """Reconcile real usage: ``used = max(0, actual - reserved)``, applying only the delta.
-
-        Only single-host jobs: the usage report carries no host, so a multi-host job stays charged
-        at its flat reservation on each host (resource-accounting.md).
-        """
         job = self.jobs.get(e.jobid)
         if job is None:
             return
@@ -370,25 +292,7 @@ class SchedulerCore:
         hook = getattr(self.picker, "on_job_rusage", None)
         if hook is not None:
             hook(job, job.last_usage)
-        if len(job.placement) != 1 or not job.real_charged:
-            return
-        host_name = job.placement[0][0]
-        i = self.cluster.index.get(host_name)
-        if i is None:
-            return
-        for wire_name, actual in sorted(e.usage.items()):
-            res = self.resource_names.get(wire_name, wire_name)
-            rdef = self.catalog.get(res)
-            if rdef is None or not (rdef.real and rdef.consumable):
-                continue
-            acc = job.accounts.get((host_name, res))
-            if acc is None:
-                acc = job.accounts[(host_name, res)] = Account()
-            used = max(0, int(actual) - acc.reserved)
-            delta = used - acc.used
-            acc.used = used
-            if delta:
-                self.cluster.charge(i, res, delta)
+        self.ledger.reconcile(job, e.usage, self.resource_names, self.catalog)
 
     # -- the session ---------------------------------------------------------------------
     def _emit(self, decision: Decision) -> None:
@@ -466,29 +370,9 @@ class SchedulerCore:
         self._pend(job, session, reasons)
 
     def _dispatch(self, job: Job, alloc: Allocation, session: Session) -> None:
-        cluster = self.cluster
-        placement: dict[str, int] = {}
-        for i, tasks in alloc.slots:
-            name = cluster.hosts[i].name
-            placement[name] = placement.get(name, 0) + tasks
-        for i, res, amount in alloc.charges:
-            acc = job.accounts.setdefault((cluster.hosts[i].name, res), Account())
-            acc.reserved += amount
-            acc.allocated += amount
-        for res, amount in alloc.pool:
-            job.shared_charged[res] = job.shared_charged.get(res, 0) + amount
-        job.placement = tuple(placement.items())
-        for name, tasks in job.placement:
-            cluster.hosts[cluster.index[name]].jobs[job.jobid] = tasks
-        # The allocator already charged the columns; record that the job holds them.
-        job.slots_charged = True
-        job.real_charged = True
+        self.ledger.record_dispatch(job, alloc)
         job.start_time = session.ts
         job.waiting_for = ()
-        queue = self.queues[job.queue]
-        queue.running += 1
-        queue.running_by_user[job.user] = queue.running_by_user.get(job.user, 0) + 1
-        self.running[job.jobid] = job
         self._set_state(job, RUN)
         session.dispatched += 1
         self.picker.on_dispatch(job.jobid)
@@ -496,118 +380,27 @@ class SchedulerCore:
 
     # -- preemption and resume -----------------------------------------------------------
     def _preempt(self, job: Job, session: Session, allocator: Allocator) -> bool:
-        queue = self.queues[job.queue]
-        if not queue.spec.preemptible_queues:
-            return False
-        policy = preempt_policies.create(queue.spec.preempt_policy)
-        victims = policy.select_victims(_PreemptionView(self, allocator), job)
+        victims = flow.choose_victims(self, job, allocator)
         if not victims:
             return False
         for vid in victims:
             self.jobs[vid].preempted_by = job.jobid
-        job.waiting_for = tuple(victims)
+        job.waiting_for = victims
         self._emit(Preempt(ts=session.ts, seq=self._next_seq(), preempting_jobid=job.jobid,
-                           victim_jobids=tuple(victims), signal=queue.spec.preempt_signal))
+                           victim_jobids=victims, signal=self.queues[job.queue].spec.preempt_signal))
         self._pend(job, session, (make_pend_reason(
             "preempt", detail="waiting for preempted resources of job(s) " + ", ".join(map(str, victims))),))
         return True
 
     def _resume_victims(self, session: Session) -> None:
-        """Resume preemption victims whose slots are free again and whom no waiting job could take."""
+        """Suspended victims come back before any pending job is considered (Req 6, issue #5)."""
         if not self.preempted:
             return
-        cluster = self.cluster
-        free = cluster.available("slots").copy()
-        for job in sorted(self.preempted.values(), key=lambda j: (tuple(-x for x in self.rank(j)), j.jobid)):
-            if job.resume_sent or job.state != SSUSP:
-                continue
-            idx = [(cluster.index.get(h), t) for h, t in job.placement]
-            if any(i is None or not cluster.ok[i] or free[i] < t for i, t in idx):
-                continue
-            if self._threatened(job):
-                continue
-            for i, t in idx:
-                free[i] -= t
-            self._charge_slots(job)
+        for job in flow.resumable(self):
+            self.ledger.charge_slots(job)
             job.resume_sent = True
             self._emit(Resume(ts=session.ts, seq=self._next_seq(), jobid=job.jobid))
 
-    def _threatened(self, victim: Job) -> bool:
-        """Is a pending job waiting that outranks ``victim`` and may preempt its queue?"""
-        mine = self.rank(victim)
-        for queue in self.queues.values():
-            if victim.queue not in queue.spec.preemptible_queues or not queue.pending:
-                continue
-            if queue.priority > mine[0]:
-                return True
-            if queue.priority == mine[0] and any(
-                    j.queue == queue.name and j.state == PEND and self.rank(j) > mine for j in self.jobs.values()):
-                return True
-        return False
-
-    # -- checks --------------------------------------------------------------------------
     def validate(self) -> None:
-        """Invariants tests call after every event; raises AssertionError naming the broken one."""
-        import numpy as np
-
-        before = {res: col.copy() for res, col in self.cluster._inuse.items()}
-        pools_before = {r: p.inuse for r, p in self.cluster.pools.items()}
-        self.cluster.rederive()
-        for res, col in self.cluster._inuse.items():
-            old = before.get(res, np.zeros_like(col))
-            if not np.array_equal(old, col):
-                raise AssertionError(f"in-use of {res} drifted from its re-derivation: {old.tolist()} != {col.tolist()}")
-        for r, p in self.cluster.pools.items():
-            if pools_before.get(r, 0) != p.inuse:
-                raise AssertionError(f"pool {r} in-use {pools_before.get(r)} != re-derived {p.inuse}")
-        slots_free = self.cluster.available("slots")
-        if (slots_free < 0).any():
-            raise AssertionError(f"a host has more tasks than slots: free={slots_free.tolist()}")
-        for job in self.jobs.values():
-            if job.state == PEND and (job.placement or job.slots_charged):
-                raise AssertionError(f"job {job.jobid} is pending but holds a placement")
-            if job.state == RUN and not job.slots_charged:
-                raise AssertionError(f"job {job.jobid} runs without holding slots")
-        for queue in self.queues.values():
-            n = sum(1 for j in self.jobs.values() if j.queue == queue.name and j.state == PEND)
-            if n != queue.pending:
-                raise AssertionError(f"queue {queue.name} counts {queue.pending} pending jobs, has {n}")
-
-
-class _PreemptionView:
-    """What a preempt policy may ask of the core, without reaching into its internals."""
-
-    __slots__ = ("core", "allocator")
-
-    def __init__(self, core: SchedulerCore, allocator: Allocator) -> None:
-        self.core = core
-        self.allocator = allocator
-
-    def rank(self, job: Job) -> tuple[int, int]:
-        return self.core.rank(job)
-
-    def preemptible_queues(self, job: Job) -> tuple[str, ...]:
-        return self.core.queues[job.queue].spec.preemptible_queues
-
-    def queue_preemptible(self, job: Job) -> bool:
-        return self.core.queues[job.queue].spec.preemptible
-
-    def running_jobs(self, queue_names: tuple[str, ...]) -> list[Job]:
-        names = set(queue_names)
-        return [j for j in self.core.running.values()
-                if j.queue in names and j.state == RUN and j.preempted_by is None and not j.resume_sent]
-
-    def fits_without(self, job: Job, victims: list[Job]) -> bool:
-        """Would ``job`` be allocatable if the victims' slots were free? (Real resources stay charged.)"""
-        cluster = self.core.cluster
-        released = [(cluster.index[h], t) for v in victims for h, t in v.placement if h in cluster.index]
-        for i, t in released:
-            cluster.charge(i, "slots", -t)
-        try:
-            alloc, _ = self.allocator.allocate(job.request)
-            if alloc is not None:
-                self.allocator.rollback(alloc)
-            return alloc is not None
-        finally:
-            for i, t in released:
-                cluster.charge(i, "slots", t)
+        """Check the invariants (``xce.core.invariants``); raises AssertionError naming the broken one."""
+        invariants.validate(self)

@@ -103,7 +103,7 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
         core.picker.fini()
         core.picker = picker
         picker.init(core)
-        core.queues = {}
+        core.queues.clear()  # cleared in place: the ledger holds these dicts too
         for q in data["queues"]:
             spec = QueueSpec.from_json(q)
             core.queues[spec.name] = Queue(spec)
@@ -146,7 +146,8 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
                 queue.running_by_user[job.user] = queue.running_by_user.get(job.user, 0) + 1
             if job.preempted_by is not None and job.state == "SSUSP":
                 core.preempted[job.jobid] = job
-        core.running = {jid: core.jobs[jid] for jid in data["running"]}
+        core.running.clear()
+        core.running.update((jid, core.jobs[jid]) for jid in data["running"])
         core.cluster.rederive()
         for job in core.jobs.values():
             picker.on_job_push(job)

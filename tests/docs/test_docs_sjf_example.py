@@ -1,0 +1,262 @@
+"""The plugin guide's worked example (``examples/sjf_picker``) is real, installable code.
+
+(a) ``pip install --target`` it into a temporary directory (the venv is never touched), load it
+    through the ``xce.pickers`` entry point exactly as XCE does, and run harness scenarios.
+(b) Run ``xce sim run`` on a shipped trace with ``--picker sjf`` and with ``builtin_fcfs`` in
+    subprocesses that see the installed plugin, and check the shortest-first property on the
+    per-job output.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from xce.core.pickers import registry
+from xce.testing import Harness, make_host, make_job, queue
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "sjf_picker"
+TRACES = REPO.parent / "shared" / "traces"
+TRACE = TRACES / "LANL-CM5-1994-4.1-cln.first155.swf"
+
+
+def _pip_install(target: Path, workdir: Path) -> None:
+    # Build from a copy so that setuptools' build/ and *.egg-info never land in the checkout.
+    src = workdir / "sjf_picker_src"
+    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    base = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
+            "--target", str(target)]
+    attempts = [base + [str(src)], base + ["--no-build-isolation", str(src)]]
+    outputs = []
+    for cmd in attempts:  # the second works offline where setuptools and wheel are installed
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+        if proc.returncode == 0:
+            return
+        outputs.append(f"$ {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
+    pytest.fail("could not pip install examples/sjf_picker:\n" + "\n".join(outputs))
+
+
+@pytest.fixture(scope="module")
+def sjf_target(tmp_path_factory: pytest.TempPathFactory):
+    """The example installed with pip into a temporary directory, put on sys.path and registered."""
+    work = tmp_path_factory.mktemp("sjf")
+    target = work / "site"
+    _pip_install(target, work)
+    assert (target / "sjf_picker" / "__init__.py").is_file()
+    entry_points = list(target.glob("*.dist-info/entry_points.txt"))
+    assert entry_points and 'sjf = sjf_picker:ShortestJobFirst' in entry_points[0].read_text()
+    sys.path.insert(0, str(target))
+    importlib.invalidate_caches()
+    try:
+        from xce.plugins import load_entry_points
+
+        errors = load_entry_points()
+        assert not [e for e in errors if "sjf" in e], errors
+        assert "sjf" in registry.available()
+        yield target
+    finally:
+        registry.unregister("sjf")
+        sys.path.remove(str(target))
+        for name in [m for m in sys.modules if m == "sjf_picker" or m.startswith("sjf_picker.")]:
+            del sys.modules[name]
+        importlib.invalidate_caches()
+
+
+def _waiting_scenario(picker: str) -> tuple[list[tuple], list[tuple]]:
+    """A full host, then four jobs queued one after another; the blocker ends."""
+    h = Harness(queues=[queue("normal")], picker=picker)
+    h.hosts(make_host("h1").slots(4))
+    h.submit(make_job(1).tasks(4))
+    assert h.round() == [("DISPATCH", 1, (("h1", 4),))]
+    # Queued in this order, one submission each, so queue times increase with the job id.
+    h.submit(make_job(2).tasks(4).priority(100))  # priority is ignored by sjf
+    h.submit(make_job(3).tasks(2))
+    h.submit(make_job(4).tasks(1))
+    h.submit(make_job(5).tasks(1))
+    waiting = h.round()
+    h.state(1, "DONE")
+    return waiting, h.round()
+
+
+def test_sjf_orders_shortest_first(sjf_target: Path) -> None:
+    waiting, after = _waiting_scenario("sjf")
+    # Every job is offered once, fewest tasks first, then queue time, then job id.
+    assert [d[1] for d in waiting] == [4, 5, 3, 2]
+    assert all(d[0] == "PEND" for d in waiting)
+    assert after == [("DISPATCH", 4, (("h1", 1),)), ("DISPATCH", 5, (("h1", 1),)),
+                     ("DISPATCH", 3, (("h1", 2),)), ("PEND", 2, ("slots",))]
+
+
+def test_builtin_fcfs_differs_on_the_same_scenario() -> None:
+    waiting, after = _waiting_scenario("builtin_fcfs")
+    assert [d[1] for d in waiting] == [2, 3, 4, 5]
+    assert after[0] == ("DISPATCH", 2, (("h1", 4),))
+
+
+def test_sjf_keeps_queue_priority(sjf_target: Path) -> None:
+    h = Harness(queues=[queue("high", 10), queue("low", 0)], picker="sjf")
+    h.hosts(make_host("h1").slots(4))
+    h.submit(make_job(1).queue("low").tasks(1), make_job(2).queue("high").tasks(4), make_job(3).queue("low").tasks(2))
+    assert h.round() == [("DISPATCH", 2, (("h1", 4),)), ("PEND", 1, ("slots",)), ("PEND", 3, ("slots",))]
+
+
+def test_sjf_as_a_per_queue_override(sjf_target: Path) -> None:
+    """``job_pick_plugin = "sjf"`` on one queue: builtin_fcfs delegates that queue's order to it."""
+    h = Harness(queues=[queue("short", 0, job_pick_plugin="sjf")])
+    h.hosts(make_host("h1").slots(1))
+    h.submit(make_job(1).queue("short").tasks(3))
+    h.submit(make_job(2).queue("short").tasks(1))
+    assert h.round() == [("DISPATCH", 2, (("h1", 1),)), ("PEND", 1, ("slots",))]
+
+
+def test_sjf_drops_killed_and_moved_jobs(sjf_target: Path) -> None:
+    h = Harness(queues=[queue("normal")], picker="sjf")
+    h.hosts(make_host("h1").slots(1))
+    h.submit(make_job(1).tasks(1), make_job(2).tasks(1))
+    h.state(1, "EXIT")
+    assert h.round() == [("DISPATCH", 2, (("h1", 1),))]
+    h.submit(make_job(3).tasks(1))
+    h.update(3, queue="nowhere")  # an undefined queue never dispatches
+    assert h.round() == []
+
+
+# -- (b) the same picker inside the closed-loop simulator --------------------------------------
+
+def _sim_command() -> list[str] | None:
+    """``xce sim run`` as a module invocation, or None while the command does not exist yet."""
+    if importlib.util.find_spec("xce.cli.sim_cmd") is None:
+        return None
+    from xce.cli.main import COMMANDS
+
+    if "sim" in COMMANDS:
+        return [sys.executable, "-m", "xce.cli.main", "sim", "run"]
+    return [sys.executable, "-m", "xce.cli.sim_cmd", "run"]
+
+
+_ID_COLS = ("jobid", "job_id", "job", "id", "job_number")
+_START_COLS = ("start", "start_s", "start_time", "started")
+_SUBMIT_COLS = ("submit", "submit_s", "submit_time", "submitted")
+
+
+def _pick(row: dict, names: tuple[str, ...]):
+    lowered = {str(k).strip().lower(): v for k, v in row.items()}
+    for name in names:
+        if name in lowered:
+            return lowered[name]
+    return None
+
+
+def _num(value) -> int | None:
+    if value is None or value == "" or str(value).strip().lower() in ("none", "null", "-", "nan"):
+        return None
+    number = int(float(value))
+    return None if number < 0 else number
+
+
+def _per_job(rows: list[dict]) -> dict[int, tuple[int | None, int | None]] | None:
+    out: dict[int, tuple[int | None, int | None]] = {}
+    for row in rows:
+        jid, start = _pick(row, _ID_COLS), _pick(row, _START_COLS)
+        if jid is None or start is None and not any(k in {str(c).lower() for c in row} for k in _START_COLS):
+            return None
+        out[int(float(jid))] = (_num(_pick(row, _SUBMIT_COLS)), _num(start))
+    return out or None
+
+
+def _read_jobs(out_dir: Path, stdout: str) -> dict[int, tuple[int | None, int | None]]:
+    """job id -> (submit, start) from the run's per-job CSV, else from its JSON."""
+    for path in sorted(out_dir.rglob("*.csv")):
+        with path.open(newline="") as fp:
+            jobs = _per_job(list(csv.DictReader(fp)))
+        if jobs:
+            return jobs
+    candidates = [stdout] + [p.read_text() for p in sorted(out_dir.rglob("*.json"))]
+    for text in candidates:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        rows = data.get("jobs") if isinstance(data, dict) else data
+        if isinstance(rows, list) and rows and isinstance(rows[0], dict):
+            jobs = _per_job(rows)
+            if jobs:
+                return jobs
+    pytest.fail(f"no per-job start times found in {sorted(p.name for p in out_dir.rglob('*'))} or stdout:\n"
+                f"{stdout[:2000]}")
+
+
+_UNKNOWN_SJF = "unknown picker 'sjf'"
+#: ``xce sim run`` with installed plugins registered first, as every XCE entry point should do.
+_WITH_PLUGINS = ("import sys, xce.plugins; errors = xce.plugins.load_entry_points(); "
+                 "from xce.cli.main import main; sys.argv[0] = 'xce'; main(sys.argv[1:])")
+
+
+def _run_sim(cmd: list[str], picker: str, out_dir: Path, plugin_dir: Path) -> tuple[dict[int, tuple], str]:
+    """Per-job results, and "" or the reason the plain command needed the plugin-loading fallback."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(plugin_dir), env.get("PYTHONPATH", "")) if p)
+    opts = ["--workload", str(TRACE), "--hosts", "16", "--slots-per-host", "32", "--picker", picker,
+            "--out", str(out_dir), "--json", "--no-plots"]
+    proc = subprocess.run(cmd + opts, capture_output=True, text=True, env=env, cwd=REPO, timeout=240)
+    flagged = ""
+    if proc.returncode != 0 and _UNKNOWN_SJF in proc.stderr:
+        flagged = ("`xce sim run --picker sjf` does not see installed xce.pickers entry points (it never calls "
+                   "xce.plugins.load_entry_points()): " + proc.stderr.strip())
+        fallback = [sys.executable, "-c", _WITH_PLUGINS, "sim", "run"] + opts
+        proc = subprocess.run(fallback, capture_output=True, text=True, env=env, cwd=REPO, timeout=240)
+    assert proc.returncode == 0, f"{' '.join(cmd + opts)}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+    return _read_jobs(out_dir, proc.stdout), flagged
+
+
+def _inversions(jobs: dict[int, tuple], submit: dict[int, int], tasks: dict[int, int]) -> list[tuple[int, int]]:
+    """Pairs (a, b) where a started while b was waiting (submitted, not started) with fewer tasks.
+
+    On a cluster of identical hosts and slots only, a job that fits whenever a bigger one fits,
+    so shortest-first never produces such a pair."""
+    started = {j: s for j, (_, s) in jobs.items() if s is not None and j in tasks}
+    out = []
+    for a, sa in started.items():
+        for b, sb in started.items():
+            if sa < sb and submit[b] <= sa and tasks[b] < tasks[a]:
+                out.append((a, b))
+    return out
+
+
+def test_sim_sjf_starts_waiting_jobs_shortest_first(sjf_target: Path, tmp_path: Path) -> None:
+    cmd = _sim_command()
+    if cmd is None:
+        pytest.skip("xce/cli/sim_cmd.py (xce sim run) does not exist yet")
+    if not TRACE.is_file():
+        pytest.skip(f"trace not found: {TRACE} (the shared/ directory beside the checkout)")
+    from xce.sim import read_swf
+
+    trace = read_swf(TRACE)
+    tasks = dict(zip(trace.jobid, trace.procs))
+    trace_submit = dict(zip(trace.jobid, trace.submit))
+
+    sjf, flagged = _run_sim(cmd, "sjf", tmp_path / "sjf", sjf_target)
+    fcfs, _ = _run_sim(cmd, "builtin_fcfs", tmp_path / "fcfs", sjf_target)
+    assert set(sjf) == set(trace.jobid) == set(fcfs)
+
+    def submits(jobs: dict[int, tuple]) -> dict[int, int]:
+        # Prefer the run's own submit column (same clock as its start column) over the trace's.
+        return {j: (s if s is not None else trace_submit[j]) for j, (s, _) in jobs.items()}
+
+    sjf_submit = submits(sjf)
+    waited = [j for j, (_, s) in sjf.items() if s is not None and s > sjf_submit[j]]
+    assert len(waited) > 20, "the scenario must make jobs wait, or it proves nothing"
+    assert _inversions(sjf, sjf_submit, tasks) == []
+    assert _inversions(fcfs, submits(fcfs), tasks), "builtin_fcfs should start some bigger job first"
+    assert {j: s for j, (_, s) in sjf.items()} != {j: s for j, (_, s) in fcfs.items()}
+    if flagged:
+        # The picker behaves; the command line does not load plugins yet. Visible, not hidden.
+        pytest.xfail(flagged)

@@ -1,0 +1,156 @@
+"""Who holds what: charging and releasing a job's slots, real resources and shared pools.
+
+One place keeps the three tallies consistent: the cluster's in-use columns, each job's own
+account records (which the per-round re-derivation reads), and the queue counters MAX_RUNNING
+looks at. Suspension releases only the virtual slots; real resources stay charged at
+``max(reserved, actual)`` because the suspended process is still resident.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xce.core.alloc.allocator import Allocation
+from xce.core.cluster import Cluster
+from xce.core.model import Account, Job, Queue
+from xce.core.resources.definitions import ResourceCatalog
+
+
+class Ledger:
+    __slots__ = ("cluster", "queues", "running")
+
+    def __init__(self, cluster: Cluster, queues: dict[str, Queue], running: dict[int, Job]) -> None:
+        self.cluster = cluster
+        self.queues = queues
+        #: Jobs holding slots, in the order they took them: the preemption candidates.
+        self.running = running
+
+    def _count(self, job: Job, delta: int) -> None:
+        queue = self.queues[job.queue]
+        queue.running += delta
+        left = queue.running_by_user.get(job.user, 0) + delta
+        if left > 0:
+            queue.running_by_user[job.user] = left
+        else:
+            queue.running_by_user.pop(job.user, None)
+        if delta > 0:
+            self.running[job.jobid] = job
+        else:
+            self.running.pop(job.jobid, None)
+
+    def record_dispatch(self, job: Job, alloc: Allocation) -> None:
+        """The allocator already charged the columns; record on the job what it holds."""
+        cluster = self.cluster
+        placement: dict[str, int] = {}
+        for i, tasks in alloc.slots:
+            name = cluster.hosts[i].name
+            placement[name] = placement.get(name, 0) + tasks
+        for i, res, amount in alloc.charges:
+            acc = job.accounts.setdefault((cluster.hosts[i].name, res), Account())
+            acc.reserved += amount
+            acc.allocated += amount
+        for res, amount in alloc.pool:
+            job.shared_charged[res] = job.shared_charged.get(res, 0) + amount
+        job.placement = tuple(placement.items())
+        for name, tasks in job.placement:
+            cluster.hosts[cluster.index[name]].jobs[job.jobid] = tasks
+        job.slots_charged = True
+        job.real_charged = True
+        self._count(job, +1)
+
+    def recharge(self, job: Job) -> None:
+        """A job already placed when the scheduler (re)started: charge its reservation again."""
+        cluster = self.cluster
+        primary = job.request.alternatives[0].primaries[0] if job.request is not None else None
+        for host_name, tasks in job.placement:
+            host = cluster.host(host_name)
+            if host is None:
+                continue
+            host.jobs[job.jobid] = host.jobs.get(job.jobid, 0) + tasks
+            for res, amount in (primary.rusage if primary is not None else ()):
+                if res in cluster.pools:
+                    job.shared_charged[res] = job.shared_charged.get(res, 0) + tasks * amount
+                    cluster.charge_pool(res, tasks * amount)
+                else:
+                    acc = job.accounts.setdefault((host_name, res), Account())
+                    acc.reserved += tasks * amount
+                    acc.allocated += tasks * amount
+                    cluster.charge(cluster.index[host_name], res, tasks * amount)
+        job.real_charged = True
+
+    def charge_slots(self, job: Job) -> None:
+        cluster = self.cluster
+        for host_name, tasks in job.placement:
+            i = cluster.index.get(host_name)
+            if i is not None:
+                cluster.charge(i, "slots", tasks)
+        job.slots_charged = True
+        self._count(job, +1)
+
+    def release_slots(self, job: Job) -> None:
+        if not job.slots_charged:
+            return
+        cluster = self.cluster
+        for host_name, tasks in job.placement:
+            i = cluster.index.get(host_name)
+            if i is not None:
+                cluster.charge(i, "slots", -tasks)
+        job.slots_charged = False
+        self._count(job, -1)
+
+    def release_all(self, job: Job) -> None:
+        """Give back everything: slots, real resources, shared pools; forget the placement."""
+        self.release_slots(job)
+        cluster = self.cluster
+        if job.real_charged:
+            for (host_name, res), acc in job.accounts.items():
+                i = cluster.index.get(host_name)
+                if i is not None and acc.charged:
+                    cluster.charge(i, res, -acc.charged)
+            for res, amount in job.shared_charged.items():
+                if res in cluster.pools:
+                    cluster.charge_pool(res, -amount)
+            job.real_charged = False
+        for host_name, _ in job.placement:
+            host = cluster.host(host_name)
+            if host is not None:
+                host.jobs.pop(job.jobid, None)
+        job.accounts.clear()
+        job.shared_charged.clear()
+        job.placement = ()
+
+    def move_queue(self, job: Job, queue: str) -> None:
+        """A running job changed queue: its slots stay taken, the counters move."""
+        held = job.slots_charged
+        if held:
+            self._count(job, -1)
+        job.queue = queue
+        if held:
+            self._count(job, +1)
+
+    def reconcile(self, job: Job, usage: dict[str, Any], names: dict[str, str], catalog: ResourceCatalog) -> None:
+        """Reconcile real usage: ``used = max(0, actual - reserved)``, applying only the delta.
+
+        Only single-host jobs: the usage report carries no host, so a multi-host job stays charged
+        at its flat reservation on each host (resource-accounting.md). A name that is not a
+        registered real consumable (``cpu_time``, anything unknown) is never charged.
+        """
+        if len(job.placement) != 1 or not job.real_charged:
+            return
+        host_name = job.placement[0][0]
+        i = self.cluster.index.get(host_name)
+        if i is None:
+            return
+        for wire_name, actual in sorted(usage.items()):
+            res = names.get(wire_name, wire_name)
+            rdef = catalog.get(res)
+            if rdef is None or not (rdef.real and rdef.consumable):
+                continue
+            acc = job.accounts.get((host_name, res))
+            if acc is None:
+                acc = job.accounts[(host_name, res)] = Account()
+            used = max(0, int(actual) - acc.reserved)
+            delta = used - acc.used
+            acc.used = used
+            if delta:
+                self.cluster.charge(i, res, delta)
