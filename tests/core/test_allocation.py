@@ -175,3 +175,56 @@ def test_a_malformed_request_pends_with_the_parse_error():
     d = h.round_decisions()[0]
     assert d.reasons[0].step == "request"
     assert "column" in d.reasons[0].text
+
+
+def test_a_pend_is_emitted_when_its_reason_changes_not_every_round():
+    h = Harness()
+    h.hosts(make_host("h1").slots(2).mem("8G"))
+    h.submit(make_job(1).tasks(2), make_job(2).rusage("mem=4G"))
+    assert h.round() == [("DISPATCH", 1, (("h1", 2),)), ("PEND", 2, ("slots",))]
+    assert h.round() == []  # same reason: nothing new to say
+    h.resvals({"h1": {"mem": 2 * 1024**3}})
+    assert h.round() == []  # values changed, the job was tried again, still short of slots
+    h.state(1, "DONE")
+    out = h.round_decisions()
+    assert [(d.OP, d.jobid) for d in out] == [("PEND", 2)]
+    assert out[0].reasons[0].text == "needs mem 4G, short by mem 2G (closest host has 2G)"
+
+
+def test_nothing_released_means_the_allocator_is_not_run_again(monkeypatch):
+    from xce.core.alloc import allocator as mod
+
+    h = Harness()
+    h.hosts(make_host("h1").slots(2).mem("4G"))
+    h.submit(make_job(1).rusage("mem=3G"), make_job(2).rusage("mem=2G"))
+    calls = []
+    original = mod.Allocator.allocate
+    monkeypatch.setattr(mod.Allocator, "allocate", lambda self, r: calls.append(r) or original(self, r))
+    assert [d[0] for d in h.round()] == ["DISPATCH", "PEND"]
+    assert len(calls) == 2
+    h.submit(make_job(3))  # the new job is tried; job 2 is not: nothing was released
+    assert h.round() == [("DISPATCH", 3, (("h1", 1),))]
+    assert len(calls) == 3
+    h.state(3, "DONE")  # a release: job 2 is tried again, still short of memory
+    assert h.round() == []
+    assert len(calls) == 4
+    h.state(1, "DONE")
+    assert h.round() == [("DISPATCH", 2, (("h1", 1),))]
+
+
+def test_fewer_free_slots_than_a_job_needs_skips_the_allocator(monkeypatch):
+    from xce.core.alloc import allocator as mod
+
+    h = Harness()
+    h.hosts(make_host("h1").slots(2), make_host("h2").slots(2))
+    h.submit(make_job(1).tasks(3), make_job(2).tasks(4))
+    assert [d[0] for d in h.round()] == ["DISPATCH", "PEND"]
+    calls = []
+    original = mod.Allocator.allocate
+    monkeypatch.setattr(mod.Allocator, "allocate", lambda self, r: calls.append(r) or original(self, r))
+    h.resvals({"h1": {"r1m": 0.5}})  # new values: capacity may have changed, but only 1 slot is free
+    assert h.round() == []
+    assert calls == []
+    h.state(1, "DONE")
+    assert h.round() == [("DISPATCH", 2, (("h1", 2), ("h2", 2)))]
+    assert len(calls) == 1

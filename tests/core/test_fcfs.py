@@ -102,7 +102,9 @@ def test_state_change_removes_candidate_and_repend_returns_it():
     assert h.round() == [("DISPATCH", 1, (("h1", 1),)), ("PEND", 2, ("slots",)), ("PEND", 3, ("slots",))]
     h.state(2, "EXIT", "killed")  # killed while pending: no longer a candidate
     h.state(1, "PEND", "requeued")  # dispatch failed: back in line, in its original place
-    assert h.round() == [("DISPATCH", 1, (("h1", 1),)), ("PEND", 3, ("slots",))]
+    # Job 1 comes first again; job 3 still waits for the same reason, so no new PEND for it.
+    assert h.round() == [("DISPATCH", 1, (("h1", 1),))]
+    assert h.core.jobs[3].state == "PEND"
 
 
 def test_job_update_reorders():

@@ -74,9 +74,13 @@ def test_no_second_wave_of_victims_while_the_first_is_in_flight():
     h.submit(make_job(3).queue("high"))
     # Both started in the same round: the job id breaks the tie.
     assert h.round()[0] == ("PREEMPT", 3, (1,))
-    # Job 1 has not been suspended yet: job 3 waits and no new victim is chosen.
-    assert h.round() == [("PEND", 3, ("preempt",))]
-    assert h.round() == [("PEND", 3, ("preempt",))]
+    # Job 1 has not been suspended yet: job 3 waits and no new victim is chosen (its reason is
+    # unchanged, so no new PEND either).
+    h.submit(make_job(4).queue("low"))
+    assert h.round() == [("PEND", 4, ("slots",))]
+    assert h.round() == []
+    assert h.core.jobs[3].waiting_for == (1,)
+    assert h.core.jobs[2].preempted_by is None
 
 
 def test_the_victim_resumes_after_the_preempting_job_finishes():

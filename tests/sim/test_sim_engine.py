@@ -96,3 +96,35 @@ def test_bad_cluster_file_names_the_key():
         parse_cluster_text('[[sim.hosts]]\nname = "a"\nslots = 0\n')
     with pytest.raises(ConfigError, match="queues.normal.priorty"):
         parse_cluster_text('[queues.normal]\npriorty = 3\n[[sim.hosts]]\nname = "a"\n')
+
+
+def test_every_pushed_event_goes_through_the_writer(monkeypatch):
+    import sys
+    import types
+
+    seen: dict = {"events": [], "decisions": [], "closed": False}
+
+    class FakeWriter:
+        def __init__(self, target, core, snapshot_interval=0):
+            seen["target"] = target
+
+        def event(self, e):
+            seen["events"].append(e.TYPE)
+
+        def decision(self, d):
+            seen["decisions"].append(d.OP)
+
+        def close(self):
+            seen["closed"] = True
+
+    mod = types.ModuleType("xce.replay.writer")
+    mod.ReplayWriter = FakeWriter
+    monkeypatch.setitem(sys.modules, "xce.replay", types.ModuleType("xce.replay"))
+    monkeypatch.setitem(sys.modules, "xce.replay.writer", mod)
+    tr = read_swf(DATA / "preempt.swf")
+    cluster = parse_cluster_text(PREEMPT.replace('name = "only"', 'prefix = "n"\ncount = 2') + 'mem = "1G"\n')
+    r = simulate(tr, cluster, queues_from_trace=True, record="x.jsonl")
+    assert seen["closed"] and seen["events"][:2] == ["CONFIG_PUSH", "WORKERS_PUSH"]
+    assert len(seen["events"]) == r.events and len(seen["decisions"]) == r.decisions
+    assert {"JOBS_PUSH", "BEGIN_ROUND", "JOB_STATE_CHANGE", "JOB_RUSAGE"} <= set(seen["events"])
+    assert {"PREEMPT", "RESUME", "DISPATCH"} <= set(seen["decisions"])

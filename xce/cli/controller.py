@@ -32,6 +32,8 @@ def register(app: typer.Typer) -> None:
         from xce.config.loader import ConfigError
         from xce.controller.server import serve
         from xce.controller.service import Settings
+        from sqlalchemy.exc import SQLAlchemyError
+
         from xce.controller.store.engine import StoreURLError
 
         settings = Settings(state_dir=statedir.resolve(state_dir), db=db, config_path=config,
@@ -43,4 +45,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1) from None
         except (RuntimeError, StoreURLError, OSError) as exc:
             print(f"xce controller: {exc}", file=sys.stderr)
+            raise typer.Exit(1) from None
+        except SQLAlchemyError as exc:
+            print(f"xce controller: cannot use the database: {exc}", file=sys.stderr)
             raise typer.Exit(1) from None

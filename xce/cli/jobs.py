@@ -95,6 +95,8 @@ def jobs(jobids: list[int] | None, all_: bool, user: str | None, queue: str | No
               [[r["jobid"] if r["array_index"] is None else f"{r['jobid']}[{r['array_index']}]", r["user"],
                 r["state"], r["queue"], r["tasks"], placement(r["placement"]), when(r["submit_time"]),
                 _command_text(r["command"])] for r in rows])
+    if listing.get("truncated"):
+        print(f"xce: only the first {len(rows)} jobs are shown; narrow the query with -u, -q or -s", file=sys.stderr)
     if missing:
         raise SystemExit(1)
 

@@ -113,7 +113,7 @@ class Command:
             converted = [self._convert(a.type, t) for t in taken]
             if any(c is None for c in converted):
                 return None
-            values[a.name] = converted if a.many else (converted[0] if converted else None)
+            values[a.name] = (converted or None) if a.many else (converted[0] if converted else None)
         if positional:
             return None
         for p in self.params:

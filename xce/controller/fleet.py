@@ -77,6 +77,26 @@ def _validate_values(kind: str, values: dict[str, Any], errors: list[dict[str, A
     return out
 
 
+def _usage_tick(values: dict[str, Any]) -> dict[str, int]:
+    """A usage tick is in the worker's own vocabulary (``memory_rss``, ``cpu_time``): the names are not
+    resource names (the configuration's ``resource_names`` maps them), but the values are whole numbers."""
+    from xce.core.resources.naming import QuantityError, validate_quantity
+
+    errors: list[dict[str, Any]] = []
+    out: dict[str, int] = {}
+    for name, value in values.items():
+        if not name or len(name) > 128:
+            errors.append(field_error(["body", "usage", name], "expected a usage name of 1-128 characters"))
+            continue
+        try:
+            out[name] = validate_quantity(name, value)
+        except QuantityError as exc:
+            errors.append(field_error(["body", "usage", name], str(exc), "value_error.quantity", rule=exc.rule))
+    if errors:
+        raise FieldErrors(errors)
+    return out
+
+
 def _host(ctl: Controller, name: str) -> HostLive:
     h = ctl.hosts.get(name)
     if h is None:
@@ -209,10 +229,7 @@ def job_status(ctl: Controller, name: str, jobid: int, rep: JobStatusReport) -> 
         state = job["state"]
         if rep.status in ("usage", "started", "running", "suspended", "resumed"):
             if rep.usage:
-                errors: list[dict[str, Any]] = []
-                tick = _validate_values("usage", rep.usage, errors, whole=True)
-                if errors:
-                    raise FieldErrors(errors)
+                tick = _usage_tick(rep.usage)
                 now = time.time_ns()
                 ctl.publish("JOB_RUSAGE", {"jobid": jobid, "usage": dict(sorted(tick.items()))}, ts=now)
                 usage = _fold_usage(json.loads(job["usage"]) if job["usage"] else {}, tick, now)
@@ -226,10 +243,7 @@ def job_status(ctl: Controller, name: str, jobid: int, rep: JobStatusReport) -> 
             ok = rep.exit_code == 0 and not rep.signal
             values: dict[str, Any] = {"exit_code": rep.exit_code, "exit_signal": rep.signal}
             if rep.usage:
-                errors = []
-                tick = _validate_values("usage", rep.usage, errors, whole=True)
-                if errors:
-                    raise FieldErrors(errors)
+                tick = _usage_tick(rep.usage)
                 values["usage"] = dumps(_fold_usage(json.loads(job["usage"]) if job["usage"] else {}, tick,
                                                     time.time_ns()))
             if state in ON_HOST:

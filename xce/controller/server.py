@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import socket
 import time
 
@@ -21,7 +22,10 @@ log = logging.getLogger("xce.controller")
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted connections only when the
+    # listening socket says TCP explicitly; without it every keep-alive request waits ~40 ms for a
+    # delayed ACK (Nagle).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(2048)
@@ -35,6 +39,10 @@ def _url(host: str, port: int) -> str:
     elif host == "::":
         host = "::1"
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _noted(signum, frame) -> None:
+    log.warning("controller stopping (signal %d)", signum)
 
 
 def serve(settings: Settings) -> None:
@@ -55,7 +63,14 @@ def serve(settings: Settings) -> None:
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                 timeout_graceful_shutdown=3, timeout_keep_alive=75)
         server = uvicorn.Server(config)
-        asyncio.run(_run(server, sock, ctl, _url(settings.host, port)))
+        # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal to the handler
+        # it found; with the default handlers that kills the process before the cleanup below runs.
+        previous = {sig: signal.signal(sig, _noted) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            asyncio.run(_run(server, sock, ctl, _url(settings.host, port)))
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     finally:
         info = statedir.read_info(settings.state_dir)
         if info and info.get("pid") == os.getpid():

@@ -126,6 +126,7 @@ class Controller:
         self._buf_events: list[dict[str, Any]] = []
         self._buf_history: list[dict[str, Any]] = []
         self._buf_actions: list[dict[str, Any]] = []
+        self._events_written = False
         self._wake_hosts: set[str] = set()
         self._wake_control = False
 
@@ -220,14 +221,13 @@ class Controller:
                 self._flush()
         except BaseException:
             self._buf_events, self._buf_history, self._buf_actions = [], [], []
-            self._wake_hosts, self._wake_control = set(), False
+            self._wake_hosts, self._wake_control, self._events_written = set(), False, False
             self._in_tx = False
             self._reload()
             raise
         self._in_tx = False
-        woke_events = bool(self._buf_events_flushed)
-        self._buf_events_flushed = False
-        if woke_events:
+        if self._events_written:
+            self._events_written = False
             self.events_signal.fire()
         for h in self._wake_hosts:
             sig = self.action_signals.get(h)
@@ -237,8 +237,6 @@ class Controller:
         if self._wake_control:
             self._wake_control = False
             self.control_signal.fire()
-
-    _buf_events_flushed = False
 
     def _flush(self) -> None:
         c = self.conn
@@ -251,7 +249,7 @@ class Controller:
         if self._buf_events:
             c.execute(events.insert(), self._buf_events)
             self._buf_events = []
-            self._buf_events_flushed = True
+            self._events_written = True
 
     # -- what a transaction can do -----------------------------------------------------------
 

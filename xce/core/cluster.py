@@ -41,7 +41,7 @@ class Pool:
 
 class Cluster:
     __slots__ = ("hosts", "index", "catalog", "ok", "pools", "_total", "_inuse", "_avail", "_free_ok",
-                 "_dirty", "_jobs")
+                 "_dirty", "_jobs", "release_epoch", "_neutral")
 
     def __init__(self, catalog: ResourceCatalog, jobs: dict[int, Job]) -> None:
         self.hosts: list[Host] = []
@@ -56,9 +56,14 @@ class Cluster:
         self._free_ok: np.ndarray | None = None
         self._dirty: set[int] = set()
         self._jobs = jobs
+        #: Bumped whenever anything could make more room: a release, a host change, new values.
+        #: A job that failed at the current epoch cannot fit now either (capacity only shrank).
+        self.release_epoch = 0
+        self._neutral = 0
 
     # -- hosts ---------------------------------------------------------------------------
     def upsert_hosts(self, specs: Iterable[HostSpec]) -> None:
+        self.release_epoch += 1
         added = False
         for spec in specs:
             host = self.host(spec.name)
@@ -87,6 +92,7 @@ class Cluster:
 
     def set_values(self, values: dict[str, dict[str, Any]], replace: bool) -> None:
         """Apply a worker's load report: overwrite its values; in-use is left alone on purpose."""
+        self.release_epoch += 1
         for name, vals in values.items():
             i = self.index.get(name)
             if i is None:
@@ -137,6 +143,10 @@ class Cluster:
             col = self._free_ok = np.where(self.ok, self.available("slots"), 0)
         return col
 
+    def free_slot_total(self) -> int:
+        """Free slots over all available hosts: no job wanting more tasks can fit anywhere."""
+        return int(self.free_slots_ok().sum())
+
     def _drop_caches(self) -> None:
         self._avail.clear()
         self._free_ok = None
@@ -150,7 +160,13 @@ class Cluster:
         return any(h.value(res) is not None for h in self.hosts)
 
     # -- charges -------------------------------------------------------------------------
+    def neutral(self) -> "_Neutral":
+        """Charges inside this block are undone before it ends (rollback, dry runs): no release."""
+        return _Neutral(self)
+
     def charge(self, i: int, res: str, amount: int) -> None:
+        if amount < 0 and not self._neutral:
+            self.release_epoch += 1
         self.inuse(res)[i] += amount
         avail = self._avail.get(res)
         if avail is not None:
@@ -159,7 +175,28 @@ class Cluster:
             self._free_ok[i] -= amount
         self._dirty.add(i)
 
+    def charge_many(self, hosts: list[int], res: str, amounts: list[int]) -> None:
+        """``charge`` for several hosts, as one vector operation when there are enough of them to pay
+        for it (``np.add.at``: a compound's rollback may name a host twice)."""
+        if len(hosts) < 8:
+            for i, amount in zip(hosts, amounts):
+                self.charge(i, res, amount)
+            return
+        idx = np.array(hosts, dtype=np.int64)
+        amounts = np.array(amounts, dtype=np.int64)
+        if not self._neutral and (amounts < 0).any():
+            self.release_epoch += 1
+        np.add.at(self.inuse(res), idx, amounts)
+        avail = self._avail.get(res)
+        if avail is not None:
+            np.subtract.at(avail, idx, amounts)
+        if res == "slots" and self._free_ok is not None:
+            np.subtract.at(self._free_ok, idx, np.where(self.ok[idx], amounts, 0))
+        self._dirty.update(hosts)
+
     def charge_pool(self, res: str, amount: int) -> None:
+        if amount < 0 and not self._neutral:
+            self.release_epoch += 1
         self.pools[res].inuse += amount
 
     def rederive(self, only_dirty: bool = False) -> None:
@@ -201,3 +238,16 @@ class Cluster:
                 if col[i]:
                     out.setdefault(h.name, {})[res] = int(col[i])
         return out
+
+
+class _Neutral:
+    __slots__ = ("cluster",)
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+
+    def __enter__(self) -> None:
+        self.cluster._neutral += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.cluster._neutral -= 1

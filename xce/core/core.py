@@ -156,6 +156,7 @@ class SchedulerCore:
     def _register_resource(self, rdef) -> None:
         self.catalog.register(rdef)
         if rdef.shared:
+            self.cluster.release_epoch += 1
             pool = self.cluster.pools.get(rdef.name)
             if pool is None:
                 self.cluster.pools[rdef.name] = Pool(total=int(rdef.total or 0))
@@ -217,6 +218,8 @@ class SchedulerCore:
     def _set_state(self, job: Job, new: str) -> None:
         queue = self.queues[job.queue]
         if job.state == PEND and new != PEND:
+            job.last_pend = None
+            job.failed_epoch = -1
             queue.pending -= 1
         elif job.state != PEND and new == PEND:
             queue.pending += 1
@@ -333,17 +336,31 @@ class SchedulerCore:
         return id(job.request)
 
     def _pend(self, job: Job, session: Session, reasons: tuple[PendReason, ...]) -> None:
+        """Pend ``job``. A PEND is emitted when its reasons change, not every round: a pending job
+        whose situation is the same costs no decision, no controller write and no replay line."""
         session.pended += 1
-        self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
+        if reasons is not job.last_pend and reasons != job.last_pend:
+            job.last_pend = reasons
+            self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
         self.picker.on_pend(job.jobid)
 
     def _schedule(self, job: Job, session: Session, allocator: Allocator) -> None:
         if job.request is None:
             self._pend(job, session, (make_pend_reason("request", detail=job.request_error),))
             return
+        epoch = self.cluster.release_epoch
+        if job.failed_epoch >= 0 and not job.waiting_for and (
+                job.failed_epoch == epoch or job.request.min_tasks > session.free_slots(self.cluster)):
+            # Nothing was released since this job last failed, or fewer slots are free in the
+            # whole cluster than it needs: it cannot fit now, so the allocator is skipped. (A job
+            # that may preempt never gets here: its failed_epoch stays -1.)
+            job.failed_epoch = epoch
+            self._pend(job, session, job.last_pend)
+            return
         key = self._cache_key(job)
         hit = session.unsatisfiable.get(key)
         if hit is not None:
+            self._fail(job, epoch)
             self._pend(job, session, hit[0])
             return
         alloc, failed = allocator.allocate(job.request)
@@ -367,10 +384,18 @@ class SchedulerCore:
         reasons = tuple(dict.fromkeys(allocator.explain(p) for p in failed))
         # What later jobs with the same request are told: the same category, naming this job.
         session.unsatisfiable[key] = (tuple(with_proof(r, job.jobid) for r in reasons), job.jobid)
+        self._fail(job, epoch)
         self._pend(job, session, reasons)
+
+    def _fail(self, job: Job, epoch: int) -> None:
+        """Remember when the job was proven not to fit, unless preemption could change that."""
+        if not self.queues[job.queue].spec.preemptible_queues:
+            job.failed_epoch = epoch
 
     def _dispatch(self, job: Job, alloc: Allocation, session: Session) -> None:
         self.ledger.record_dispatch(job, alloc)
+        if session.free_total is not None:
+            session.free_total -= sum(t for _, t in alloc.slots)
         job.start_time = session.ts
         job.waiting_for = ()
         self._set_state(job, RUN)

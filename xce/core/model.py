@@ -55,6 +55,10 @@ class Job:
     preempted_by: int | None = None
     resume_sent: bool = False
     last_usage: dict[str, int] = field(default_factory=dict)
+    #: The reasons of the last PEND emitted for this job: an unchanged reason is not emitted again.
+    last_pend: Any = None
+    #: The cluster's release epoch when this job last failed to fit (see ``Cluster.release_epoch``).
+    failed_epoch: int = -1
 
     @classmethod
     def from_spec(cls, spec: JobSpec) -> "Job":

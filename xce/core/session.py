@@ -25,3 +25,10 @@ class Session:
     orders: dict[Any, np.ndarray] = field(default_factory=dict)
     dispatched: int = 0
     pended: int = 0
+    #: Free slots in the cluster as of the last dispatch (None: to be computed).
+    free_total: int | None = None
+
+    def free_slots(self, cluster: Any) -> int:
+        if self.free_total is None:
+            self.free_total = cluster.free_slot_total()
+        return self.free_total

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from xce.core.decisions import PendReason
 from xce.core.model import Account, Job
 from xce.core.specs import FINISHED, PEND, ProjectSpec, QueueSpec, ResourceDef, SchedConfig
 
@@ -47,6 +48,8 @@ def dump(core: "SchedulerCore") -> dict[str, Any]:
             "shared_charged": dict(job.shared_charged), "waiting_for": list(job.waiting_for),
             "preempted_by": job.preempted_by, "resume_sent": job.resume_sent,
             "last_usage": dict(sorted(job.last_usage.items())),
+            "last_pend": None if job.last_pend is None else [r.to_json() for r in job.last_pend],
+            "failed_epoch": job.failed_epoch,
         })
     version, internal, gauss = core.rng.getstate()
     return {
@@ -55,6 +58,7 @@ def dump(core: "SchedulerCore") -> dict[str, Any]:
         "config": core.config.to_json(),
         "resources": [d.to_json() for d in core.catalog.pushed()],
         "pools": {name: pool.total for name, pool in core.cluster.pools.items()},
+        "release_epoch": core.cluster.release_epoch,
         "queues": [q.spec.to_json() for q in core.queues.values()],
         "projects": [p.spec.to_json() for p in core.projects.values()],
         "hosts": [{"name": h.name, "status": h.status, "static": h.static, "dynamic": h.dynamic}
@@ -131,6 +135,8 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
             job.preempted_by = d["preempted_by"]
             job.resume_sent = d["resume_sent"]
             job.last_usage = dict(d["last_usage"])
+            job.last_pend = None if d["last_pend"] is None else tuple(PendReason.from_json(r) for r in d["last_pend"])
+            job.failed_epoch = int(d["failed_epoch"])
             if job.state in FINISHED:
                 raise SnapshotError(f"job {job.jobid} is {job.state}: finished jobs are not part of core state")
             core.jobs[job.jobid] = job
@@ -149,6 +155,7 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
         core.running.clear()
         core.running.update((jid, core.jobs[jid]) for jid in data["running"])
         core.cluster.rederive()
+        core.cluster.release_epoch = int(data["release_epoch"])
         for job in core.jobs.values():
             picker.on_job_push(job)
         load_state = getattr(picker, "load_state", None)

@@ -129,27 +129,37 @@ class Allocator:
     # -- charges -------------------------------------------------------------------------
     def _commit(self, primary: Any, placed: list[tuple[int, int]], alloc: Allocation) -> None:
         cluster = self.cluster
-        for i, tasks in placed:
-            cluster.charge(i, "slots", tasks)
-            alloc.slots.append((i, tasks))
-            for res, amount in primary.rusage:
-                if amount <= 0:
-                    continue
-                if res in cluster.pools:
-                    cluster.charge_pool(res, tasks * amount)
-                    alloc.pool.append((res, tasks * amount))
-                else:
-                    cluster.charge(i, res, tasks * amount)
-                    alloc.charges.append((i, res, tasks * amount))
+        hosts = [i for i, _ in placed]
+        tasks = [t for _, t in placed]
+        cluster.charge_many(hosts, "slots", tasks)
+        alloc.slots.extend(placed)
+        for res, amount in primary.rusage:
+            if amount <= 0:
+                continue
+            if res in cluster.pools:
+                total = sum(tasks) * amount
+                cluster.charge_pool(res, total)
+                alloc.pool.append((res, total))
+            else:
+                amounts = [t * amount for t in tasks]
+                cluster.charge_many(hosts, res, amounts)
+                alloc.charges.extend((i, res, a) for i, a in zip(hosts, amounts))
 
     def rollback(self, alloc: Allocation) -> None:
+        """Undo every charge of ``alloc``; the cluster is exactly as before (no release happened)."""
         cluster = self.cluster
-        for i, tasks in reversed(alloc.slots):
-            cluster.charge(i, "slots", -tasks)
-        for i, res, amount in reversed(alloc.charges):
-            cluster.charge(i, res, -amount)
-        for res, amount in reversed(alloc.pool):
-            cluster.charge_pool(res, -amount)
+        with cluster.neutral():
+            if alloc.slots:
+                cluster.charge_many([i for i, _ in alloc.slots], "slots", [-t for _, t in alloc.slots])
+            by_res: dict[str, tuple[list[int], list[int]]] = {}
+            for i, res, amount in alloc.charges:
+                hosts, amounts = by_res.setdefault(res, ([], []))
+                hosts.append(i)
+                amounts.append(-amount)
+            for res, (hosts, amounts) in by_res.items():
+                cluster.charge_many(hosts, res, amounts)
+            for res, amount in reversed(alloc.pool):
+                cluster.charge_pool(res, -amount)
         alloc.slots.clear()
         alloc.charges.clear()
         alloc.pool.clear()

@@ -24,23 +24,34 @@ def host_iter(plan: Plan, ntasks: int, capacity: np.ndarray, order: np.ndarray |
 
     ``capacity[i]`` is in tasks; ``order`` is a permutation of host indexes (default: by name).
     ``cancelled()`` is checked before every candidate.
+
+    The single pass gives each host ``min(p, remaining)``: while at least p tasks remain only hosts
+    that can take p qualify, so the first ``N // p`` such hosts take p each, and the remainder
+    ``N % p`` goes to the first later host that can take it. That is the same walk, found with
+    two vector searches instead of a Python step per host.
     """
     cap = capacity if order is None else capacity[order]
     p = plan.slots_per_host
-    remaining = ntasks
-    cursor = -1
-    by_need: dict[int, np.ndarray] = {}
-    while remaining > 0:
-        if cancelled():
+    full, rest = divmod(ntasks, p)
+    last = -1
+    if full:
+        fits = cap >= p
+        if full == 1:
+            first = int(fits.argmax())
+            chosen = [first] if fits[first] else []
+        else:
+            chosen = np.flatnonzero(fits)[:full].tolist()
+        for pos in chosen:
+            if cancelled():
+                return
+            yield (pos if order is None else int(order[pos])), p
+        if len(chosen) < full:
             return
-        need = min(p, remaining)
-        cands = by_need.get(need)
-        if cands is None:
-            cands = by_need[need] = np.flatnonzero(cap >= need)
-        at = int(np.searchsorted(cands, cursor, side="right"))
-        if at >= len(cands):
+        last = chosen[-1]
+    if rest:
+        tail = cap[last + 1:] >= rest
+        at = int(tail.argmax()) if len(tail) else 0
+        if not len(tail) or not tail[at] or cancelled():
             return
-        cursor = int(cands[at])
-        host = cursor if order is None else int(order[cursor])
-        remaining -= need
-        yield host, need
+        pos = last + 1 + at
+        yield (pos if order is None else int(order[pos])), rest

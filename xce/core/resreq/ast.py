@@ -317,6 +317,11 @@ class Request:
         return self.alternatives[0].total_tasks
 
     @property
+    def min_tasks(self) -> int:
+        """The fewest tasks any alternative needs: with fewer free slots nothing can fit."""
+        return min(c.total_tasks for c in self.alternatives)
+
+    @property
     def max_tasks(self) -> int:
         """The most tasks any alternative needs (an upper bound for admission checks)."""
         return max(c.total_tasks for c in self.alternatives)

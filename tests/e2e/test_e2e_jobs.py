@@ -1,0 +1,65 @@
+"""Real jobs on a three-worker cluster: many short ones, failures, a parallel job, a memory limit."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from conftest import wait_for
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory):
+    from conftest import FAST, Cli
+    from xce.cluster import LocalCluster
+
+    base = tmp_path_factory.mktemp("three")
+    (base / "work").mkdir()
+    cluster = LocalCluster(base / "state", 3, 2, **FAST)
+    cluster.start()
+    yield cluster, Cli(cluster, base / "work")
+    cluster.stop()
+
+
+@pytest.mark.slow
+def test_two_hundred_jobs_and_a_failure(three):
+    cluster, xce = three
+    first = xce.submit("--array", "200", "--", "sh", "-c", "echo job $XCE_JOBID")
+    failing = xce.submit("--", "sh", "-c", "exit 3")
+    ids = list(range(first, first + 200))
+
+    def finished():
+        jobs = {j["jobid"]: j for j in xce.jobs()}
+        return all(jobs.get(i, {}).get("state") in ("DONE", "EXIT") for i in [*ids, failing]) and jobs
+
+    jobs = wait_for(finished, 120, "200 jobs to finish", interval=0.5)
+    assert [i for i in ids if jobs[i]["state"] != "DONE"] == []
+    assert all(jobs[i]["exit_code"] == 0 for i in ids)
+    used = {j["placement"][0]["host"] for j in (jobs[i] for i in ids)}
+    assert used == set(cluster.worker_names)
+    for i in ids:
+        assert (xce.cwd / f"xce-{i}.out").read_text() == f"job {i}\n"
+    assert jobs[failing]["state"] == "EXIT"
+    assert jobs[failing]["exit_code"] == 3
+
+
+def test_parallel_job_spans_two_workers(three):
+    cluster, xce = three
+    jobid = xce.submit("-n", "4", "--", "sh", "-c", 'echo "$XCE_HOSTS"; sleep 1')
+    job = xce.wait_state(jobid, "DONE", 30)
+    hosts = {p["host"]: p["tasks"] for p in job["placement"]}
+    assert len(hosts) == 2 and sum(hosts.values()) == 4
+    seen = (xce.cwd / f"xce-{jobid}.out").read_text().split()
+    assert sorted(seen) == sorted(f"{h}:{n}" for h, n in hosts.items())
+
+
+def test_memory_limit_kills_the_job(three):
+    cluster, xce = three
+    hold = "b = bytearray(300 * 1024 * 1024); import time; time.sleep(20)"
+    jobid = xce.submit("--limit", "mem=100M", "--", sys.executable, "-c", hold)
+    job = xce.wait_state(jobid, "EXIT", 30)
+    assert "limit 100M" in job["reason"] and "memory" in job["reason"], job["reason"]
+    assert job["exit_signal"] == "SIGKILL"

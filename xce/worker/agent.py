@@ -1,0 +1,421 @@
+"""The worker agent: registers its host, carries out the controller's actions, reports what happens.
+
+Three threads, each with one job, so that a slow request never delays a job's start or its reaping:
+
+* the **main thread** long-polls ``GET /v1/workers/NAME/actions`` and carries each action out
+  (start, suspend, resume, kill), acknowledging it with the next poll's ``after``;
+* the **monitor** reaps ended jobs every few tens of milliseconds, samples usage and load every
+  report interval, and enforces memory limits;
+* the **poster** sends every report in the order it was made (``started`` before ``usage`` before
+  ``finished``), retrying while the controller is unreachable, so nothing is lost to a blip.
+
+Actions are delivered at least once, so each is idempotent here: a second ``start`` of a job this
+worker runs, or ran, is ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from xce.worker import measure, runner, usage
+from xce.worker.jobstate import JobStateDir, still_alive
+from xce.worker.runner import JobProcess, StartError
+
+log = logging.getLogger("xce.worker")
+
+REAP_INTERVAL_S = 0.05
+LIMIT_CHECK_S = 0.25
+POLL_WAIT_S = 1.0
+
+
+class RegistrationRefused(Exception):
+    """The controller refused this worker's registration (422); the message lists why."""
+
+
+class Agent:
+    def __init__(self, url: str, token: str, *, name: str, slots: int | None = None, job_state: Path,
+                 work_dir: str | None = None, report_interval: float = 3.0, run_as_self: bool = False,
+                 allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False) -> None:
+        self.url = url
+        self.token = token
+        self.name = name
+        self.slots = slots
+        self.work_dir = work_dir
+        self.report_interval = report_interval
+        self.run_as_self = run_as_self
+        self.allow_root_jobs = allow_root_jobs
+        self.stop_jobs_on_exit = stop_jobs_on_exit
+        self.state = JobStateDir(job_state)
+        self.jobs: dict[int, JobProcess] = {}
+        self.done: OrderedDict[int, None] = OrderedDict()  # recently ended: a re-delivered start is ignored
+        self.lock = threading.RLock()
+        self.outbox: queue.Queue[tuple[str, str, dict[str, Any]] | None] = queue.Queue()
+        self.stopping = threading.Event()
+        self.sampler = measure.LoadSampler()
+        self.rss_name = "memory_rss"
+        self.after = 0
+        self.need_register = threading.Event()
+        self.gpu_ids: list[str] = []
+
+    def _client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=30.0)
+
+    # -- registration ----------------------------------------------------------------------
+    def register(self, http: httpx.Client) -> dict[str, Any]:
+        resources, errors = measure.static_resources(self.slots)
+        for e in errors:
+            log.warning("resource provider left out: %s", e)
+        from xce.providers.manager import default_manager
+
+        gpu = default_manager(load_entry_points=False)[0].get("xce.io/gpu")
+        self.gpu_ids = gpu.visible_devices() if gpu is not None else []
+        with self.lock:
+            running = sorted(self.jobs)
+        body = {"name": self.name, "resources": resources, "load": self.sampler.sample(), "running": running}
+        while True:
+            try:
+                r = http.post("/v1/workers/register", json=body)
+            except httpx.HTTPError as exc:
+                if self.stopping.is_set():
+                    raise SystemExit(0) from None
+                log.warning("controller at %s unreachable (%s); retrying", self.url, exc)
+                time.sleep(1.0)
+                continue
+            if r.status_code == 422:
+                raise RegistrationRefused(_describe(r))
+            if r.status_code >= 400:
+                raise RegistrationRefused(f"HTTP {r.status_code}: {_describe(r)}")
+            out = r.json()
+            break
+        for jobid in out.get("kill", []):
+            self._kill(jobid, 2.0, f"job {jobid} is not running in the controller")
+        for jobid in out.get("lost", []):
+            log.warning("job %s was placed here but is not running: the controller recorded it as lost", jobid)
+        self.report_interval = min(self.report_interval, float(out.get("heartbeat_interval", self.report_interval)))
+        log.warning("worker %s registered with %s (slots %s, report every %.2fs, adopted %s)", self.name, self.url,
+                    resources["slots"], self.report_interval, running or "no jobs")
+        return out
+
+    def adopt(self) -> None:
+        """Take back the jobs a previous run of this worker left running; forget the rest."""
+        for rec in self.state.load_all():
+            if still_alive(rec):
+                self.jobs[rec.jobid] = JobProcess.adopt(rec)
+                log.warning("adopted job %s (pid %s) from a previous run", rec.jobid, rec.pid)
+            else:
+                log.warning("job %s ended while the worker was down; the controller will record it lost", rec.jobid)
+                self.state.remove(rec.jobid)
+
+    # -- actions ---------------------------------------------------------------------------
+    def handle(self, action: dict[str, Any]) -> None:
+        kind, jobid = action.get("kind"), int(action.get("jobid") or 0)
+        if kind == "start":
+            self._start(action.get("job") or {})
+        elif kind == "suspend":
+            with self.lock:
+                jp = self.jobs.get(jobid)
+            if jp is not None:
+                jp.signal(runner.signal_number(action.get("signal"), signal.SIGSTOP))
+                jp.suspended = True
+                self._post_status(jobid, {"status": "suspended", "reason": action.get("reason", "")})
+        elif kind == "resume":
+            with self.lock:
+                jp = self.jobs.get(jobid)
+            if jp is not None:
+                jp.signal(runner.signal_number(action.get("signal"), signal.SIGCONT))
+                jp.signal(signal.SIGCONT)
+                jp.suspended = False
+                self._post_status(jobid, {"status": "resumed", "reason": action.get("reason", "")})
+        elif kind == "kill":
+            self._kill(jobid, float(action.get("grace_s", 10)), action.get("reason") or "killed")
+        else:
+            log.warning("ignoring unknown action %r", action)
+
+    def _kill(self, jobid: int, grace_s: float, reason: str) -> None:
+        with self.lock:
+            jp = self.jobs.get(jobid)
+        if jp is not None:
+            jp.terminate(grace_s, reason)
+
+    def _start(self, job: dict[str, Any]) -> None:
+        jobid = int(job["jobid"])
+        with self.lock:
+            if jobid in self.jobs or jobid in self.done:
+                return
+        placement = job.get("placement") or [[self.name, job.get("tasks", 1)]]
+        if placement[0][0] != self.name:
+            # Not the first host of a parallel job: its slots are held here, nothing runs here.
+            with self.lock:
+                self.jobs[jobid] = JobProcess(jobid, 0, 0, 0.0, secondary=True)
+            return
+        try:
+            ident = runner.resolve_identity(job.get("user", ""), run_as_self=self.run_as_self,
+                                            allow_root=self.allow_root_jobs)
+            gpus = self._pick_gpus(int((job.get("requests") or {}).get("xce.io/gpu", 0) or 0))
+            env = runner.job_env(job, ident, host=self.name, gpus=gpus)
+            popen = runner.start(job, env=env, ident=ident, work_dir=self.work_dir)
+        except StartError as exc:
+            log.warning("job %s could not start: %s", jobid, exc)
+            self._remember_done(jobid)
+            self._post_status(jobid, {"status": "start_failed", "reason": str(exc)})
+            return
+        try:
+            import psutil
+
+            ctime = psutil.Process(popen.pid).create_time()
+        except Exception:  # it already exited: the reaper reports that
+            ctime = time.time()
+        limits = {k: int(v) for k, v in (job.get("limits") or {}).items() if isinstance(v, int)}
+        jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen)
+        with self.lock:
+            self.jobs[jobid] = jp
+        self.state.save(jp.record())
+        self._post_status(jobid, {"status": "started", "pid": popen.pid})
+
+    def _pick_gpus(self, n: int) -> list[str]:
+        """The lowest-numbered devices no running job holds, so a placement is reproducible."""
+        if n <= 0:
+            return []
+        with self.lock:
+            busy = {g for jp in self.jobs.values() for g in jp.gpus}
+        free = [g for g in sorted(self.gpu_ids, key=int) if g not in busy]
+        if len(free) < n:
+            raise StartError(f"the job asks for {n} GPU(s) (xce.io/gpu) but only {len(free)} of "
+                             f"{len(self.gpu_ids)} are free on this host")
+        return free[:n]
+
+    def _remember_done(self, jobid: int) -> None:
+        with self.lock:
+            self.done[jobid] = None
+            while len(self.done) > 10_000:
+                self.done.popitem(last=False)
+
+    # -- monitoring ------------------------------------------------------------------------
+    def monitor(self) -> None:
+        next_report = 0.0
+        next_limits = 0.0
+        while not self.stopping.is_set() or self.jobs:
+            now = time.monotonic()
+            self._reap()
+            if now >= next_limits:
+                next_limits = now + LIMIT_CHECK_S
+                self._check_limits()
+            if now >= next_report and not self.stopping.is_set():
+                next_report = now + self.report_interval
+                self._report()
+            time.sleep(REAP_INTERVAL_S)
+
+    def _reap(self) -> None:
+        with self.lock:
+            items = list(self.jobs.items())
+        for jobid, jp in items:
+            end = jp.poll()
+            if end is None:
+                continue
+            with self.lock:
+                self.jobs.pop(jobid, None)
+            self._remember_done(jobid)
+            self.state.remove(jobid)
+            body = {"status": "finished", "exit_code": end["exit_code"], "signal": end["signal"],
+                    "reason": end["reason"]}
+            self._post_status(jobid, body)
+
+    def _check_limits(self) -> None:
+        with self.lock:
+            limited = [jp for jp in self.jobs.values() if jp.limits.get("mem") and not jp.secondary and not jp.end_reason]
+        for jp in limited:
+            rss = usage.sample(jp.pid)["memory_rss"]
+            cap = jp.limits["mem"]
+            if rss > cap:
+                why = f"killed: memory {usage.fmt_bytes(rss)} exceeded its limit {usage.fmt_bytes(cap)}"
+                log.warning("job %s %s", jp.jobid, why)
+                jp.kill_now(why)
+
+    def _report(self) -> None:
+        with self.lock:
+            running = [jp for jp in self.jobs.values() if not jp.secondary]
+        ticks = {}
+        for jp in running:
+            tick = usage.sample(jp.pid, jp.pgid, whole_group=jp.popen is None)
+            ticks[str(jp.jobid)] = tick
+        self.outbox.put(("load", f"/v1/workers/{self.name}/load", {"load": self.sampler.sample(), "usage": ticks}))
+
+    def _post_status(self, jobid: int, body: dict[str, Any]) -> None:
+        self.outbox.put(("status", f"/v1/workers/{self.name}/jobs/{jobid}/status", body))
+
+    # -- posting ---------------------------------------------------------------------------
+    def poster(self) -> None:
+        http = self._client()
+        while True:
+            item = self.outbox.get()
+            if item is None:
+                return
+            kind, path, body = item
+            if kind == "load":
+                body = dict(body, usage={k: self._wire(v) for k, v in body["usage"].items()})
+            elif body.get("usage"):
+                body = dict(body, usage=self._wire(body["usage"]))
+            while True:
+                try:
+                    r = http.post(path, json=body)
+                except httpx.HTTPError as exc:
+                    if self.stopping.is_set() and self.outbox.empty() and kind == "load":
+                        break
+                    log.warning("controller unreachable (%s); will retry", exc)
+                    time.sleep(0.5)
+                    continue
+                if r.status_code == 422 and self.rss_name == "memory_rss" and "memory_rss" in r.text:
+                    # Workaround for a controller that refuses the wire name memory_rss: the core
+                    # maps memory_rss to mem, so sending mem is charged the same way.
+                    log.warning("controller refuses usage name memory_rss; reporting it as mem")
+                    self.rss_name = "mem"
+                    if kind == "load":
+                        body = dict(body, usage={k: self._rename(v) for k, v in body["usage"].items()})
+                    continue
+                if r.status_code == 404 and kind == "load":
+                    self.need_register.set()
+                elif r.status_code >= 400:
+                    log.warning("report %s %s refused: HTTP %s %s", path, body.get("status", ""), r.status_code,
+                                r.text[:300])
+                elif kind == "load":
+                    for jobid in r.json().get("kill", []):
+                        self._kill(int(jobid), 2.0, f"job {jobid} must not run on {self.name}")
+                break
+
+    def _wire(self, tick: dict[str, int]) -> dict[str, int]:
+        return self._rename(tick) if self.rss_name != "memory_rss" else tick
+
+    def _rename(self, tick: dict[str, int]) -> dict[str, int]:
+        return {(self.rss_name if k == "memory_rss" else k): v for k, v in tick.items()}
+
+    # -- main loop -------------------------------------------------------------------------
+    def run(self) -> int:
+        self.adopt()
+        http = self._client()
+        try:
+            self.register(http)
+        except RegistrationRefused as exc:
+            print(f"xce worker: the controller refused to register {self.name}:\n{exc}", file=sys.stderr)
+            return 1
+        threads = [threading.Thread(target=self.poster, name="poster", daemon=True),
+                   threading.Thread(target=self.monitor, name="monitor", daemon=True)]
+        for t in threads:
+            t.start()
+        while not self.stopping.is_set():
+            if self.need_register.is_set():
+                self.need_register.clear()
+                self.after = 0
+                try:
+                    self.register(http)
+                except RegistrationRefused as exc:
+                    print(f"xce worker: re-registration refused:\n{exc}", file=sys.stderr)
+                    return 1
+            try:
+                r = http.get(f"/v1/workers/{self.name}/actions", params={"after": self.after, "wait": POLL_WAIT_S},
+                             timeout=POLL_WAIT_S + 30)
+            except httpx.HTTPError as exc:
+                log.warning("controller unreachable (%s); retrying", exc)
+                self.stopping.wait(1.0)
+                continue
+            if r.status_code == 404:
+                self.need_register.set()
+                continue
+            if r.status_code >= 400:
+                log.warning("actions refused: HTTP %s %s", r.status_code, r.text[:300])
+                self.stopping.wait(1.0)
+                continue
+            for action in r.json().get("actions", []):
+                try:
+                    self.handle(action)
+                except Exception:  # one bad action must not stop the worker
+                    log.exception("action %s failed", action)
+                self.after = max(self.after, int(action["id"]))
+        return self._shutdown(threads)
+
+    def _shutdown(self, threads: list[threading.Thread]) -> int:
+        if self.stop_jobs_on_exit:
+            with self.lock:
+                for jp in self.jobs.values():
+                    jp.terminate(2.0, f"killed: worker {self.name} shut down")
+            threads[1].join(timeout=10)
+        self.outbox.put(None)
+        threads[0].join(timeout=5)
+        log.warning("worker %s stopped (%d job(s) left running)", self.name, len(self.jobs))
+        return 0
+
+
+def _describe(r: httpx.Response) -> str:
+    try:
+        detail = r.json().get("detail")
+    except ValueError:
+        return r.text
+    if isinstance(detail, list):
+        return "\n".join(f"  {'.'.join(str(p) for p in e.get('loc', []) if p != 'body')}: {e.get('msg')}" for e in detail)
+    return f"  {detail}"
+
+
+def main(*, name: str | None = None, slots: int | None = None, state_dir: str | None = None, url: str | None = None,
+         token: str | None = None, work_dir: str | None = None, report_interval: float = 3.0,
+         run_as_self: bool = False, allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False,
+         log_level: str = "WARNING") -> int:
+    from xce.controller import statedir
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s worker %(levelname)s %(message)s")
+    sd = statedir.resolve(state_dir)
+    if not url:
+        info = statedir.read_info(sd)
+        url = os.environ.get("XCE_URL") or (info or {}).get("url")
+    if not token:
+        try:
+            token = os.environ.get("XCE_WORKER_TOKEN") or statedir.token_path(sd, "worker").read_text().strip()
+        except OSError:
+            token = None
+    if not url or not token:
+        print(f"xce worker: need the controller's address and a worker token: pass --url and --token, or "
+              f"--state-dir of a running controller (looked in {sd})", file=sys.stderr)
+        return 2
+    name = name or socket.gethostname()
+    agent = Agent(url, token, name=name, slots=slots, job_state=sd / "workers" / name / "jobs", work_dir=work_dir,
+                  report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
+                  stop_jobs_on_exit=stop_jobs_on_exit)
+
+    def stop(*_: Any) -> None:
+        agent.stopping.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    return agent.run()
+
+
+def _parser():
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m xce.worker.agent", description="Run the XCE worker agent.")
+    p.add_argument("--name")
+    p.add_argument("--slots", type=int)
+    p.add_argument("--state-dir")
+    p.add_argument("--url")
+    p.add_argument("--token")
+    p.add_argument("--work-dir")
+    p.add_argument("--report-interval", type=float, default=3.0)
+    p.add_argument("--run-as-self", action="store_true")
+    p.add_argument("--allow-root-jobs", action="store_true")
+    p.add_argument("--stop-jobs-on-exit", action="store_true")
+    p.add_argument("--log-level", default="WARNING")
+    return p
+
+
+if __name__ == "__main__":
+    sys.exit(main(**vars(_parser().parse_args())))

@@ -1,0 +1,241 @@
+"""Starting, signalling and reaping job processes.
+
+Every job gets its own session and process group (``start_new_session``) so that one ``killpg``
+reaches everything it started, and so that signals meant for the worker (a Ctrl-C in its terminal)
+never reach the jobs. A job ends when its leader exits; anything it left behind in its group is
+killed then, the way a batch system's cgroup would, because nobody would account for it otherwise.
+
+A job adopted after a worker restart is not our child, so it cannot be waited for: its end is seen
+by polling, and how it ended is unknown (the reason says so).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from xce.worker.jobstate import JobRecord
+
+#: Environment passed to every job before its own ``env``: enough for a shell to work, none of the
+#: worker's secrets (its token is never in a job's environment).
+BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+class StartError(Exception):
+    """The job cannot start here; the message is the reason its owner reads."""
+
+
+@dataclass(slots=True)
+class Identity:
+    uid: int
+    gid: int
+    name: str
+    home: str
+    shell: str
+    switch: bool  # whether the child must change user (the worker runs as root)
+
+
+def resolve_identity(owner: str, *, run_as_self: bool, allow_root: bool) -> Identity:
+    """Who the job runs as: its owner when the worker is root, otherwise the worker's own user."""
+    me = pwd.getpwuid(os.getuid())
+    if run_as_self or os.getuid() != 0:
+        # A personal cluster (``xce up``) or an unprivileged worker: it can only run jobs as itself.
+        return Identity(me.pw_uid, me.pw_gid, me.pw_name, me.pw_dir, me.pw_shell, False)
+    try:
+        pw = pwd.getpwnam(owner)
+    except KeyError:
+        raise StartError(f"user {owner!r} does not exist on this host (the job's owner must be a local user "
+                         f"when the worker runs as root)") from None
+    if pw.pw_uid == 0 and not allow_root:
+        raise StartError(f"job owner {owner!r} is root and root jobs are not allowed on this worker "
+                         f"(start it with --allow-root-jobs to permit them)")
+    return Identity(pw.pw_uid, pw.pw_gid, pw.pw_name, pw.pw_dir, pw.pw_shell, pw.pw_uid != os.getuid())
+
+
+def expand(path: str, jobid: int, array_index: int | None) -> str:
+    return path.replace("%J", str(jobid)).replace("%I", str(array_index if array_index is not None else 0))
+
+
+@dataclass
+class JobProcess:
+    jobid: int
+    pid: int
+    pgid: int
+    create_time: float
+    limits: dict[str, int] = field(default_factory=dict)
+    gpus: list[str] = field(default_factory=list)
+    popen: subprocess.Popen | None = None  # None for a job adopted after a restart
+    started: float = field(default_factory=time.time)
+    suspended: bool = False
+    kill_at: float | None = None  # monotonic deadline for SIGKILL after a SIGTERM
+    end_reason: str | None = None  # set when the worker itself decided to end the job
+    secondary: bool = False  # a non-first host of a parallel job: holds slots, runs nothing
+
+    def record(self) -> JobRecord:
+        return JobRecord(self.jobid, self.pid, self.pgid, self.create_time, dict(self.limits), list(self.gpus),
+                         self.started)
+
+    @classmethod
+    def adopt(cls, rec: JobRecord) -> "JobProcess":
+        return cls(rec.jobid, rec.pid, rec.pgid, rec.create_time, dict(rec.limits), list(rec.gpus), None,
+                   rec.started or time.time())
+
+    # -- signals ---------------------------------------------------------------------------
+    def signal(self, sig: int) -> None:
+        if self.secondary:
+            return
+        try:
+            os.killpg(self.pgid, sig)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            try:
+                os.kill(self.pid, sig)
+            except OSError:
+                pass
+
+    def terminate(self, grace_s: float, reason: str | None = None) -> None:
+        """SIGTERM now (and SIGCONT, so a stopped job can act on it), SIGKILL after ``grace_s``."""
+        if reason and not self.end_reason:
+            self.end_reason = reason
+        self.signal(signal.SIGTERM)
+        self.signal(signal.SIGCONT)
+        deadline = time.monotonic() + max(0.0, grace_s)
+        self.kill_at = deadline if self.kill_at is None else min(self.kill_at, deadline)
+
+    def kill_now(self, reason: str) -> None:
+        if not self.end_reason:
+            self.end_reason = reason
+        self.signal(signal.SIGKILL)
+        self.signal(signal.SIGCONT)
+
+    # -- reaping ---------------------------------------------------------------------------
+    def poll(self) -> dict[str, Any] | None:
+        """None while the job runs; its end (exit_code, signal, reason) once its leader is gone."""
+        if self.secondary:
+            return None
+        if self.kill_at is not None and time.monotonic() >= self.kill_at:
+            self.signal(signal.SIGKILL)
+            self.kill_at = None
+        if self.popen is not None:
+            rc = self.popen.poll()
+            if rc is None:
+                return None
+            self.signal(signal.SIGKILL)  # whatever it left behind in its group
+            if rc < 0:
+                name = _signame(-rc)
+                return {"exit_code": 128 - rc, "signal": name,
+                        "reason": self.end_reason or f"killed by signal {name}"}
+            return {"exit_code": rc, "signal": None,
+                    "reason": self.end_reason or ("" if rc == 0 else f"exit code {rc}")}
+        try:
+            p = psutil.Process(self.pid)
+            alive = abs(p.create_time() - self.create_time) < 0.05 and p.status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            alive = False
+        if alive:
+            return None
+        self.signal(signal.SIGKILL)
+        return {"exit_code": None, "signal": None,
+                "reason": self.end_reason or "ended while the worker was restarting; its exit status is unknown "
+                          "(a restarted worker is not the job's parent and cannot learn it)"}
+
+
+def _signame(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"SIG{sig}"
+
+
+def signal_number(name: str | None, default: int) -> int:
+    if not name:
+        return default
+    name = name.upper()
+    if not name.startswith("SIG"):
+        name = "SIG" + name
+    try:
+        return int(signal.Signals[name])
+    except KeyError:
+        return default
+
+
+def start(job: dict[str, Any], *, env: dict[str, str], ident: Identity, work_dir: str | None) -> subprocess.Popen:
+    """Start the job's command; raises StartError with a reason a person can act on."""
+    jobid = int(job["jobid"])
+    cwd = job.get("cwd") or ident.home or "/"
+    if not os.path.isdir(cwd):
+        raise StartError(f"working directory {cwd} does not exist on this host")
+    out_dir = work_dir or cwd
+    idx = job.get("array_index")
+    stdout = expand(job.get("stdout") or os.path.join(out_dir, f"xce-{jobid}.out"), jobid, idx)
+    stderr = expand(job.get("stderr") or os.path.join(out_dir, f"xce-{jobid}.err"), jobid, idx)
+    stdout, stderr = (os.path.join(cwd, p) for p in (stdout, stderr))
+    files = []
+    try:
+        for path in (stdout, stderr) if stderr != stdout else (stdout,):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            f = open(path, "ab")
+            if ident.switch:
+                os.fchown(f.fileno(), ident.uid, ident.gid)
+            files.append(f)
+    except OSError as exc:
+        for f in files:
+            f.close()
+        raise StartError(f"cannot open output file {exc.filename}: {exc.strerror}") from None
+    out_f, err_f = files[0], files[-1]
+    kwargs: dict[str, Any] = {}
+    if ident.switch:
+        kwargs.update(user=ident.uid, group=ident.gid, extra_groups=_groups(ident))
+    try:
+        return subprocess.Popen(job["command"], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out_f,
+                                stderr=err_f, start_new_session=True, close_fds=True, **kwargs)
+    except FileNotFoundError:
+        raise StartError(f"command not found: {job['command'][0]}") from None
+    except PermissionError as exc:
+        raise StartError(f"cannot execute {job['command'][0]}: {exc.strerror}") from None
+    except OSError as exc:
+        raise StartError(f"cannot start {job['command'][0]}: {exc.strerror or exc}") from None
+    finally:
+        for f in files:
+            f.close()
+
+
+def _groups(ident: Identity) -> list[int]:
+    try:
+        return os.getgrouplist(ident.name, ident.gid)
+    except OSError:
+        return [ident.gid]
+
+
+def job_env(job: dict[str, Any], ident: Identity, *, host: str, gpus: list[str]) -> dict[str, str]:
+    """The job's environment: a minimal base, the job's own variables, then XCE's (which win)."""
+    env = {k: os.environ[k] for k in BASE_ENV_KEYS if k in os.environ}
+    env.setdefault("PATH", DEFAULT_PATH)
+    env.update(HOME=ident.home, USER=ident.name, LOGNAME=ident.name, SHELL=ident.shell or "/bin/sh")
+    env.update({str(k): str(v) for k, v in (job.get("env") or {}).items()})
+    placement = job.get("placement") or [[host, job.get("tasks", 1)]]
+    here = sum(int(n) for h, n in placement if h == host) or int(job.get("tasks", 1))
+    env.update({
+        "XCE_JOBID": str(job["jobid"]),
+        "XCE_HOSTS": " ".join(f"{h}:{n}" for h, n in placement),
+        "XCE_QUEUE": str(job.get("queue") or ""),
+        "XCE_TASKS": str(job.get("tasks", 1)),
+        "XCE_EXEC_HOST": host,
+        "OMP_NUM_THREADS": str(here), "MKL_NUM_THREADS": str(here), "OPENBLAS_NUM_THREADS": str(here),
+    })
+    if job.get("array_index") is not None:
+        env["XCE_ARRAY_INDEX"] = str(job["array_index"])
+    if gpus:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+        env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"  # NVML indexes are PCI order (see xce.providers.gpu)
+    return env
