@@ -202,8 +202,8 @@ def test_scheduler_recording_commands(cli, controller):
     assert cli.admin("scheduler", "record", "stop").code == 0
     page = sched.get("/v1/sched/control", params={"after": after}).json()
     assert [c["command"] for c in page["commands"]] == [
-        {"command": "record_start", "file": "/tmp/replay.jsonl", "snapshot_interval": 50, "by": "admin"},
-        {"command": "record_stop", "by": "admin"}]
+        {"op": "record_start", "file": "/tmp/replay.jsonl", "snapshot_interval": 50, "by": "admin"},
+        {"op": "record_stop", "by": "admin"}]
     assert page["last_seq"] == after + 2
 
 

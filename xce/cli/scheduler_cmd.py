@@ -41,6 +41,15 @@ def scheduler(
                                                   help="What-if: take the events from FILE instead of the recording."),
     seed: int = typer.Option(0, "--seed", help="PRNG seed for the core (a snapshot carries its own)."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    url: Optional[str] = typer.Option(None, "--url", help="Normal mode: the controller URL (default $XCE_URL)."),
+    token: Optional[str] = typer.Option(None, "--token", help="Normal mode: the scheduler's token."),
+    state_dir: Optional[str] = typer.Option(None, "--state-dir", help="Normal mode: the controller's state directory."),
+    round_interval: float = typer.Option(0.2, "--round-interval", help="Normal mode: seconds between rounds."),
+    max_round_interval: float = typer.Option(5.0, "--max-round-interval",
+                                             help="Normal mode: longest wait between rounds."),
+    record_snapshot_interval: int = typer.Option(10_000, "--record-snapshot-interval", min=0, metavar="N",
+                                                 help="Normal mode: snapshot every N recorded events "
+                                                      "(0 = only the first)."),
 ) -> None:
     """Run the scheduler; with --sim, replay a recording on a virtual clock instead."""
     if sim is None:
@@ -49,8 +58,14 @@ def scheduler(
         except ImportError:
             typer.echo("normal mode is not available in this build", err=True)
             raise typer.Exit(2) from None
-        normal_driver.main(sim_start_ts=sim_start_ts, sim_speed=sim_speed, sim_pause_at=sim_pause_at,
-                           sim_verify=sim_verify, sim_alt_events=sim_alt_events, seed=seed, json=json_out)
+        sim_only = [name for name, value in (("--sim-start-ts", sim_start_ts), ("--sim-pause-at", sim_pause_at),
+                                             ("--sim-alt-events", sim_alt_events), ("--sim-verify", sim_verify),
+                                             ("--sim-speed", sim_speed)) if value]
+        if sim_only:
+            typer.echo(f"{', '.join(sim_only)} need(s) --sim FILE", err=True)
+            raise typer.Exit(2)
+        normal_driver.main(url=url, token=token, state_dir=state_dir, seed=seed, round_interval=round_interval,
+                           max_round_interval=max_round_interval, record_snapshot_interval=record_snapshot_interval)
         return
     from xce.replay.reader import ReplayFileError
     from xce.scheduler.sim_driver import SimDriver

@@ -86,7 +86,7 @@ def prune(ctl: Controller) -> int:
 
 
 def add_control(ctl: Controller, command: dict[str, Any]) -> dict[str, Any]:
-    """Queue a command for the scheduler (``record_start``/``record_stop``): not a core event, so it
+    """Queue a command for the scheduler (``{"op": "record_start"|"record_stop", ...}``): not a core event, so it
     has its own log and long-poll (``GET /v1/sched/control``)."""
     now = time.time_ns()
     with ctl.tx() as conn:

@@ -205,21 +205,30 @@ class Cluster:
         With ``only_dirty`` only hosts touched since the last call are recomputed; the figures are
         the same as a full recomputation because every charge goes through ``charge``.
         """
-        hosts = sorted(self._dirty) if only_dirty else range(len(self.hosts))
+        hosts = sorted(self._dirty) if only_dirty else list(range(len(self.hosts)))
         self._dirty.clear()
         self._drop_caches()
+        if not hosts:
+            return
+        idx = np.array(hosts, dtype=np.int64)
+        for col in self._inuse.values():
+            col[idx] = 0
+        sums: dict[str, dict[int, int]] = {}
         for i in hosts:
-            for col in self._inuse.values():
-                col[i] = 0
             host = self.hosts[i]
             for jobid, tasks in host.jobs.items():
                 job = self._jobs[jobid]
                 if job.slots_charged:
-                    self.inuse("slots")[i] += tasks
+                    slot = sums.setdefault("slots", {})
+                    slot[i] = slot.get(i, 0) + tasks
                 if job.real_charged:
                     for (hname, res), acc in job.accounts.items():
-                        if hname == host.name:
-                            self.inuse(res)[i] += acc.charged
+                        if hname == host.name and acc.charged:
+                            col = sums.setdefault(res, {})
+                            col[i] = col.get(i, 0) + acc.charged
+        for res, per_host in sums.items():
+            self.inuse(res)[np.fromiter(per_host, dtype=np.int64, count=len(per_host))] = \
+                np.fromiter(per_host.values(), dtype=np.int64, count=len(per_host))
         if not only_dirty:
             for pool in self.pools.values():
                 pool.inuse = 0

@@ -78,23 +78,20 @@ class Ledger:
                     cluster.charge(cluster.index[host_name], res, tasks * amount)
         job.real_charged = True
 
+    def _charge_placement(self, job: Job, sign: int) -> None:
+        index = self.cluster.index
+        placed = [(index[h], t) for h, t in job.placement if h in index]
+        self.cluster.charge_many([i for i, _ in placed], "slots", [sign * t for _, t in placed])
+
     def charge_slots(self, job: Job) -> None:
-        cluster = self.cluster
-        for host_name, tasks in job.placement:
-            i = cluster.index.get(host_name)
-            if i is not None:
-                cluster.charge(i, "slots", tasks)
+        self._charge_placement(job, +1)
         job.slots_charged = True
         self._count(job, +1)
 
     def release_slots(self, job: Job) -> None:
         if not job.slots_charged:
             return
-        cluster = self.cluster
-        for host_name, tasks in job.placement:
-            i = cluster.index.get(host_name)
-            if i is not None:
-                cluster.charge(i, "slots", -tasks)
+        self._charge_placement(job, -1)
         job.slots_charged = False
         self._count(job, -1)
 
@@ -103,18 +100,24 @@ class Ledger:
         self.release_slots(job)
         cluster = self.cluster
         if job.real_charged:
+            by_res: dict[str, tuple[list[int], list[int]]] = {}
             for (host_name, res), acc in job.accounts.items():
                 i = cluster.index.get(host_name)
                 if i is not None and acc.charged:
-                    cluster.charge(i, res, -acc.charged)
+                    hosts, amounts = by_res.setdefault(res, ([], []))
+                    hosts.append(i)
+                    amounts.append(-acc.charged)
+            for res, (hosts, amounts) in by_res.items():
+                cluster.charge_many(hosts, res, amounts)
             for res, amount in job.shared_charged.items():
                 if res in cluster.pools:
                     cluster.charge_pool(res, -amount)
             job.real_charged = False
+        index = cluster.index
         for host_name, _ in job.placement:
-            host = cluster.host(host_name)
-            if host is not None:
-                host.jobs.pop(job.jobid, None)
+            i = index.get(host_name)
+            if i is not None:
+                cluster.hosts[i].jobs.pop(job.jobid, None)
         job.accounts.clear()
         job.shared_charged.clear()
         job.placement = ()

@@ -38,7 +38,9 @@ class ReplayWriter:
         self.decisions = 0
         self.snapshots = 0
         self._since = 0
-        start = core.now() if start_ts is None else int(start_ts)
+        # The clock's anchor is the ts of the last event the driver pushed (both drivers set it per
+        # event), unlike now(), which in normal mode runs ahead of events still to be delivered.
+        start = core.clock.params.virtual_base if start_ts is None else int(start_ts)
         self._last_ts = start
         self._write(fmt.header(core.config.to_json(), start))
         self._snapshot(start)

@@ -34,8 +34,8 @@ async def reconfig(request: Request, p: Admin):
 @router.post("/scheduler/record", summary="Ask the scheduler to start or stop recording (a control command)")
 async def record(body: RecordRequest, request: Request, p: Admin):
     if body.action == "start":
-        command = {"command": "record_start", "file": body.file, "snapshot_interval": body.snapshot_interval}
+        command = {"op": "record_start", "file": body.file, "snapshot_interval": body.snapshot_interval}
     else:
-        command = {"command": "record_stop"}
+        command = {"op": "record_stop"}
     command["by"] = p.name
     return json_response(feed.add_control(ctl_of(request), command), 201)
