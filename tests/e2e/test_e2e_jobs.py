@@ -63,3 +63,27 @@ def test_memory_limit_kills_the_job(three):
     job = xce.wait_state(jobid, "EXIT", 30)
     assert "limit 100M" in job["reason"] and "memory" in job["reason"], job["reason"]
     assert job["exit_signal"] == "SIGKILL"
+
+
+def test_jobs_run_as_their_owner(make_cluster):
+    """Without --run-as-self a root worker runs each job as its owner, and refuses owners it cannot run as."""
+    import getpass
+    import os
+
+    cluster, xce = make_cluster(workers=1, slots=1, run_as_self=False)
+    mine = xce.submit("--", "sh", "-c", "id -un")
+    if os.getuid() != 0:
+        assert xce.wait_state(mine, "DONE", 20)
+        assert (xce.cwd / f"xce-{mine}.out").read_text().strip() == getpass.getuser()
+        return
+    job = xce.wait_state(mine, "EXIT", 20)
+    assert "root" in job["reason"] and "not allowed" in job["reason"], job["reason"]
+    # An admin-token submission is owned by "admin", a name with no account here.
+    env = cluster.env()
+    import json
+    import subprocess
+    out = subprocess.run([sys.executable, "-m", "xce.cli.main", "submit", "--json", "--token", cluster.token("admin"),
+                          "--", "true"], env=env, cwd=xce.cwd, capture_output=True, text=True, check=True)
+    admin_job = json.loads(out.stdout)["jobid"]
+    job = xce.wait_state(admin_job, "EXIT", 20)
+    assert "does not exist on this host" in job["reason"], job["reason"]

@@ -52,7 +52,7 @@ class LocalCluster:
                  config: str | os.PathLike[str] | None = None, port: int = 0, round_interval: float = 0.2,
                  report_interval: float = 2.0, worker_timeout: float = 30.0, host_prefix: str | None = None,
                  work_dir: str | None = None, python: str = sys.executable, start_timeout: float = 60.0,
-                 log_level: str = "WARNING") -> None:
+                 log_level: str = "WARNING", run_as_self: bool = True) -> None:
         self.state_dir = statedir.ensure(Path(state_dir).expanduser().absolute())
         self.nworkers = workers
         self.slots = slots
@@ -66,6 +66,9 @@ class LocalCluster:
         self.python = python
         self.start_timeout = start_timeout
         self.log_level = log_level
+        #: A personal cluster runs every job as the user who started it; False makes a root worker run
+        #: each job as its owner, as on a real cluster.
+        self.run_as_self = run_as_self
         self.log_dir = self.state_dir / "logs"
         self.procs: dict[str, subprocess.Popen] = {}
         self.url: str | None = None
@@ -151,8 +154,9 @@ class LocalCluster:
     def start_worker(self, name: str) -> subprocess.Popen:
         """Start (or restart, after :meth:`kill`) one worker; a restarted one adopts its running jobs."""
         wargs = ["xce.worker.agent", "--name", name, "--state-dir", str(self.state_dir),
-                 "--report-interval", str(self.report_interval), "--run-as-self", "--allow-root-jobs",
-                 "--stop-jobs-on-exit", "--log-level", self.log_level]
+                 "--report-interval", str(self.report_interval), "--stop-jobs-on-exit", "--log-level", self.log_level]
+        if self.run_as_self:
+            wargs += ["--run-as-self"]
         if self.slots is not None:
             wargs += ["--slots", str(self.slots)]
         if self.work_dir:

@@ -234,7 +234,7 @@ def job_status(ctl: Controller, name: str, jobid: int, rep: JobStatusReport) -> 
                 ctl.publish("JOB_RUSAGE", {"jobid": jobid, "usage": dict(sorted(tick.items()))}, ts=now)
                 usage = _fold_usage(json.loads(job["usage"]) if job["usage"] else {}, tick, now)
                 conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(usage=dumps(usage)))
-            if state in (DONE, EXIT) or state == "PEND":
+            if state in (DONE, EXIT):
                 # It runs although the controller gave up on it (lost, killed, requeued): stop it.
                 signal_kill(ctl, job, f"job {jobid} is {state} in the controller")
                 action = "kill"

@@ -42,13 +42,13 @@ def authenticate(request: Request, credentials: HTTPAuthorizationCredentials | N
 def require(*roles: str):
     """A dependency admitting ``roles`` (and admins), returning the caller."""
     allowed = frozenset(roles) | {"admin"}
-    words = "/".join(sorted(allowed))
+    words = ", ".join(sorted(allowed))
 
     async def dependency(request: Request,
                          credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Principal:
         p = authenticate(request, credentials)
         if p.role not in allowed:
-            raise HTTPException(403, f"a {p.role} token cannot call this endpoint (it needs a {words} token)")
+            raise HTTPException(403, f"a {p.role} token cannot call this endpoint (it needs a token of role: {words})")
         return p
 
     return dependency

@@ -55,7 +55,9 @@ def serve(settings: Settings) -> None:
     ctl.open()
     try:
         # The requirement parser pulls in the scheduling core; load it now, not on the first submit.
-        import xce.core.resreq  # noqa: F401
+        import importlib
+
+        importlib.import_module("xce.core.resreq")
 
         sock = _bind(settings.host, settings.port)
         port = sock.getsockname()[1]

@@ -195,6 +195,7 @@ class SchedulerCore:
             job = Job.from_spec(spec)
             try:
                 job.request = parse_request(spec.request, spec.tasks)
+                job.min_tasks = job.request.min_tasks
             except RequestSyntaxError as exc:
                 job.request_error = str(exc)
             queue = self.queues.get(job.queue)
@@ -350,12 +351,14 @@ class SchedulerCore:
             return
         epoch = self.cluster.release_epoch
         if job.failed_epoch >= 0 and not job.waiting_for and (
-                job.failed_epoch == epoch or job.request.min_tasks > session.free_slots(self.cluster)):
+                job.failed_epoch == epoch or job.min_tasks > session.free_slots(self.cluster)):
             # Nothing was released since this job last failed, or fewer slots are free in the
-            # whole cluster than it needs: it cannot fit now, so the allocator is skipped. (A job
-            # that may preempt never gets here: its failed_epoch stays -1.)
+            # whole cluster than it needs: it cannot fit now, so the allocator is skipped and its
+            # unchanged reason is not repeated. (A job that may preempt never gets here: its
+            # failed_epoch stays -1.)
             job.failed_epoch = epoch
-            self._pend(job, session, job.last_pend)
+            session.pended += 1
+            self.picker.on_pend(job.jobid)
             return
         key = self._cache_key(job)
         hit = session.unsatisfiable.get(key)

@@ -43,6 +43,8 @@ class Job:
     state: str = PEND
     request: Any = None  # xce.core.resreq.Request, or None when the text does not parse
     request_error: str = ""
+    #: The fewest tasks any alternative of the request needs (cached: checked every round).
+    min_tasks: int = 1
     placement: tuple[tuple[str, int], ...] = ()
     start_time: int = 0
     #: (host, resource) -> Account for every non-slot resource charged to this job.

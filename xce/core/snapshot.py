@@ -123,6 +123,7 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
                       request_text=texts[d["request"]], tasks=d["tasks"], state=d["state"])
             try:
                 job.request = parse_request(job.request_text, job.tasks)
+                job.min_tasks = job.request.min_tasks
             except RequestSyntaxError as exc:
                 job.request_error = str(exc)
             job.placement = tuple((h, int(n)) for h, n in d["placement"])

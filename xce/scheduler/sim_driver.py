@@ -28,7 +28,7 @@ from xce.replay.verify import Verifier, describe
 class SimDriver:
     def __init__(self, path: str | os.PathLike, *, start_ts: int | None = None, speed: int = 0,
                  pause_at: int | None = None, verify: bool = False, alt_events: str | os.PathLike | None = None,
-                 seed: int = 0, out: IO[str] = sys.stdout, err: IO[str] | None = None,
+                 seed: int = 0, out: IO[str] | None = None, err: IO[str] | None = None,
                  interactive: bool | None = None, keep_decisions: bool = False, max_report: int = 200) -> None:
         if speed < 0:
             raise ValueError(f"speed must be >= 0 (0 = as fast as possible), got {speed}")
@@ -37,7 +37,7 @@ class SimDriver:
         self.speed = speed
         self.pause_at = pause_at
         self.alt_events = os.fspath(alt_events) if alt_events is not None else None
-        self.out = out
+        self.out = out if out is not None else sys.stdout  # looked up now: tests and CLIs swap it
         self.err = err if err is not None else sys.stderr
         self.interactive = interactive
         self.max_report = max_report
@@ -135,8 +135,8 @@ class SimDriver:
                     candidate, recorded = rec, []
             elif rec.kind == fmt.DECISION and candidate is not None:
                 recorded.append(rec)
-            elif self.verifier is None and candidate is not None and self._starts(rec) and self.start_ts is not None:
-                break
+            elif self.verifier is None and candidate is not None and self._starts(rec):
+                break  # the start snapshot is settled and recorded decisions are not needed
         if candidate is None:
             raise ReplayFileError(self.path, max(base.lines, 1), "no SNAPSHOT in the file: nothing to replay from")
         if self.verifier is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 from fastapi import Request
 from fastapi.responses import Response

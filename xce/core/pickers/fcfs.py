@@ -63,8 +63,8 @@ class FcfsPicker(BasePicker):
         self._order: list[_QueueEntry] = []
         self._jobs: dict[int, Job] = {}
         self._where: dict[int, str] = {}
-        self._qi = 0
-        self._pos = 0
+        self._cursor: Any = iter(())
+        self._delegates = 0
 
     # -- state-change hooks --------------------------------------------------------------
     def on_queue_update(self, queue: Queue) -> None:
@@ -89,10 +89,12 @@ class FcfsPicker(BasePicker):
             self._jobs[j] for j, q in sorted(self._where.items()) if q == entry.queue.name]
         if entry.delegate is not None:
             entry.delegate.fini()
+            self._delegates -= 1
         entry.delegate = None
         entry.members.clear()
         entry.keys.clear()
         if name is not None:
+            self._delegates += 1
             entry.delegate = registry.create(name)
             entry.delegate.init(self.core)
             entry.delegate.on_queue_update(entry.queue)
@@ -152,33 +154,37 @@ class FcfsPicker(BasePicker):
                 entry.delegate.begin_session()
             else:
                 entry.tidy()
-        self._qi = 0
-        self._pos = 0
+        self._cursor = self._walk()
 
     def next_job(self) -> Job | None:
-        order = self._order
-        while self._qi < len(order):
-            entry = order[self._qi]
+        return next(self._cursor, None)
+
+    def _walk(self):
+        """The session's cursor, as a generator: its locals survive between ``next_job`` calls.
+
+        A queue's readiness is checked again before every job it offers: dispatching may have
+        just filled it up to MAX_RUNNING.
+        """
+        jobs = self._jobs
+        for entry in list(self._order):
             queue = entry.queue
-            if queue.is_ready():
-                if entry.delegate is not None:
+            if entry.delegate is not None:
+                while queue.is_ready():
                     job = entry.delegate.next_job()
-                    if job is not None:
-                        return job
-                else:
-                    keys, members, jobs = entry.keys, entry.members, self._jobs
-                    while self._pos < len(keys):
-                        key = keys[self._pos]
-                        self._pos += 1
-                        jobid = key[2]
-                        if members.get(jobid) != key:
-                            continue
-                        job = jobs[jobid]
-                        if job.state == PEND and queue.user_ready(job.user):
-                            return job
-            self._qi += 1
-            self._pos = 0
-        return None
+                    if job is None:
+                        break
+                    yield job
+                continue
+            members = entry.members
+            for key in entry.keys:
+                if not queue.is_ready():
+                    break
+                jobid = key[2]
+                if members.get(jobid) != key:
+                    continue
+                job = jobs[jobid]
+                if job.state == PEND and queue.user_ready(job.user):
+                    yield job
 
     def end_session(self) -> None:
         for entry in self._order:
@@ -196,6 +202,8 @@ class FcfsPicker(BasePicker):
             self._drop(jobid)
 
     def on_pend(self, jobid: int) -> None:
+        if not self._delegates:
+            return  # FCFS keeps a pended job where it is
         qname = self._where.get(jobid)
         entry = self._queues.get(qname) if qname is not None else None
         if entry is not None and entry.delegate is not None:
