@@ -171,3 +171,25 @@ def test_a_second_controller_cannot_take_the_same_state_dir(tmp_path):
             open_controller(tmp_path, None)
     finally:
         ctl.close()
+
+
+def test_action_ids_are_never_reused_after_acknowledgement_and_restart(tmp_path, db_url):
+    ctl = open_controller(tmp_path, db_url)
+    try:
+        fleet.register(ctl, RegisterRequest(name="h1", resources={"slots": 1}, running=[]))
+        with ctl.tx():
+            for jobid in (1, 2, 3):
+                ctl.enqueue("h1", jobid, "kill", {"jobid": jobid})
+        seen = fleet.fetch_actions(ctl, "h1", 0, 10)["last_id"]
+        assert fleet.fetch_actions(ctl, "h1", seen, 10)["actions"] == []  # acknowledged: deleted
+    finally:
+        ctl.close()
+    ctl = open_controller(tmp_path, db_url)
+    try:
+        with ctl.tx():
+            new_id = ctl.enqueue("h1", 4, "kill", {"jobid": 4})
+        assert new_id > seen
+        # a worker that kept its cursor across the controller restart still gets the new action
+        assert [a["id"] for a in fleet.fetch_actions(ctl, "h1", seen, 10)["actions"]] == [new_id]
+    finally:
+        ctl.close()

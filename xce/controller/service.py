@@ -182,7 +182,10 @@ class Controller:
             last_seq = c.execute(sa.select(sa.func.max(events.c.seq))).scalar() or 0
             self.next_seq = last_seq + 1
             self.first_seq = c.execute(sa.select(sa.func.min(events.c.seq))).scalar() or self.next_seq
-            self.next_action = (c.execute(sa.select(sa.func.max(actions.c.id))).scalar() or 0) + 1
+            # Acknowledged actions are deleted, so the table's max can fall below ids a worker has
+            # already seen; the counter itself is kept in meta (see _flush).
+            self.next_action = max((c.execute(sa.select(sa.func.max(actions.c.id))).scalar() or 0) + 1,
+                                   int(self.meta_get("next_action") or 1))
             self.next_control = (c.execute(sa.select(sa.func.max(control.c.seq))).scalar() or 0) + 1
             self.counts = Counter({
                 (q, s): n for q, s, n in c.execute(
@@ -246,6 +249,7 @@ class Controller:
         if self._buf_actions:
             c.execute(actions.insert(), self._buf_actions)
             self._buf_actions = []
+            self.meta_set("next_action", str(self.next_action))
         if self._buf_events:
             c.execute(events.insert(), self._buf_events)
             self._buf_events = []

@@ -74,11 +74,15 @@ class Allocator:
         if n > 1 and int(cap.sum()) < n:
             return False
         order = self._order(primary)
+        most = int(cap.max()) if len(cap) else 0
         plans = plan_iter(primary)
         try:
             for plan in plans:
                 if self.cancelled():
                     return False
+                if plan.slots_per_host > most:
+                    continue  # no host could take a full share of this plan
+
                 placed = list(host_iter(plan, n, cap, order, self.cancelled))
                 if sum(t for _, t in placed) == n:
                     self._commit(primary, placed, alloc)

@@ -1,0 +1,50 @@
+"""GPU hand-out by a real worker agent (no controller needed: reports stay in its outbox).
+
+The machine running the tests may have no GPU, so the device list NVML would give is set by hand;
+the processes, environment and bookkeeping are real.
+"""
+
+from __future__ import annotations
+
+import time
+
+from xce.worker.agent import Agent
+
+
+def _agent(tmp_path) -> Agent:
+    a = Agent("http://127.0.0.1:9", "t", name="h1", job_state=tmp_path / "jobs", run_as_self=True)
+    a.gpu_ids = ["0", "1", "2", "3"]
+    return a
+
+
+def _job(jobid: int, cwd, gpus: int) -> dict:
+    return {"jobid": jobid, "user": "x", "tasks": 1, "command": ["sh", "-c", "echo $CUDA_VISIBLE_DEVICES; sleep 2"],
+            "cwd": str(cwd), "requests": {"xce.io/gpu": gpus} if gpus else {}, "placement": [["h1", 1]]}
+
+
+def test_gpus_are_picked_lowest_free_first_and_refused_when_short(tmp_path):
+    a = _agent(tmp_path)
+    try:
+        a._start(_job(1, tmp_path, 2))
+        a._start(_job(2, tmp_path, 1))
+        a._start(_job(3, tmp_path, 2))  # only one left: refused
+        a._start(_job(4, tmp_path, 0))
+        assert a.jobs[1].gpus == ["0", "1"] and a.jobs[2].gpus == ["2"] and a.jobs[4].gpus == []
+        assert 3 not in a.jobs
+        reports = []
+        while not a.outbox.empty():
+            reports.append(a.outbox.get_nowait())
+        failed = [body for _, path, body in reports if "/jobs/3/" in path]
+        assert failed and failed[0]["status"] == "start_failed" and "GPU" in failed[0]["reason"]
+        deadline = time.monotonic() + 5
+        while not (tmp_path / "xce-2.out").exists() or not (tmp_path / "xce-2.out").read_text():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert (tmp_path / "xce-1.out").read_text() == "0,1\n"
+        assert (tmp_path / "xce-2.out").read_text() == "2\n"
+        assert (tmp_path / "jobs" / "1.json").exists()
+    finally:
+        for jp in list(a.jobs.values()):
+            jp.kill_now("test over")
+            if jp.popen:
+                jp.popen.wait()
