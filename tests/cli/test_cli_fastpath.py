@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from xce.cli import cluster, jobctl, jobs, submit
 from xce.cli.main import COMMANDS
 
-ALL = {c.name: c for m in (submit, jobs, jobctl, cluster) for c in m.COMMANDS}
+ALL = {c.name: c for m in (submit, jobs, jobctl, cluster) for c in m.COMMAND_SPECS}
 
 CASES = [
     ("submit", ["--", "sleep", "10"]),

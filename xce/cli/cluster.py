@@ -61,7 +61,7 @@ def queues(as_json: bool, url: str | None, token: str | None, state_dir: str | N
     table(["QUEUE", "PRIO", "STATUS", "MAX", "NJOBS", "PEND", "RUN", "SUSP"], rows)
 
 
-COMMANDS = [
+COMMAND_SPECS = [
     Command("hosts", "Hosts: status, slots, static resources.", [JSON, *common_options()], hosts),
     Command("load", "Load indices each host last reported.", [JSON, *common_options()], load),
     Command("queues", "Queues: priority, status, job counts.", [JSON, *common_options()], queues),
@@ -69,5 +69,5 @@ COMMANDS = [
 
 
 def register(app) -> None:
-    for c in COMMANDS:
+    for c in COMMAND_SPECS:
         c.register(app)

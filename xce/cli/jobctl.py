@@ -56,7 +56,7 @@ def _verb(verb: str, help_text: str) -> Command:
                    partial(act, verb))
 
 
-COMMANDS = [
+COMMAND_SPECS = [
     _verb("kill", "Kill jobs (pending jobs are removed, running ones are signalled)."),
     _verb("suspend", "Suspend running jobs (SIGSTOP; state USUSP)."),
     _verb("resume", "Resume suspended jobs (SIGCONT)."),
@@ -71,5 +71,5 @@ COMMANDS = [
 
 
 def register(app) -> None:
-    for c in COMMANDS:
+    for c in COMMAND_SPECS:
         c.register(app)

@@ -116,7 +116,7 @@ JOBS = Command(
     jobs,
 )
 
-COMMANDS = [JOBS]
+COMMAND_SPECS = [JOBS]
 
 
 def register(app) -> None:

@@ -28,13 +28,13 @@ every module.
 
 A command that talks to the controller and is run in loops can instead be declared as data, which
 gives it the typer-free fast path as well: list :class:`xce.cli.spec.Command` objects in the module's
-``COMMANDS`` and register them (see ``xce/cli/jobctl.py``)::
+``COMMAND_SPECS`` and register them (see ``xce/cli/jobctl.py``)::
 
-    COMMANDS = [Command("drain", "Close a host to new jobs.",
-                        [Arg("host", help="Host name."), JSON, *common_options()], drain)]
+    COMMAND_SPECS = [Command("drain", "Close a host to new jobs.",
+                             [Arg("host", help="Host name."), JSON, *common_options()], drain)]
 
     def register(app):
-        for c in COMMANDS:
+        for c in COMMAND_SPECS:
             c.register(app)
 
 Shared pieces: ``common_options()`` (``--url``, ``--token``, ``--state-dir``) and ``JSON`` in
@@ -103,7 +103,7 @@ def _fast(commands: dict[str, str], argv: list[str]) -> bool:
     if name not in commands:
         return False
     module = importlib.import_module(commands[name])
-    for command in getattr(module, "COMMANDS", ()):
+    for command in getattr(module, "COMMAND_SPECS", ()):
         if command.name == name:
             kwargs = command.parse(argv[1:])
             if kwargs is None:

@@ -98,7 +98,7 @@ SUBMIT = Command(
     interspersed=False,
 )
 
-COMMANDS = [SUBMIT]
+COMMAND_SPECS = [SUBMIT]
 
 
 def register(app) -> None:

@@ -34,10 +34,10 @@ from typing import Any, Iterator
 import sqlalchemy as sa
 
 from xce.config.convert import to_sched_config
-from xce.config.loader import ConfigError, load_config
+from xce.config.loader import load_config
 from xce.config.schema import ClusterConfig
 from xce.controller import statedir, states, tokens
-from xce.controller.errors import NotFound
+from xce.controller.errors import Conflict, NotFound
 from xce.controller.store import engine as store_engine
 from xce.controller.store import migrate
 from xce.controller.store.schema import actions, control, events, hosts, job_history, jobs, meta
@@ -359,8 +359,6 @@ class Controller:
         """Reload the ``--config`` file. An invalid file raises ConfigError and changes nothing."""
         path = self.settings.config_path
         if path is None:
-            from xce.controller.errors import Conflict
-
             raise Conflict("the controller was started without --config: there is no file to reload")
         cfg = load_config(path)
         with self.tx():
@@ -383,6 +381,3 @@ class Controller:
         specs = [{"name": n, "status": self.hosts[n].status, "values": self.host_values(self.hosts[n])}
                  for n in names]
         return {"nworkers": len(specs), "workers": specs}
-
-
-ConfigError = ConfigError  # re-exported for the API layer

@@ -41,7 +41,8 @@ class Pool:
 
 class Cluster:
     __slots__ = ("hosts", "index", "catalog", "ok", "pools", "_total", "_inuse", "_avail", "_free_ok",
-                 "_dirty", "_jobs", "release_epoch", "_neutral")
+                 "_dirty", "_jobs", "release_epoch", "_neutral", "values_version", "_derived",
+                 "_changed")
 
     def __init__(self, catalog: ResourceCatalog, jobs: dict[int, Job]) -> None:
         self.hosts: list[Host] = []
@@ -60,10 +61,20 @@ class Cluster:
         #: A job that failed at the current epoch cannot fit now either (capacity only shrank).
         self.release_epoch = 0
         self._neutral = 0
+        #: Bumped when any host's values change: select masks and order permutations depend only
+        #: on values, so they are kept across rounds until then.
+        self.values_version = 0
+        #: key -> [version, value] of values derived from host values (select masks, orders).
+        self._derived: dict[Any, list[Any]] = {}
+        #: (version, host index) of every value change since the oldest cached derivation.
+        self._changed: list[tuple[int, int]] = []
 
     # -- hosts ---------------------------------------------------------------------------
     def upsert_hosts(self, specs: Iterable[HostSpec]) -> None:
         self.release_epoch += 1
+        self.values_version += 1
+        self._derived.clear()  # host indexes may move: nothing derived survives
+        self._changed.clear()
         added = False
         for spec in specs:
             host = self.host(spec.name)
@@ -93,10 +104,13 @@ class Cluster:
     def set_values(self, values: dict[str, dict[str, Any]], replace: bool) -> None:
         """Apply a worker's load report: overwrite its values; in-use is left alone on purpose."""
         self.release_epoch += 1
+        self.values_version += 1
         for name, vals in values.items():
             i = self.index.get(name)
             if i is None:
                 continue
+            if self._derived:
+                self._changed.append((self.values_version, i))
             host = self.hosts[i]
             if replace:
                 host.dynamic = dict(vals)
@@ -142,6 +156,30 @@ class Cluster:
         if col is None:
             col = self._free_ok = np.where(self.ok, self.available("slots"), 0)
         return col
+
+    def derived(self, key: Any, compute: Any, update: Any = None) -> Any:
+        """A value computed from host values only (a select mask, an order), kept across rounds.
+
+        When some hosts' values changed since it was computed, ``update(value, hosts)`` refreshes
+        just those hosts if given; otherwise it is computed again.
+        """
+        entry = self._derived.get(key)
+        if entry is None:
+            if len(self._derived) > 4096:
+                self._derived.clear()
+                self._changed.clear()
+            value = compute()
+            self._derived[key] = [self.values_version, value]
+            return value
+        version, value = entry
+        if version != self.values_version:
+            hosts = sorted({i for v, i in self._changed if v > version})
+            value = update(value, hosts) if update is not None else compute()
+            entry[0], entry[1] = self.values_version, value
+            oldest = min(e[0] for e in self._derived.values())
+            if self._changed and self._changed[0][0] <= oldest:
+                self._changed = [c for c in self._changed if c[0] > oldest]
+        return value
 
     def free_slot_total(self) -> int:
         """Free slots over all available hosts: no job wanting more tasks can fit anywhere."""

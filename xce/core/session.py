@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from xce.core.decisions import PendReason
 
 
@@ -20,9 +18,6 @@ class Session:
     cancelled: bool = False
     #: Unsatisfiable cache (Req 7): key -> (reasons, the job that proved it).
     unsatisfiable: dict[Any, tuple[tuple[PendReason, ...], int]] = field(default_factory=dict)
-    #: Select masks and order permutations per primary request (the compiled select is reused).
-    select_masks: dict[Any, np.ndarray] = field(default_factory=dict)
-    orders: dict[Any, np.ndarray] = field(default_factory=dict)
     dispatched: int = 0
     pended: int = 0
     #: Free slots in the cluster as of the last dispatch (None: to be computed).

@@ -81,15 +81,27 @@ class NormalDriver:
             event = replace(event, ts=self.last_ts)
         self.last_ts = event.ts
         if self.writer is not None:
-            self.writer.event(event)
+            self._record(self.writer.event, event)
         assert self.core is not None
         self.core.clock.set(event.ts, None, 1, 1)
         self.core.push_event(event)
 
     def _collect(self, decision: Decision) -> None:
         if self.writer is not None:
-            self.writer.decision(decision)
+            self._record(self.writer.decision, decision)
         self.outbox.append(decision)
+
+    def _record(self, write: Any, item: Any) -> None:
+        """A recording that fails (disk full, a bug) stops recording, never scheduling."""
+        try:
+            write(item)
+        except Exception:  # noqa: BLE001 - any failure of the writer must not stop the scheduler
+            log.exception("recording failed; recording stopped, scheduling goes on")
+            writer, self.writer = self.writer, None
+            try:
+                writer.close()
+            except Exception:  # noqa: BLE001
+                pass
 
     def poll(self, wait: float) -> int:
         body = self._get("/v1/sched/events", after=self.seq, wait=round(max(0.0, wait), 3), limit=5000)
@@ -112,7 +124,9 @@ class NormalDriver:
             self._close_writer()
             path = command.get("file") or f"xce-recording-{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
             interval = int(command.get("snapshot_interval") or self.record_snapshot_interval)
-            self.writer = ReplayWriter(path, self.core, snapshot_interval=interval)
+            # The recording starts at the last time pushed: events fetched but not yet pushed
+            # must not look as if they went back in time.
+            self.writer = ReplayWriter(path, self.core, snapshot_interval=interval, start_ts=self.last_ts)
             log.info("recording to %s (snapshot every %d events)", path, interval)
         elif op == "record_stop":
             self._close_writer()
@@ -176,9 +190,18 @@ def main(*, url: str | None = None, token: str | None = None, state_dir: str | N
     from xce.controller import statedir
 
     sd = statedir.resolve(state_dir)
-    url = url or os.environ.get("XCE_URL") or statedir.read_info(sd)["url"]
-    token = token or os.environ.get("XCE_SCHEDULER_TOKEN") or statedir.token_path(sd, "scheduler").read_text().strip()
+    info = statedir.read_info(sd) or {}
+    url = url or os.environ.get("XCE_URL") or info.get("url")
+    if not url:
+        raise SystemExit(f"xce scheduler: no controller found: {sd}/controller.json is missing; "
+                         f"start one (xce controller) or pass --url")
+    token_file = statedir.token_path(sd, "scheduler")
+    token = token or os.environ.get("XCE_SCHEDULER_TOKEN") or (
+        token_file.read_text().strip() if token_file.exists() else None)
+    if not token:
+        raise SystemExit(f"xce scheduler: no scheduler token: {token_file} is missing; pass --token")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s scheduler %(levelname)s %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     driver = NormalDriver(url, token, seed=seed, round_interval=round_interval,
                           max_round_interval=max_round_interval, record_snapshot_interval=record_snapshot_interval)
 

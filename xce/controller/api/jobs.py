@@ -35,7 +35,7 @@ async def list_jobs(
     user: str | None = Query(None, description="A user name, or 'all'; default: the caller's own jobs"),
     queue: str | None = None,
     state: list[str] | None = Query(None, description="Repeatable, or comma-separated: PEND,RUN,..."),
-    all: bool = Query(False, description="Include finished jobs (DONE, EXIT)"),
+    include_finished: bool = Query(False, alias="all", description="Include finished jobs (DONE, EXIT)"),
     id: list[int] | None = Query(None, description="Only these job ids (repeatable)"),
     limit: int = Query(10_000, ge=1, le=100_000),
 ):
@@ -46,7 +46,7 @@ async def list_jobs(
                               "value_error.state")
     who = None if user == "all" or (user is None and id) else (user or p.name)
     result = views.list_jobs(ctl_of(request), user=who, queue=queue, states=states or None,
-                             include_finished=all, jobids=id, limit=limit)
+                             include_finished=include_finished, jobids=id, limit=limit)
     return json_response(result)
 
 

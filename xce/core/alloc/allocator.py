@@ -108,27 +108,36 @@ class Allocator:
         return cap
 
     def select_mask(self, primary: Any) -> np.ndarray | None:
+        """Which hosts pass the select expression; cached until any host's values change."""
         if primary.select is None:
             return None
-        masks = self.session.select_masks
-        mask = masks.get(primary)
-        if mask is None:
-            hosts = self.cluster.hosts
-            mask = np.fromiter((primary.evaluate_select(_lookup(h)) for h in hosts), dtype=bool, count=len(hosts))
-            masks[primary] = mask
-        return mask
+        hosts = self.cluster.hosts
+
+        def update(mask: np.ndarray, changed: list[int]) -> np.ndarray:
+            for i in changed:
+                mask[i] = primary.evaluate_select(_lookup(hosts[i]))
+            return mask
+
+        return self.cluster.derived(("select", primary), lambda: np.fromiter(
+            (primary.evaluate_select(_lookup(h)) for h in hosts), dtype=bool, count=len(hosts)), update)
 
     def _order(self, primary: Any) -> np.ndarray | None:
+        """Host indexes sorted by the ``order[]`` keys; ties keep name order (stable sort)."""
         if not primary.order:
             return None
-        orders = self.session.orders
-        perm = orders.get(primary)
-        if perm is None:
-            keys = [primary.order_key(_lookup(h)) for h in self.cluster.hosts]
-            # Hosts are indexed by name, so a stable sort breaks ties by host name.
-            perm = np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
-            orders[primary] = perm
-        return perm
+        hosts = self.cluster.hosts
+
+        def ranked(keys: list) -> tuple[list, np.ndarray]:
+            return keys, np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+
+        def update(value: tuple[list, np.ndarray], changed: list[int]) -> tuple[list, np.ndarray]:
+            keys = value[0]
+            for i in changed:
+                keys[i] = primary.order_key(_lookup(hosts[i]))
+            return ranked(keys)
+
+        return self.cluster.derived(("order", primary),
+                                    lambda: ranked([primary.order_key(_lookup(h)) for h in hosts]), update)[1]
 
     # -- charges -------------------------------------------------------------------------
     def _commit(self, primary: Any, placed: list[tuple[int, int]], alloc: Allocation) -> None:
