@@ -46,7 +46,8 @@ def _replay(path: str, label: str, **extra) -> list[dict]:
 
 
 def replay_figures(tmp: str) -> list[dict]:
-    from xce.replay.writer import closed_loop_events, record
+    from xce.replay.writer import record
+    from xce.testing.scenarios import closed_loop_events
 
     rows = []
     for label, njobs, ticks in (("replay_events_per_s", 30_000, 0), ("replay_events_per_s_telemetry", 12_000, 8)):

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from xce.replay.format import iso_ns
-from xce.replay.writer import closed_loop_events, record
+from xce.replay.writer import record
+from xce.testing.scenarios import closed_loop_events
 from xce.testing.scenarios import random_events
 
 

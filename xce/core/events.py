@@ -207,12 +207,16 @@ def from_json(obj: dict[str, Any]) -> Event:
     ts = obj.get("ts")
     if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
         raise EventFormatError(f"{kind}: 'ts' must be a non-negative integer of nanoseconds, got {ts!r}")
-    payload = obj.get("payload", {})
+    return from_parts(cls, ts, obj.get("payload", {}))
+
+
+def from_parts(cls: type[Event], ts: int, payload: Any) -> Event:
+    """Build an event of a known class from a checked ``ts`` and its payload (the replay hot path)."""
     if not isinstance(payload, dict):
-        raise EventFormatError(f"{kind}: 'payload' must be an object")
+        raise EventFormatError(f"{cls.TYPE}: 'payload' must be an object")
     try:
         return cls._from_payload(ts, payload)
     except EventFormatError:
         raise
     except (KeyError, TypeError, ValueError) as exc:
-        raise EventFormatError(f"{kind}: bad payload: {exc}") from exc
+        raise EventFormatError(f"{cls.TYPE}: bad payload: {exc}") from exc
