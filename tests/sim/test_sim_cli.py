@@ -52,7 +52,7 @@ def test_plots(tmp_path):
 
 def test_standalone_module_and_cluster_file(tmp_path):
     out = subprocess.run([sys.executable, "-m", "xce.cli.sim_cmd", "run", "--workload", str(DATA / "hand.swf"),
-                          "--cluster", str(ROOT / "examples" / "sim-cluster.toml"), "--queues-from-trace", "--json",
+                          "--cluster", str(ROOT / "examples" / "sim" / "cluster.toml"), "--queues-from-trace", "--json",
                           "--max-jobs", "5"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     s = json.loads(out.stdout)

@@ -63,6 +63,10 @@ COMMANDS: dict[str, str] = {
     "demo": "xce.cli.demo",
     "config": "xce.cli.config_cmd",
     "sim": "xce.cli.sim_cmd",
+    "scheduler": "xce.cli.scheduler_cmd",
+    "worker": "xce.cli.worker",
+    "up": "xce.cli.up",
+    "down": "xce.cli.up",
 }
 
 

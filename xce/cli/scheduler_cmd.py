@@ -67,9 +67,12 @@ def scheduler(
         normal_driver.main(url=url, token=token, state_dir=state_dir, seed=seed, round_interval=round_interval,
                            max_round_interval=max_round_interval, record_snapshot_interval=record_snapshot_interval)
         return
+    from xce.plugins import load_entry_points
     from xce.replay.reader import ReplayFileError
     from xce.scheduler.sim_driver import SimDriver
 
+    for problem in load_entry_points():
+        typer.echo(f"xce scheduler: warning: {problem}", err=True)
     driver = SimDriver(sim, start_ts=_ts(sim_start_ts, "--sim-start-ts"), speed=sim_speed,
                        pause_at=_ts(sim_pause_at, "--sim-pause-at"), verify=sim_verify,
                        alt_events=sim_alt_events, seed=seed)

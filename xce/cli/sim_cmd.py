@@ -54,7 +54,7 @@ def _progress_bar():
         "\b\n"
         "  $ xce sim run --workload NASA-iPSC-1993-3.1-cln.swf --out sim-out\n"
         "  $ xce sim run --workload lublin_256.swf --hosts 128 --slots-per-host 2 --json --no-plots\n"
-        "  $ xce sim run --workload trace.swf --cluster examples/sim-cluster.toml --queues-from-trace\n"
+        "  $ xce sim run --workload trace.swf --cluster examples/sim/cluster.toml --queues-from-trace\n"
         "  $ xce sim run --workload trace.swf --record run.jsonl && xce scheduler --sim run.jsonl --sim-verify"
     ),
 )
@@ -65,7 +65,7 @@ def run(
     mem_per_host: Optional[str] = typer.Option(
         None, "--mem-per-host", help="Memory of each host (e.g. 32G); enables the trace's memory requests."),
     cluster: Optional[Path] = typer.Option(
-        None, "--cluster", help="Cluster file: xce.toml queues plus [[sim.hosts]] (see examples/sim-cluster.toml)."),
+        None, "--cluster", help="Cluster file: xce.toml queues plus [[sim.hosts]] (see examples/sim/cluster.toml)."),
     picker: Optional[str] = typer.Option(None, "--picker", help="Job picker plugin (default: the configuration's)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the core's random generator."),
     record: Optional[Path] = typer.Option(
@@ -114,6 +114,10 @@ def run(
     sim_cluster = sim_cluster.with_picker(picker)
     if picker:
         from xce.core.pickers import registry
+        from xce.plugins import load_entry_points
+
+        for problem in load_entry_points():
+            typer.echo(f"xce sim run: warning: {problem}", err=True)
 
         if picker not in registry.available():
             _fail(f"unknown picker {picker!r} (registered: {', '.join(sorted(registry.available()))})")

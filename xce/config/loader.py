@@ -299,6 +299,9 @@ def registered(module_name: str) -> list[str] | None:
         if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
             return None
         raise
+    from xce.plugins import load_entry_points
+
+    load_entry_points()  # installed plugins count as registered; their load errors are reported elsewhere
     return sorted(module.available())
 
 

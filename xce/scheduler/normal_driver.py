@@ -202,6 +202,10 @@ def main(*, url: str | None = None, token: str | None = None, state_dir: str | N
         raise SystemExit(f"xce scheduler: no scheduler token: {token_file} is missing; pass --token")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s scheduler %(levelname)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    from xce.plugins import load_entry_points
+
+    for problem in load_entry_points():
+        log.warning("plugin not loaded: %s", problem)
     driver = NormalDriver(url, token, seed=seed, round_interval=round_interval,
                           max_round_interval=max_round_interval, record_snapshot_interval=record_snapshot_interval)
 
