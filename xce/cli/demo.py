@@ -1,11 +1,19 @@
-"""``xce demo``: a shipped scenario run through the real scheduling core, printing every decision.
+"""``xce demo``: the first command a new user runs (``make demo``), so it shows XCE doing real work.
 
-It needs no running cluster: three queues, four hosts, serial jobs, a parallel job spread over
-two hosts, a job that waits with a named shortfall, and a high-priority job that preempts a
-low-priority one, which is resumed when the urgent job finishes.
+By default it starts a whole cluster on 127.0.0.1, runs a small mixed workload on it, shows its
+progress, prints the final table and stops the cluster again (:mod:`xce.cluster.demo`). Its exit
+status says whether everything the workload was designed to show really happened, so CI and a
+doubtful user can rely on it.
+
+``xce demo --core`` keeps the older scenario that runs through the pure scheduling core only: it
+starts no process, which is useful where processes or sockets are not allowed, and it prints every
+decision the core makes, including a job that waits with its shortfall named.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -63,11 +71,58 @@ def run_demo(console=None) -> list:
     return rows
 
 
+def run_live(state_dir: str | None, config: Path | None) -> int:
+    """The live demo; returns the exit status (0 only if every job ended DONE and the preemption was seen)."""
+    import os
+    import signal
+
+    from rich.console import Console
+
+    from xce.cluster.demo import Demo
+
+    console = Console()
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(width=120)  # logs and pipes: rich would wrap the final table at 80 columns
+
+    def on_term(signum, frame):  # so that `timeout`, CI cancellation or `kill` still stop the cluster
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    demo = Demo(state_dir, config=config, console=console)
+    try:
+        result = demo.run()
+    except KeyboardInterrupt:
+        console.print(f"xce demo: interrupted; the cluster was stopped (state and logs in {demo.state_dir})")
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    t = result.timings
+    console.print(f"Timings: cluster start {t.get('start', 0):.1f}s, workload {t.get('workload', 0):.1f}s, "
+                  f"stop {t.get('stop', 0):.1f}s. The cluster is stopped; state and logs stay in {result.state_dir}.")
+    if result.ok:
+        console.print(f"[bold green]xce demo: OK[/]: {result.reason}")
+        return 0
+    console.print(f"[bold red]xce demo: FAILED[/]: {result.reason}", highlight=False)
+    return 1
+
+
 def register(app: typer.Typer) -> None:
     @app.command("demo")
-    def demo() -> None:
-        """Run a shipped scenario through the scheduling core and print its decisions.
+    def demo(
+        core: Annotated[bool, typer.Option("--core", help="Run the scenario through the scheduling core only "
+                                                          "(no processes) and print every decision.")] = False,
+        state_dir: Annotated[str | None, typer.Option(help="State directory of the demo cluster "
+                                                           "[default: a new temporary one, kept afterwards].",
+                                                      show_default=False)] = None,
+        config: Annotated[Path | None, typer.Option(help="Cluster configuration; must define queues normal, "
+                                                         "low and high [default: examples/demo.toml].",
+                                                    show_default=False)] = None,
+    ) -> None:
+        """Start a local cluster, run a small mixed workload on it with a preemption, and stop it.
 
-        Example: ``xce demo``
+        Examples: ``xce demo``, ``xce demo --state-dir /tmp/demo``, ``xce demo --core``
         """
-        run_demo()
+        if core:
+            run_demo()
+            return
+        raise typer.Exit(run_live(state_dir, config))

@@ -57,6 +57,7 @@ COMMANDS: dict[str, str] = {
     "suspend": "xce.cli.jobctl",
     "resume": "xce.cli.jobctl",
     "modify": "xce.cli.jobctl",
+    "drift": "xce.cli.drift",
     "hosts": "xce.cli.cluster",
     "load": "xce.cli.cluster",
     "queues": "xce.cli.cluster",

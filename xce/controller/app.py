@@ -17,7 +17,7 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from xce.controller import feed, fleet
-from xce.controller.api import admin, cluster, errors, jobs, sched, workers
+from xce.controller.api import admin, cluster, drift, errors, jobs, sched, workers
 from xce.controller.metrics import LatencyMiddleware, Metrics
 from xce.controller.security import any_role
 from xce.controller.service import Controller
@@ -79,7 +79,7 @@ def create_app(ctl: Controller) -> FastAPI:
     metrics = Metrics(ctl)
     ctl.metrics = metrics
     errors.install(app)
-    for r in (jobs.router, cluster.router, sched.router, workers.router, admin.router):
+    for r in (jobs.router, cluster.router, sched.router, workers.router, admin.router, drift.router):
         app.include_router(r)
 
     @app.get("/metrics", tags=["metrics"], summary="Prometheus metrics", dependencies=[Depends(any_role)])

@@ -24,6 +24,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from xce.controller import accounting
 from xce.controller.control import KILL_GRACE_S, drop_undelivered_start, signal_kill
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, NotFound, field_error
 from xce.controller.models import JobStatusReport, LoadReport, RegisterRequest
@@ -206,14 +207,23 @@ def fetch_actions(ctl: Controller, name: str, after: int, limit: int) -> dict[st
 
 
 def _fold_usage(stored: dict[str, Any], tick: dict[str, int], ts: int) -> dict[str, Any]:
-    n = stored.get("samples", 0) + 1
+    """Running peak, sum and count per name, so the accounting record at the job's end needs no
+    history of ticks. Counts are per name because a tick need not carry every name."""
+    before = stored.get("samples", 0)
+    n = before + 1
     peak = dict(stored.get("peak", {}))
-    mean = dict(stored.get("mean", {}))
+    if "sum" in stored:
+        sums, counts = dict(stored["sum"]), dict(stored.get("count", {}))
+    else:  # folded before sums were kept: rebuild them from the mean
+        sums = {k: m * before for k, m in stored.get("mean", {}).items()}
+        counts = {k: before for k in sums}
     for k, v in tick.items():
         peak[k] = max(peak.get(k, v), v)
-        mean[k] = mean.get(k, 0) + (v - mean.get(k, 0)) / n
+        sums[k] = sums.get(k, 0) + v
+        counts[k] = counts.get(k, 0) + 1
     return {"last": dict(sorted(tick.items())), "peak": dict(sorted(peak.items())),
-            "mean": {k: round(v, 3) for k, v in sorted(mean.items())}, "samples": n, "ts": ts}
+            "mean": {k: round(sums[k] / counts[k], 3) for k in sorted(sums)}, "samples": n,
+            "sum": dict(sorted(sums.items())), "count": dict(sorted(counts.items())), "ts": ts}
 
 
 def job_status(ctl: Controller, name: str, jobid: int, rep: JobStatusReport) -> dict[str, Any]:
@@ -251,6 +261,9 @@ def job_status(ctl: Controller, name: str, jobid: int, rep: JobStatusReport) -> 
             else:
                 # Already decided (killed, lost): keep the verdict, record what really happened.
                 conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(**values))
+                if state in (DONE, EXIT):
+                    job.update(values)
+                    accounting.rewrite(conn, job, ctl.config.resource_names)
             conn.execute(sa.delete(actions).where(actions.c.jobid == jobid, actions.c.host == name))
         elif rep.status == "rejected":
             if state == RUN:

@@ -36,11 +36,11 @@ import sqlalchemy as sa
 from xce.config.convert import to_sched_config
 from xce.config.loader import load_config
 from xce.config.schema import ClusterConfig
-from xce.controller import statedir, states, tokens
+from xce.controller import accounting, statedir, states, tokens
 from xce.controller.errors import Conflict, NotFound
 from xce.controller.store import engine as store_engine
 from xce.controller.store import migrate
-from xce.controller.store.schema import actions, control, events, hosts, job_history, jobs, meta
+from xce.controller.store.schema import actions, control, events, hosts, job_accounting, job_history, jobs, meta
 
 log = logging.getLogger("xce.controller")
 
@@ -126,6 +126,7 @@ class Controller:
         self._buf_events: list[dict[str, Any]] = []
         self._buf_history: list[dict[str, Any]] = []
         self._buf_actions: list[dict[str, Any]] = []
+        self._buf_accounting: list[dict[str, Any]] = []
         self._events_written = False
         self._wake_hosts: set[str] = set()
         self._wake_control = False
@@ -224,6 +225,7 @@ class Controller:
                 self._flush()
         except BaseException:
             self._buf_events, self._buf_history, self._buf_actions = [], [], []
+            self._buf_accounting = []
             self._wake_hosts, self._wake_control, self._events_written = set(), False, False
             self._in_tx = False
             self._reload()
@@ -246,6 +248,9 @@ class Controller:
         if self._buf_history:
             c.execute(job_history.insert(), self._buf_history)
             self._buf_history = []
+        if self._buf_accounting:
+            c.execute(job_accounting.insert(), self._buf_accounting)
+            self._buf_accounting = []
         if self._buf_actions:
             c.execute(actions.insert(), self._buf_actions)
             self._buf_actions = []
@@ -295,6 +300,10 @@ class Controller:
         self.counts[(job["queue"], old)] -= 1
         self.counts[(job["queue"], new)] += 1
         job.update(values)
+        if new in (states.DONE, states.EXIT):
+            # Every way a job ends goes through here, so this is where its accounting record is
+            # written: finished, failed, killed, lost alike.
+            self._buf_accounting.extend(accounting.rows(job, self.config.resource_names))
         if self.metrics is not None:
             self.metrics.transitions.labels(verb).inc()
         return new

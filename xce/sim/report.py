@@ -13,6 +13,8 @@ import math
 from pathlib import Path
 from typing import Any, Iterable
 
+from xce.accounting.drift import FAR_ABOVE, FAR_BELOW, OK, UNDECLARED, Thresholds, UsageRecord
+from xce.accounting.drift import drift_report as shared_drift_report
 from xce.sim.engine import SimResult
 
 TAU = 10  # seconds, the bounded-slowdown threshold
@@ -104,50 +106,43 @@ def summary(result: SimResult, *, drift: dict[str, Any] | None = None, extra: di
 
 # -- drift: declared versus measured ------------------------------------------------------------
 
+#: The shared verdicts in the words the simulator's table has always used.
+_SIM_VERDICT = {FAR_BELOW: "reserves what it never uses", FAR_ABOVE: "oversubscribes", UNDECLARED: "never declared",
+                OK: "ok"}
+
+
 def drift_rows(records: Iterable[dict[str, Any]], min_samples: int, low: float = 0.5,
                high: float = 1.5) -> list[dict[str, Any]]:
     """Per (job type, resource): how what jobs declare compares with what they use.
 
     ``records`` are dicts with ``job_type``, ``resource``, ``declared`` and ``measured`` (same unit,
-    per task; ``declared`` 0 = nothing declared). A ratio is measured median over declared median.
-    A group with fewer than ``min_samples`` runs gets no verdict, only how many it has and needs:
-    a handful of runs says nothing about a job type. "never declared" outranks the ratio checks,
-    because a job that reserves nothing is invisible to the scheduler and can overcommit a host.
+    per task; ``declared`` 0 = nothing declared). The verdicts are the controller's
+    (:func:`xce.accounting.drift.drift_report`), so a trace and a live cluster are judged alike;
+    this only shapes them into the simulator's table. A group with fewer than ``min_samples`` runs
+    gets no verdict, only how many it has and needs.
+
+    The shared report works in whole units and truncates a median; an even number of runs can have
+    a median halfway between two values, so every figure is doubled going in and halved coming
+    out, which keeps that half exact (the ratio is unchanged by the scaling).
     """
-    groups: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
-    for r in records:
-        d, m = groups.setdefault((str(r["job_type"]), str(r["resource"])), ([], []))
-        d.append(float(r["declared"]))
-        m.append(float(r["measured"]))
-    rows: list[dict[str, Any]] = []
-    for (jtype, res) in sorted(groups, key=lambda k: (len(k[0]), k[0], k[1])):
-        declared, measured = groups[(jtype, res)]
-        row: dict[str, Any] = {"job_type": jtype, "resource": res, "runs": len(measured)}
-        if len(measured) < min_samples:
-            row.update(verdict="too few runs", needed=min_samples,
-                       note=f"{len(measured)} run(s), {min_samples} needed for a verdict")
-            rows.append(row)
-            continue
-        declared.sort()
-        measured.sort()
-        dmed, mmed = median(declared), median(measured)
-        row.update(declared=dmed, measured_median=mmed, measured_p95=percentile(measured, 95),
-                   measured_max=measured[-1])
-        if dmed <= 0:
-            row["ratio"] = None
-            row["verdict"] = "never declared" if mmed > 0 else "ok"
-        else:
-            ratio = mmed / dmed
-            row["ratio"] = round(ratio, 3)
-            if ratio < low:
-                row["verdict"] = "reserves what it never uses"
-                row["wasted_per_task"] = dmed - mmed
-            elif ratio > high:
-                row["verdict"] = "oversubscribes"
-            else:
-                row["verdict"] = "ok"
-        rows.append(row)
-    return rows
+    recs = [UsageRecord(str(r["job_type"]), str(r["resource"]), int(2 * float(r["declared"])),
+                        int(2 * float(r["measured"]))) for r in records]
+    rep = shared_drift_report(recs, min_samples=min_samples, thresholds=Thresholds(low=low, high=high))
+    by_key: dict[tuple[str, str], dict[str, Any]] = {}
+    for i in rep.insufficient:
+        by_key[(i.job_type, i.resource)] = {"job_type": i.job_type, "resource": i.resource, "runs": i.runs,
+                                            "verdict": "too few runs", "needed": i.needed,
+                                            "note": f"{i.runs} run(s), {i.needed} needed for a verdict"}
+    for d in rep.rows:
+        row: dict[str, Any] = {"job_type": d.job_type, "resource": d.resource, "runs": d.runs,
+                               "declared": d.declared / 2, "measured_median": d.measured_median / 2,
+                               "measured_p95": d.measured_p95 / 2, "measured_max": d.measured_max / 2,
+                               "ratio": d.ratio, "verdict": _SIM_VERDICT[d.verdict]}
+        if d.verdict == FAR_BELOW:
+            row["wasted_per_task"] = d.wasted_per_placement / 2
+        by_key[(d.job_type, d.resource)] = row
+    # Trace job types are numbers: shorter first reads 2, 10, 100 in numeric order.
+    return [by_key[k] for k in sorted(by_key, key=lambda k: (len(k[0]), k[0], k[1]))]
 
 
 def trace_memory_records(trace) -> list[dict[str, Any]]:

@@ -123,3 +123,28 @@ meta = sa.Table(
     sa.Column("key", sa.String(64), primary_key=True),
     sa.Column("value", sa.Text, nullable=False),
 )
+
+#: One row per finished job and resource: what it declared against what was measured. Written when
+#: the job ends, so the drift report reads finished runs without parsing each job's request and
+#: usage again; the declared figure is the one in force when the job ran.
+job_accounting = sa.Table(
+    "job_accounting",
+    metadata,
+    sa.Column("jobid", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("resource", sa.String(255), primary_key=True),
+    sa.Column("job_type", sa.String(128), nullable=False),
+    sa.Column("queue", sa.String(128), nullable=False),
+    sa.Column("user", sa.String(128), nullable=False),
+    sa.Column("tasks", sa.Integer, nullable=False),
+    sa.Column("state", sa.String(8), nullable=False),
+    sa.Column("exit_code", sa.Integer),
+    sa.Column("exit_signal", sa.String(32)),
+    sa.Column("start_time", sa.BigInteger),
+    sa.Column("end_time", sa.BigInteger, nullable=False),
+    sa.Column("run_time", sa.BigInteger, nullable=False),
+    sa.Column("declared", sa.BigInteger, nullable=False),
+    sa.Column("peak", sa.BigInteger, nullable=False),
+    sa.Column("mean", sa.BigInteger, nullable=False),
+    sa.Column("samples", sa.Integer, nullable=False),
+    sa.Index("ix_job_accounting_type", "job_type", "resource"),
+)

@@ -1,0 +1,308 @@
+"""Live cluster: the real processes (controller, scheduler, 4 workers) on 127.0.0.1.
+
+Every figure starts its own :class:`xce.cluster.local.LocalCluster` (what ``xce up`` starts) in a
+fresh temporary state directory, so one figure's jobs never slow down the next one. The cluster's
+configuration has two queues: ``normal`` (default; jobs run) and ``parked`` (``active = false``:
+accepts submissions, dispatches nothing). Submission figures submit into ``parked`` so that the
+workers do not compete for the machine's CPUs while the API is being measured; the figures about
+running jobs use ``normal``.
+
+    python -m bench live                 # every figure
+    python -m bench.live submit latency  # some of them (names: see FIGURES)
+
+Requests go through :class:`xce.cli.client.Client` (standard library, one keep-alive connection per
+client), the same client the ``xce`` command uses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+WORKERS = 4
+ROUND_INTERVAL = 0.2  # LocalCluster's default, the same as `xce up` and the configuration default
+
+CONFIG = """\
+cluster_name = "bench"
+default_queue = "normal"
+
+[queues.normal]
+description = "jobs run here"
+
+[queues.parked]
+description = "inactive: accepts submissions, dispatches nothing"
+active = false
+"""
+
+VENV_XCE = Path(sys.executable).parent / "xce"
+
+
+def _pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    k = max(0, min(len(s) - 1, round(p / 100 * (len(s) - 1))))
+    return s[k]
+
+
+def _emit(row: dict) -> dict:
+    print(json.dumps(row), flush=True)
+    return row
+
+
+@contextmanager
+def cluster(workers: int = WORKERS, slots: int | None = None, round_interval: float = ROUND_INTERVAL):
+    from xce.cluster.local import LocalCluster
+
+    with tempfile.TemporaryDirectory(prefix="xce-bench-") as tmp:
+        cfg = Path(tmp) / "xce.toml"
+        cfg.write_text(CONFIG)
+        lc = LocalCluster(Path(tmp) / "state", workers=workers, slots=slots, config=cfg,
+                          round_interval=round_interval, report_interval=1.0, work_dir=str(Path(tmp) / "work"))
+        (Path(tmp) / "work").mkdir()
+        lc.start()
+        try:
+            yield lc
+        finally:
+            lc.stop()
+
+
+def client(lc, role: str = "user"):
+    from xce.cli.client import Client
+
+    token = (lc.state_dir / "token").read_text().strip() if role == "user" else lc.token(role)
+    return Client(lc.url, token)
+
+
+def _job(queue: str = "parked", command: list[str] | None = None, **extra) -> dict:
+    return {"command": command or ["true"], "queue": queue, **extra}
+
+
+# -- submissions per second, one job per request -------------------------------------------
+def submit_rate(n_seq: int = 2000, n_threads: int = 4, per_thread: int = 500) -> list[dict]:
+    rows = []
+    with cluster() as lc:
+        c = client(lc)
+        for _ in range(50):  # warm-up: first-request imports, SQLite page cache
+            c.post("/v1/jobs", _job())
+        t0 = time.perf_counter()
+        lat = []
+        for _ in range(n_seq):
+            t = time.perf_counter()
+            r = c.post("/v1/jobs", _job())
+            lat.append(time.perf_counter() - t)
+            assert r["count"] == 1
+        dt = time.perf_counter() - t0
+        rows.append(_emit({"figure": "live_submit_rate", "clients": 1, "jobs": n_seq, "seconds": round(dt, 3),
+                           "per_s": round(n_seq / dt), "p50_ms": round(_pct(lat, 50) * 1e3, 2),
+                           "p99_ms": round(_pct(lat, 99) * 1e3, 2), "target_per_s": 500,
+                           "met": n_seq / dt >= 500}))
+        lats: list[list[float]] = [[] for _ in range(n_threads)]
+        errors: list[BaseException] = []
+        start = threading.Barrier(n_threads + 1)
+
+        def worker(i: int) -> None:
+            cc = client(lc)
+            cc.post("/v1/jobs", _job())
+            start.wait()
+            try:
+                for _ in range(per_thread):
+                    t = time.perf_counter()
+                    cc.post("/v1/jobs", _job())
+                    lats[i].append(time.perf_counter() - t)
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(n_threads)]
+        for th in threads:
+            th.start()
+        start.wait()
+        t0 = time.perf_counter()
+        for th in threads:
+            th.join()
+        dt = time.perf_counter() - t0
+        if errors:
+            raise errors[0]
+        total = n_threads * per_thread
+        flat = [x for li in lats for x in li]
+        rows.append(_emit({"figure": "live_submit_rate", "clients": n_threads, "jobs": total,
+                           "seconds": round(dt, 3), "per_s": round(total / dt),
+                           "p50_ms": round(_pct(flat, 50) * 1e3, 2), "p99_ms": round(_pct(flat, 99) * 1e3, 2),
+                           "target_per_s": 500, "met": total / dt >= 500}))
+    return rows
+
+
+# -- jobs per second with array submissions ------------------------------------------------
+def array_rate(sizes=(1_000, 10_000), repeats: int = 3) -> list[dict]:
+    rows = []
+    with cluster() as lc:
+        c = client(lc)
+        c.post("/v1/jobs", _job(array=10))
+        for size in sizes:
+            times = []
+            for _ in range(repeats):
+                t = time.perf_counter()
+                r = c.post("/v1/jobs", _job(array=size))
+                times.append(time.perf_counter() - t)
+                assert r["count"] == size
+            best, med = min(times), statistics.median(times)
+            rows.append(_emit({"figure": "live_array_submit", "array": size, "repeats": repeats,
+                               "median_s": round(med, 4), "jobs_per_s": round(size / med),
+                               "best_jobs_per_s": round(size / best), "target_per_s": 5000,
+                               "met": size / med >= 5000}))
+    return rows
+
+
+# -- submit-to-RUN latency on an idle cluster ------------------------------------------------
+def latency(samples: int = 50) -> list[dict]:
+    rows = []
+    with cluster() as lc:
+        c = client(lc)
+        admin = client(lc, "admin")
+        to_run, to_ack, seen = [], [], []
+        for i in range(samples + 2):
+            time.sleep(0.3)  # idle: the previous round is long past
+            t = time.perf_counter()
+            r = c.post("/v1/jobs", _job("normal", ["sleep", "5"]))
+            ack = time.perf_counter() - t
+            jid = r["jobid"]
+            while True:
+                s = c.get("/v1/jobs", id=jid)["jobs"][0]
+                if s["state"] != "PEND":
+                    break
+                time.sleep(0.002)
+            polled = time.perf_counter() - t
+            d = c.get(f"/v1/jobs/{jid}")
+            run_ts = next(h["ts"] for h in d["history"] if h["to"] == "RUN")
+            admin.post(f"/v1/jobs/{jid}/kill")
+            if i < 2:  # warm-up
+                continue
+            to_run.append((run_ts - d["submit_time"]) / 1e9)
+            to_ack.append(ack)
+            seen.append(polled)
+        row = {"figure": "live_submit_to_run", "samples": samples, "round_interval_s": lc.round_interval,
+               "p50_ms": round(_pct(to_run, 50) * 1e3, 1), "p99_ms": round(_pct(to_run, 99) * 1e3, 1),
+               "max_ms": round(max(to_run) * 1e3, 1),
+               "client_seen_p50_ms": round(_pct(seen, 50) * 1e3, 1),
+               "client_seen_p99_ms": round(_pct(seen, 99) * 1e3, 1),
+               "submit_ack_p50_ms": round(_pct(to_ack, 50) * 1e3, 1),
+               "target_p50_ms": 250, "met": _pct(to_run, 50) <= 0.25}
+        rows.append(_emit(row))
+    return rows
+
+
+# -- jobs completed per second -------------------------------------------------------------
+def throughput(n: int = 2000, slots: int | None = None) -> list[dict]:
+    rows = []
+    with cluster(slots=slots) as lc:
+        c = client(lc)
+        nslots = sum(int(h["resources"].get("slots", 0)) for h in c.get("/v1/hosts")["hosts"])
+        t0 = time.perf_counter()
+        r = c.post("/v1/jobs", _job("normal", ["true"], array=n))
+        ids = r["jobids"]
+        first, last = ids[0], ids[-1]
+        deadline = t0 + 300.0
+        while c.get("/v1/jobs", user="all", limit=1)["jobs"] and time.perf_counter() < deadline:
+            time.sleep(0.05)  # unfinished jobs left (this cluster has no others)
+        dt = time.perf_counter() - t0
+        jobs = c.get("/v1/jobs", user="all", all="true", limit=n + 10)["jobs"]
+        finished = sum(1 for j in jobs if first <= j["jobid"] <= last and j["state"] in ("DONE", "EXIT"))
+        ok = sum(1 for j in jobs if first <= j["jobid"] <= last and j["state"] == "DONE")
+        starts = sorted(j["start_time"] for j in jobs if first <= j["jobid"] <= last and j["start_time"])
+        ends = sorted(j["end_time"] for j in jobs if first <= j["jobid"] <= last and j["end_time"])
+        rows.append(_emit({"figure": "live_throughput", "jobs": n, "workers": lc.nworkers, "slots": nslots,
+                           "command": "true", "finished": finished, "done": ok, "seconds": round(dt, 2),
+                           "jobs_per_s": round(finished / dt, 1),
+                           "first_start_s": round((starts[0] - r["job"]["submit_time"]) / 1e9, 2) if starts else None,
+                           "last_end_s": round((ends[-1] - r["job"]["submit_time"]) / 1e9, 2) if ends else None,
+                           "target_s": 20, "met": finished >= n and dt < 20}))
+    return rows
+
+
+# -- whole-process wall time of the CLI --------------------------------------------------------
+def cli_wall(runs: int = 30) -> list[dict]:
+    rows = []
+    with cluster() as lc:
+        env = lc.env()
+        variants = [("python -m xce.cli.main", [sys.executable, "-m", "xce.cli.main"])]
+        if VENV_XCE.exists():
+            variants.append((".venv/bin/xce", [str(VENV_XCE)]))
+        commands = [("submit -- true", ["submit", "-q", "parked", "--", "true"]), ("jobs", ["jobs"])]
+        for label, prefix in variants:
+            for cname, args in commands:
+                times = []
+                for i in range(runs + 3):
+                    t = time.perf_counter()
+                    p = subprocess.run(prefix + args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                    dt = time.perf_counter() - t
+                    if p.returncode != 0:
+                        raise RuntimeError(f"{label} {cname}: exit {p.returncode}: {p.stderr.decode()}")
+                    if i >= 3:
+                        times.append(dt)
+                med = statistics.median(times)
+                rows.append(_emit({"figure": "live_cli_wall", "how": label, "command": f"xce {cname}",
+                                   "runs": runs, "median_ms": round(med * 1e3, 1),
+                                   "p90_ms": round(_pct(times, 90) * 1e3, 1),
+                                   "min_ms": round(min(times) * 1e3, 1), "target_median_ms": 150,
+                                   "met": med < 0.150}))
+        # For scale: an interpreter that does nothing, and one that only imports the client.
+        for label, code in (("python -c pass", "pass"),):
+            times = []
+            for _ in range(runs):
+                t = time.perf_counter()
+                subprocess.run([sys.executable, "-c", code], env=env, check=True)
+                times.append(time.perf_counter() - t)
+            rows.append(_emit({"figure": "live_cli_wall", "how": label, "command": "(baseline)", "runs": runs,
+                               "median_ms": round(statistics.median(times) * 1e3, 1),
+                               "p90_ms": round(_pct(times, 90) * 1e3, 1), "min_ms": round(min(times) * 1e3, 1)}))
+    return rows
+
+
+# -- controller memory at 100,000 jobs ---------------------------------------------------------
+def memory(total: int = 100_000, chunk: int = 10_000) -> list[dict]:
+    import psutil
+
+    rows = []
+    with cluster() as lc:
+        c = client(lc)
+        proc = psutil.Process(lc.procs["controller"].pid)
+        base = proc.memory_info().rss
+        t0 = time.perf_counter()
+        for _ in range(total // chunk):
+            c.post("/v1/jobs", _job(array=chunk))
+        dt = time.perf_counter() - t0
+        time.sleep(1.0)  # let the scheduler read the feed: its long polls are served from the event log
+        after_submit = proc.memory_info().rss
+        jobs = c.get("/v1/jobs", user="all", limit=total)["jobs"]
+        after_list = proc.memory_info().rss
+        sched = psutil.Process(lc.procs["scheduler"].pid).memory_info().rss
+        rows.append(_emit({"figure": "live_controller_memory", "jobs": total, "listed": len(jobs),
+                           "queue": "parked (inactive)", "submit_s": round(dt, 2),
+                           "rss_idle_mb": round(base / 2**20, 1), "rss_mb": round(after_submit / 2**20, 1),
+                           "rss_after_list_all_mb": round(after_list / 2**20, 1),
+                           "kb_per_job": round((after_submit - base) / total / 1024, 2),
+                           "scheduler_rss_mb": round(sched / 2**20, 1)}))
+    return rows
+
+
+FIGURES = {"submit": submit_rate, "array": array_rate, "latency": latency, "throughput": throughput,
+           "cli": cli_wall, "memory": memory}
+
+
+def run(names: list[str] | None = None) -> list[dict]:
+    rows: list[dict] = []
+    for name in names or list(FIGURES):
+        rows.extend(FIGURES[name]())
+    return rows
+
+
+if __name__ == "__main__":
+    run(sys.argv[1:] or None)

@@ -1,0 +1,61 @@
+"""How a finished job becomes accounting records, and how ``xce drift`` prints a report."""
+
+import json
+
+from xce.accounting.drift import UsageRecord, drift_report
+from xce.cli import drift as drift_cli
+from xce.controller import accounting
+
+M = 1024**2
+NAMES = {"memory_rss": "mem"}
+
+
+def job(**kw):
+    base = {"id": 7, "job_type": "etl", "queue": "normal", "user": "ann", "tasks": 1, "state": "DONE",
+            "exit_code": 0, "exit_signal": None, "start_time": 1_000, "end_time": 5_000, "request": "",
+            "sched_request": "", "requests": None, "usage": None}
+    return base | kw
+
+
+def test_only_capacities_are_reported():
+    assert accounting.is_capacity("mem") and accounting.is_capacity("example.com/gpu")
+    assert not accounting.is_capacity("cpu_time") and not accounting.is_capacity("memory_rss")
+    assert not accounting.is_capacity("a/b")  # no domain before the slash
+
+
+def test_declared_is_per_task_rusage_times_tasks_over_every_primary():
+    assert accounting.declared(job(tasks=4, sched_request="rusage[mem=100M:example.com/gpu=1]")) == \
+        {"mem": 400 * M, "example.com/gpu": 4}
+    assert accounting.declared(job(sched_request="2*{rusage[mem=1G]} + 3*{rusage[mem=10M]}")) == \
+        {"mem": 2 * 1024 * M + 30 * M}
+    assert accounting.declared(job()) == {}
+
+
+def test_rows_map_worker_names_and_keep_peak_mean_samples():
+    usage = {"peak": {"memory_rss": 60 * M, "cpu_time": 9}, "sum": {"memory_rss": 90 * M, "cpu_time": 12},
+             "count": {"memory_rss": 2, "cpu_time": 2}, "samples": 2, "mean": {}}
+    rows = {r["resource"]: r for r in accounting.rows(job(sched_request="rusage[mem=500M]", usage=json.dumps(usage)),
+                                                       NAMES)}
+    assert set(rows) == {"mem", "cpu_time"}
+    assert (rows["mem"]["declared"], rows["mem"]["peak"], rows["mem"]["mean"], rows["mem"]["samples"]) == \
+        (500 * M, 60 * M, 45 * M, 2)
+    assert rows["mem"]["run_time"] == 4_000 and rows["cpu_time"]["declared"] == 0
+
+
+def test_a_job_that_never_started_has_no_record_and_an_unsampled_one_has_no_measurement():
+    assert accounting.rows(job(start_time=None, state="EXIT"), NAMES) == []
+    (mem,) = accounting.rows(job(sched_request="rusage[mem=1G]"), NAMES)
+    assert (mem["resource"], mem["declared"], mem["samples"]) == ("mem", 1024 * M, 0)
+
+
+def test_cli_table_in_human_units_and_the_runs_still_needed(monkeypatch, capsys):
+    rep = drift_report([UsageRecord("etl", "mem", 500 * M, 50 * M)] * 20 + [UsageRecord("leaky", "mem", 0, 100 * M)] * 20
+                       + [UsageRecord("cfd", "mem", M, M)] * 3).to_json()
+    monkeypatch.setattr(drift_cli, "connect", lambda *a: type("C", (), {"get": None})())
+    monkeypatch.setattr(drift_cli, "call", lambda *a, **kw: rep)
+    drift_cli.drift(None, 20, 0.5, 1.5, False, None, None, None)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["TYPE", "RESOURCE", "RUNS"]
+    assert out[1].split()[:3] == ["leaky", "mem", "20"] and "never declared" in out[1]
+    assert "500.0M" in out[2] and "450.0M of 500.0M (90%) wasted per placement" in out[2]
+    assert out[3] == "cfd mem: 3 run(s), 20 needed before drift is reported"

@@ -1,0 +1,128 @@
+"""Accounting records: what a finished job declared against what it was measured using.
+
+A record is written when a job ends (DONE or EXIT: finished, failed, killed, lost) for every
+resource it declared or was measured on, with the peak and the mean of its usage ticks. The
+running peak, sum and count are folded into the job row as ticks arrive (see
+:func:`xce.controller.fleet._fold_usage`), so ending a job costs nothing proportional to its
+length and no tick has to be kept.
+
+Declared is the whole job's reservation: each primary's per-task ``rusage`` amount times its
+tasks, from the scheduler-facing requirement (which already holds ``requests``). Measured names
+come in the worker's vocabulary and are mapped through the configuration's ``resource_names``.
+
+The drift report reads only consumable capacities: ``mem`` and domain-prefixed resources.
+``cpu_time`` is recorded but never reported: it is a cumulative counter, not a capacity anyone
+reserves, so "never declared" would be noise. A resource with no sample on a run is skipped for
+that run: a run that was never measured says nothing about its declaration, and counting it as 0
+would call every declaration "far below".
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+import sqlalchemy as sa
+
+from xce.accounting.drift import DriftReport, Thresholds, UsageRecord, drift_report
+from xce.controller.store.schema import job_accounting
+
+MEMORY = "mem"
+
+
+def is_capacity(resource: str) -> bool:
+    """Whether drift means anything for ``resource``: something reserved, not a counter."""
+    if resource == MEMORY:
+        return True
+    domain, slash, _ = resource.partition("/")
+    return bool(slash) and "." in domain
+
+
+@lru_cache(maxsize=1024)
+def _declared_from_request(text: str, tasks: int) -> tuple[tuple[str, int], ...] | None:
+    """Parsing is cached because array elements share one requirement text."""
+    from xce.core.resreq import RequestSyntaxError, parse_request
+
+    try:
+        parsed = parse_request(text, tasks)
+    except (RequestSyntaxError, ValueError):
+        return None
+    total: dict[str, int] = {}
+    # With alternatives the placed one is not recorded on the job; the first is what the user
+    # reached for, and alternatives of one job type rarely differ in how much they reserve.
+    for primary in parsed.primaries:
+        for name, amount in primary.rusage:
+            total[name] = total.get(name, 0) + amount * primary.tasks
+    return tuple(sorted(total.items()))
+
+
+def declared(job: dict[str, Any]) -> dict[str, int]:
+    tasks = int(job.get("tasks") or 1)
+    text = job.get("sched_request") or job.get("request") or ""
+    found = _declared_from_request(text, tasks)
+    if found is not None:
+        return dict(found)
+    requests = json.loads(job["requests"]) if job.get("requests") else {}
+    return {k: int(v) * tasks for k, v in requests.items()}
+
+
+def measured(usage: dict[str, Any], names: dict[str, str]) -> dict[str, tuple[int, int, int]]:
+    """resource -> (peak, mean, samples), with worker names mapped to resource names."""
+    peak: dict[str, int] = {}
+    total: dict[str, float] = {}
+    count: dict[str, int] = {}
+    samples = int(usage.get("samples", 0))
+    sums = usage.get("sum")
+    counts = usage.get("count", {})
+    for wire, value in usage.get("peak", {}).items():
+        res = names.get(wire, wire)
+        peak[res] = max(peak.get(res, 0), int(value))
+        if sums is not None and wire in sums:
+            total[res] = total.get(res, 0) + float(sums[wire])
+            count[res] = count.get(res, 0) + int(counts.get(wire, samples))
+        else:  # a row folded before sums were kept: its mean and sample count stand in
+            n = samples or 1
+            total[res] = total.get(res, 0) + float(usage.get("mean", {}).get(wire, value)) * n
+            count[res] = count.get(res, 0) + n
+    return {res: (peak[res], round(total[res] / count[res]) if count[res] else 0, count[res]) for res in peak}
+
+
+def rows(job: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
+    """The accounting rows of a job that has just ended; none for a job that never started."""
+    if not job.get("start_time"):
+        return []
+    usage = json.loads(job["usage"]) if job.get("usage") else {}
+    decl = declared(job)
+    meas = measured(usage, names)
+    end = job.get("end_time") or 0
+    base = {"jobid": job["id"], "job_type": job.get("job_type") or "", "queue": job["queue"], "user": job["user"],
+            "tasks": int(job.get("tasks") or 1), "state": job["state"], "exit_code": job.get("exit_code"),
+            "exit_signal": job.get("exit_signal"), "start_time": job["start_time"], "end_time": end,
+            "run_time": max(0, end - job["start_time"])}
+    out = []
+    for res in sorted(set(decl) | set(meas) | {MEMORY}):
+        peak, mean, samples = meas.get(res, (0, 0, 0))
+        out.append(dict(base, resource=res, declared=int(decl.get(res, 0)), peak=peak, mean=mean, samples=samples))
+    return out
+
+
+def rewrite(conn: sa.engine.Connection, job: dict[str, Any], names: dict[str, str]) -> None:
+    """Replace a job's records: the worker's final report can arrive after the job was already
+    killed or lost, with the last tick and the real exit status."""
+    new = rows(job, names)
+    conn.execute(sa.delete(job_accounting).where(job_accounting.c.jobid == job["id"]))
+    if new:
+        conn.execute(job_accounting.insert(), new)
+
+
+def records(conn: sa.engine.Connection, job_type: str | None = None) -> list[UsageRecord]:
+    q = sa.select(job_accounting.c.job_type, job_accounting.c.resource, job_accounting.c.declared,
+                  job_accounting.c.peak).where(job_accounting.c.samples > 0)
+    if job_type is not None:
+        q = q.where(job_accounting.c.job_type == job_type)
+    return [UsageRecord(t, r, int(d), int(p)) for t, r, d, p in conn.execute(q) if is_capacity(r)]
+
+
+def report(conn: sa.engine.Connection, job_type: str | None, min_samples: int, thresholds: Thresholds) -> DriftReport:
+    return drift_report(records(conn, job_type), job_type=job_type, min_samples=min_samples, thresholds=thresholds)
