@@ -19,8 +19,8 @@ def install(tmp_path, monkeypatch):
     The registries are swapped for copies and the plugin modules dropped afterwards, so
     nothing a test registers leaks into another test.
     """
-    monkeypatch.setattr(pickers_registry, "_REGISTRY", dict(pickers_registry._REGISTRY))
-    monkeypatch.setattr(preempt_registry, "_REGISTRY", dict(preempt_registry._REGISTRY))
+    monkeypatch.setattr(pickers_registry._registry, "_factories", dict(pickers_registry._registry._factories))
+    monkeypatch.setattr(preempt_registry._registry, "_factories", dict(preempt_registry._registry._factories))
     added = []
 
     def _install(entry_points, modules):
@@ -76,9 +76,9 @@ def test_load_entry_points_registers_a_test_picker_and_policy(install):
     assert "lowest_priority_first" in preempt_registry.available()
 
     # idempotent: a second pass registers the same factories again without complaint
-    before = dict(pickers_registry._REGISTRY)
+    before = dict(pickers_registry._registry._factories)
     assert plugins.load_entry_points() == []
-    assert pickers_registry._REGISTRY == before
+    assert pickers_registry._registry._factories == before
 
 
 def test_load_entry_points_reports_every_failure_naming_the_entry_point(install):
