@@ -8,6 +8,7 @@ import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 
 from xce.controller import feed, fleet, submission
 from xce.controller.errors import Gone
@@ -43,7 +44,9 @@ def test_migrations_build_exactly_the_schema_and_are_idempotent(tmp_path, db_url
         migrate.upgrade(engine)  # a second start changes nothing
         with engine.connect() as conn:
             assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-            assert conn.exec_driver_sql("select version_num from alembic_version").scalar() == "0001"
+            head = ScriptDirectory.from_config(migrate.alembic_config()).get_current_head()
+            assert head == "0002"  # the newest migration in the package: bump when adding one
+            assert conn.exec_driver_sql("select version_num from alembic_version").scalar() == head
     finally:
         engine.dispose()
 

@@ -76,7 +76,6 @@ class DemoResult:
     state_dir: Path
     output_dir: Path
     jobs: list[dict[str, Any]] = field(default_factory=list)
-    labels: dict[int, str] = field(default_factory=dict)
     preemptions: list[str] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
     cluster_pids: dict[str, int] = field(default_factory=dict)
@@ -114,7 +113,6 @@ class Demo:
         self.latest: dict[int, str] = {}
         self.events: list[str] = []
         self.job_pids: dict[int, int] = {}
-        self._emit: Callable[[str], None] = self._print_event
         self._t0 = time.monotonic()
 
     # -- the run ---------------------------------------------------------------------------
@@ -142,7 +140,7 @@ class Demo:
                 result.reason = str(exc)
             timings["workload"] = time.monotonic() - t
             try:
-                result.jobs, result.preemptions = self._final(cluster, result)
+                result.jobs, result.preemptions = self._final(result)
             except Exception as exc:  # the table is a report: failing to make it must not skip the stop
                 result.ok, result.reason = False, f"could not read the jobs' final state: {exc!r}"
         except ClusterError as exc:
@@ -156,7 +154,6 @@ class Demo:
             result.timings = timings
             result.events = self.events
             result.job_pids = dict(self.job_pids)
-            result.labels = {jid: j.label for jid, j in self.jobs.items()}
             (self.state_dir / RESULT_FILE).write_text(json.dumps(result.to_json(), indent=2) + "\n")
         left = [pid for pid in [*result.cluster_pids.values(), *result.job_pids.values()] if pid_alive(pid)]
         if left and result.ok:
@@ -164,7 +161,7 @@ class Demo:
         return result
 
     def _run_workload(self, cluster: LocalCluster) -> None:
-        from xce.cli.client import ApiError, Client, Unreachable
+        from xce.cli.client import ApiError, Client, Unreachable, describe
         from xce.controller import statedir
 
         # The cluster's own URL and the user token it wrote, never $XCE_URL/$XCE_TOKEN: the demo must
@@ -184,8 +181,10 @@ class Demo:
                         self._watch(lambda s, ids=ids: all(s[i]["state"] == "RUN" for i in ids), f"stage {n}")
                     else:
                         self._watch(lambda s: all(s[i]["state"] in FINISHED for i in self.jobs), "the last jobs")
-        except (ApiError, Unreachable) as exc:
-            raise DemoFailed(f"the controller refused or did not answer: {exc} {getattr(exc, 'detail', '')}")
+        except ApiError as exc:
+            raise DemoFailed(f"the controller refused a request: {'; '.join(describe(exc))}") from None
+        except Unreachable as exc:
+            raise DemoFailed(str(exc)) from None
 
     def _submit(self, job: DemoJob) -> None:
         body: dict[str, Any] = {"command": job.command, "queue": job.queue, "tasks": job.tasks,
@@ -257,7 +256,7 @@ class Demo:
     def _stamp(self) -> str:
         return f"{time.monotonic() - self._t0:5.1f}s"
 
-    def _print_event(self, text: str) -> None:
+    def _emit(self, text: str) -> None:
         self.events.append(text)
         self.console.print(f"[dim]{self._stamp()}[/] {text}", highlight=False)
 
@@ -285,11 +284,12 @@ class Demo:
             table.add_column(col)
         for jid, job in self.jobs.items():
             s = self.seen.get(jid, {})
-            table.add_row(str(jid), job.queue, _styled(s.get("state", "PEND")), hosts(s) or "-", self.latest.get(jid, ""))
+            table.add_row(str(jid), job.queue, _styled(s.get("state", "PEND")), hosts(s) or "-",
+                          self.latest.get(jid, ""))
         return table
 
     # -- the end ---------------------------------------------------------------------------
-    def _final(self, cluster: LocalCluster, result: DemoResult) -> tuple[list[dict[str, Any]], list[str]]:
+    def _final(self, result: DemoResult) -> tuple[list[dict[str, Any]], list[str]]:
         """Details (with histories) of every job, the final table, the checks, and where the outputs are."""
         from rich.table import Table
 

@@ -219,7 +219,7 @@ class LocalCluster:
         order = ["scheduler", *[k for k in self.procs if k not in ("scheduler", "controller")], "controller"]
         order = [k for k in order if k in self.procs]
         killed = stop_pids([self.procs[k].pid for k in order if k != "controller"], timeout,
-                           reap=[self.procs[k] for k in order])
+                           reap=[self.procs[k] for k in order if k != "controller"])
         if "controller" in self.procs:
             killed += stop_pids([self.procs["controller"].pid], timeout, reap=[self.procs["controller"]])
         (self.state_dir / CLUSTER_FILE).unlink(missing_ok=True)

@@ -136,12 +136,12 @@ def simulate(trace: SwfTrace, cluster: SimCluster, *, seed: int = 0, queues_from
 
     decisions: list[Any] = []
     writer = None
-    sink: Callable[[Any], Any] = decisions.append
-    if record is not None:
-        def sink(d: Any) -> None:  # noqa: F811 - the recording wrapper of the plain sink
-            writer.decision(d)
-            decisions.append(d)
-    core = SchedulerCore(sink, seed=seed)
+
+    def recording_sink(d: Any) -> None:
+        writer.decision(d)
+        decisions.append(d)
+
+    core = SchedulerCore(decisions.append if record is None else recording_sink, seed=seed)
     freeze = core.clock.freeze_at
     push_core = core.push_event
     if record is not None:
