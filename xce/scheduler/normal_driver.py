@@ -3,7 +3,8 @@ decisions back to the controller (Req 10 AC 7-10).
 
 The controller's feed already carries core events in their JSON form, so translation is
 ``events.from_json``. Events are buffered between rounds; a round runs when events arrived
-(no more often than ``round_interval``) and at least every ``max_round_interval`` even when
+(no more often than ``round_interval``, or ``release_interval`` when capacity was freed while jobs
+wait) and at least every ``max_round_interval`` even when
 nothing arrived. Decisions are posted in one batch per round with ids ``<epoch>-<seq>``, so a
 retried post is applied once.
 
@@ -31,6 +32,10 @@ from xce.core.decisions import Decision
 log = logging.getLogger("xce.scheduler")
 
 
+#: States a job leaves its slots in: a round right after one of these can start a waiting job.
+_FREEING = frozenset({"DONE", "EXIT", "SSUSP", "USUSP", "PEND"})
+
+
 class ResyncNeeded(Exception):
     """The controller no longer has the events after our cursor (410): start again from a full sync."""
 
@@ -38,11 +43,12 @@ class ResyncNeeded(Exception):
 class NormalDriver:
     def __init__(self, url: str, token: str, *, seed: int = 0, round_interval: float = 0.2,
                  max_round_interval: float = 5.0, poll_wait: float = 1.0,
-                 record_snapshot_interval: int = 10_000) -> None:
+                 record_snapshot_interval: int = 10_000, release_interval: float = 0.005) -> None:
         self.http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30.0)
         self.seed = seed
         self.round_interval = round_interval
         self.max_round_interval = max_round_interval
+        self.release_interval = release_interval
         self.poll_wait = poll_wait
         self.record_snapshot_interval = record_snapshot_interval
         self.epoch = f"{os.getpid()}.{time.time_ns()}"
@@ -159,22 +165,35 @@ class NormalDriver:
         self.outbox = []
         return n
 
+    def interval(self) -> float:
+        """How long to batch events before a round.
+
+        Freed capacity (a job ended or was suspended, a host came back) while jobs wait is worth a
+        round at once: batching then only delays a waiting job, so ``release_interval`` applies.
+        Anything else (mostly submissions and load reports) is batched for ``round_interval``.
+        """
+        assert self.core is not None
+        if any(type(e) is ev.JobStateChange and e.state in _FREEING or type(e) is ev.WorkersPush
+               for e in self.pending) and any(q.pending for q in self.core.queues.values()):
+            return self.release_interval
+        return self.round_interval
+
     def run(self) -> None:
         self.sync()
         last_round = 0.0
         while not self.stopping:
             try:
                 now = time.monotonic()
-                due = last_round + (self.round_interval if self.pending else self.max_round_interval)
+                due = last_round + (self.interval() if self.pending else self.max_round_interval)
                 self.poll(min(self.poll_wait, max(0.0, due - now)) if not self.pending else 0.0)
                 self.poll_control()
                 now = time.monotonic()
-                if (self.pending and now - last_round >= self.round_interval) or \
-                        now - last_round >= self.max_round_interval:
+                wait = self.interval() if self.pending else self.max_round_interval
+                if now - last_round >= wait:
                     self.run_round()
                     last_round = time.monotonic()
                 elif self.pending:
-                    time.sleep(max(0.0, self.round_interval - (now - last_round)))
+                    time.sleep(max(0.0, min(wait - (now - last_round), 0.01)))
             except ResyncNeeded as exc:
                 log.warning("resynchronising: %s", exc)
                 self.sync()
