@@ -14,8 +14,10 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-TRACES = "/work/shared/traces"
+#: The shared traces sit beside the checkout (../shared/traces), as on every development and CI machine.
+TRACES = str(Path(__file__).resolve().parents[2] / "shared" / "traces")
 CASES = {
     "nasa": {"trace": f"{TRACES}/NASA-iPSC-1993-3.1-cln.swf", "hosts": 128, "target_s": 3.0, "accasim_s": 3.9},
     "lublin": {"trace": f"{TRACES}/lublin_256.swf", "hosts": 256, "target_s": 5.0, "accasim_s": 43.0},
@@ -73,7 +75,9 @@ def run(names: list[str] | None = None) -> list[dict]:
     results = []
     for name in names or list(CASES):
         proc = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True, text=True, check=True)
-        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        row = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(json.dumps(row), flush=True)
+        results.append(row)
     return results
 
 

@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from xce.cli.spec import examples_epilog
+
 from xce.cli.client import call, connect, fail, print_json
 
 UrlOpt = Annotated[str | None, typer.Option("--url", help="Controller URL [env XCE_URL; default from the state dir]",
@@ -47,7 +49,8 @@ def register(app: typer.Typer) -> None:
     user_app = typer.Typer(help="Users and their tokens.", no_args_is_help=True)
     app.add_typer(user_app, name="user")
 
-    @user_app.command("add", help="Issue a token for NAME (from the state directory's secret, or through the API).")
+    @user_app.command("add", help="Issue a token for NAME (from the state directory's secret, or through the API).",
+                      epilog=examples_epilog("xceadmin user add ann", "xceadmin user add bob --admin"))
     def user_add(
         name: Annotated[str, typer.Argument(help="User name (the owner of the jobs this token submits).")],
         admin: Annotated[bool, typer.Option("--admin", help="Make the token an admin token.")] = False,
@@ -62,7 +65,8 @@ def register(app: typer.Typer) -> None:
         else:
             print(issued)
 
-    @app.command(help="Reload the controller's configuration file; an invalid file is refused and nothing changes.")
+    @app.command(help="Reload the controller's configuration file; an invalid file is refused and nothing changes.",
+                 epilog=examples_epilog("xce config check xce.toml && xceadmin reconfig"))
     def reconfig(as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
                  state_dir: StateDirOpt = None) -> None:
         res = call(connect(url, token, state_dir).post, "/v1/admin/reconfig")
@@ -79,7 +83,9 @@ def register(app: typer.Typer) -> None:
     app.add_typer(sched_app, name="scheduler")
     sched_app.add_typer(record_app, name="record")
 
-    @record_app.command("start", help="Snapshot, then record every event and decision to FILE.")
+    @record_app.command("start", help="Snapshot, then record every event and decision to FILE.",
+                        epilog=examples_epilog("xceadmin scheduler record start /var/tmp/rec.jsonl --record-snapshot-interval 5000",
+                                               "xce scheduler --sim /var/tmp/rec.jsonl --sim-verify"))
     def record_start(
         file: Annotated[str | None, typer.Argument(help="Replay file on the scheduler's host "
                                                    "(default: the scheduler's choice).")] = None,

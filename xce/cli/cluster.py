@@ -62,9 +62,12 @@ def queues(as_json: bool, url: str | None, token: str | None, state_dir: str | N
 
 
 COMMAND_SPECS = [
-    Command("hosts", "Hosts: status, slots, static resources.", [JSON, *common_options()], hosts),
-    Command("load", "Load indices each host last reported.", [JSON, *common_options()], load),
-    Command("queues", "Queues: priority, status, job counts.", [JSON, *common_options()], queues),
+    Command("hosts", "Hosts: status, slots, static resources.", [JSON, *common_options()], hosts,
+            examples=("xce hosts", "xce hosts --json")),
+    Command("load", "Load indices each host last reported.", [JSON, *common_options()], load,
+            examples=("xce load", "xce load --json")),
+    Command("queues", "Queues: priority, status, job counts.", [JSON, *common_options()], queues,
+            examples=("xce queues", "xce queues --json")),
 ]
 
 

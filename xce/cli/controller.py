@@ -7,9 +7,13 @@ from typing import Annotated
 
 import typer
 
+from xce.cli.spec import examples_epilog
+
 
 def register(app: typer.Typer) -> None:
-    @app.command(help="Run the controller (REST API, store, event log) until interrupted.")
+    @app.command(help="Run the controller (REST API, store, event log) until interrupted.",
+                 epilog=examples_epilog("xce controller --config examples/laptop.toml",
+                                        "xce controller --db postgresql://xce@db/xce --port 6820"))
     def controller(
         host: Annotated[str, typer.Option(help="Address to bind; loopback by default.")] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="Port to bind; 0 picks a free one (see controller.json).")] = 0,

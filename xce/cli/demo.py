@@ -17,6 +17,8 @@ from typing import Annotated
 
 import typer
 
+from xce.cli.spec import examples_epilog
+
 G = 1024**3
 
 
@@ -107,7 +109,7 @@ def run_live(state_dir: str | None, config: Path | None) -> int:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("demo")
+    @app.command("demo", epilog=examples_epilog("xce demo", "xce demo --state-dir /tmp/demo", "xce demo --core"))
     def demo(
         core: Annotated[bool, typer.Option("--core", help="Run the scenario through the scheduling core only "
                                                           "(no processes) and print every decision.")] = False,

@@ -121,3 +121,5 @@ COMMAND_SPECS = [JOBS]
 
 def register(app) -> None:
     JOBS.register(app)
+
+JOBS.examples = ("xce jobs", "xce jobs -a -u all -q normal", "xce jobs -l 12", "xce jobs -s PEND --json")

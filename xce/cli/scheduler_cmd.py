@@ -12,6 +12,8 @@ from typing import Optional
 
 import typer
 
+from xce.cli.spec import examples_epilog
+
 
 def _ts(value: Optional[str], option: str) -> Optional[int]:
     if value is None:
@@ -89,7 +91,10 @@ def scheduler(
 
 def register(app: typer.Typer) -> None:
     """Attach ``xce scheduler`` to the main CLI, which belongs to another module."""
-    app.command("scheduler", help="Run the scheduler (normal mode) or replay a recording (--sim FILE).")(scheduler)
+    app.command("scheduler", help="Run the scheduler (normal mode) or replay a recording (--sim FILE).",
+                epilog=examples_epilog("xce scheduler", "xce scheduler --sim rec.jsonl --sim-verify",
+                                       "xce scheduler --sim rec.jsonl --sim-start-ts 2026-11-30T10:00:00Z",
+                                       "xce scheduler --sim rec.jsonl --sim-alt-events whatif.jsonl --sim-verify"))(scheduler)
 
 
 def _standalone() -> typer.Typer:

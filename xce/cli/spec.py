@@ -54,6 +54,8 @@ class Command:
     run: Callable[..., None]
     #: False: the first positional word ends the options (``xce submit -q q sleep -x 1``).
     interspersed: bool = True
+    #: Command lines shown under "Examples" in ``--help``.
+    examples: tuple[str, ...] = ()
     _by_flag: dict[str, Opt] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -170,7 +172,8 @@ class Command:
         command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
         command.__doc__ = self.help
         settings = {} if self.interspersed else {"allow_interspersed_args": False}
-        app.command(self.name, help=self.help, context_settings=settings)(command)
+        app.command(self.name, help=self.help, context_settings=settings,
+                    epilog=examples_epilog(*self.examples))(command)
 
 
 def common_options() -> list[Opt]:
@@ -184,3 +187,10 @@ def common_options() -> list[Opt]:
 
 
 JSON = Opt("as_json", ("--json",), bool, False, help="Print JSON for scripts instead of a table.")
+
+
+def examples_epilog(*lines: str) -> str | None:
+    """An "Examples" block for ``--help`` that click prints as written (``\b`` stops re-wrapping)."""
+    if not lines:
+        return None
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)

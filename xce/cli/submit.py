@@ -103,3 +103,10 @@ COMMAND_SPECS = [SUBMIT]
 
 def register(app) -> None:
     SUBMIT.register(app)
+
+SUBMIT.examples = (
+    "xce submit -- sleep 60",
+    "xce submit -n 8 -R \"span[ptile=4] rusage[mem=2G]\" -q normal -- mpirun ./solver",
+    "xce submit --type etl --request mem=500M --limit mem=1G -o out.%J -- python etl.py",
+    "xce submit --array 100 --priority 5 -- ./task.sh",
+)

@@ -7,11 +7,15 @@ from typing import Annotated
 
 import typer
 
+from xce.cli.spec import examples_epilog
+
 StateDir = Annotated[str | None, typer.Option(help="State directory [env XCE_STATE_DIR; ~/.xce]", show_default=False)]
 
 
 def register(app: typer.Typer) -> None:
-    @app.command(help="Start a controller, a scheduler and N workers on 127.0.0.1, in the background.")
+    @app.command(help="Start a controller, a scheduler and N workers on 127.0.0.1, in the background.",
+                 epilog=examples_epilog("xce up", "xce up --workers 4 --slots 8 --config examples/preemption.toml",
+                                        "XCE_STATE_DIR=/tmp/c1 xce up --state-dir /tmp/c1"))
     def up(
         workers: Annotated[int, typer.Option(help="Number of workers.", min=1)] = 2,
         slots: Annotated[int | None, typer.Option(help="Slots per worker [default: usable CPUs].", min=1,
@@ -55,7 +59,8 @@ def register(app: typer.Typer) -> None:
         typer.echo("  xce hosts")
         typer.echo("  xce down" + ("" if default else f" --state-dir {shlex.quote(str(sd))}"))
 
-    @app.command(help="Stop the cluster `xce up` started (its controller, scheduler and workers).")
+    @app.command(help="Stop the cluster `xce up` started (its controller, scheduler and workers).",
+                 epilog=examples_epilog("xce down", "xce down --state-dir /tmp/c1"))
     def down(state_dir: StateDir = None,
              timeout: Annotated[float, typer.Option(help="Seconds to wait before killing.")] = 15.0) -> None:
         from xce.cluster.local import ClusterError

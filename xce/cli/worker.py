@@ -6,9 +6,12 @@ from typing import Annotated
 
 import typer
 
+from xce.cli.spec import examples_epilog
+
 
 def register(app: typer.Typer) -> None:
-    @app.command(help="Run the worker agent on this host: register, run the jobs placed here, report.")
+    @app.command(help="Run the worker agent on this host: register, run the jobs placed here, report.",
+                 epilog=examples_epilog("xce worker", "xce worker --name node07 --slots 16"))
     def worker(
         name: Annotated[str | None, typer.Option(help="Host name to register [default: this machine's hostname].",
                                                  show_default=False)] = None,
