@@ -327,7 +327,6 @@ def test_a_registry_that_fails_to_import_is_not_mistaken_for_a_missing_one(monke
 
 
 def test_unknown_picker_with_the_real_registry():
-    pytest.importorskip("xce.core.pickers.registry", reason="the core's picker registry has not landed yet")
     err = errors_of('[scheduler]\njob_pick_plugin = "no_such_picker"\n')
     assert paths(err) == ["scheduler.job_pick_plugin"]
     assert "builtin_fcfs" in err.errors[0][1]
@@ -335,7 +334,6 @@ def test_unknown_picker_with_the_real_registry():
 
 
 def test_unknown_preempt_policy_with_the_real_registry():
-    pytest.importorskip("xce.core.preempt.registry", reason="the core's preemption registry has not landed yet")
     err = errors_of('[queues.normal]\npreempt_policy = "no_such_policy"\n')
     assert paths(err) == ["queues.normal.preempt_policy"]
     assert "lowest_priority_first" in err.errors[0][1]

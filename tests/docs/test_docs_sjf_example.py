@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import json
 import os
 import shutil
 import subprocess
@@ -132,90 +131,20 @@ def test_sjf_drops_killed_and_moved_jobs(sjf_target: Path) -> None:
 
 # -- (b) the same picker inside the closed-loop simulator --------------------------------------
 
-def _sim_command() -> list[str] | None:
-    """``xce sim run`` as a module invocation, or None while the command does not exist yet."""
-    if importlib.util.find_spec("xce.cli.sim_cmd") is None:
-        return None
-    from xce.cli.main import COMMANDS
-
-    if "sim" in COMMANDS:
-        return [sys.executable, "-m", "xce.cli.main", "sim", "run"]
-    return [sys.executable, "-m", "xce.cli.sim_cmd", "run"]
+SIM_RUN = [sys.executable, "-m", "xce.cli.main", "sim", "run"]
 
 
-_ID_COLS = ("jobid", "job_id", "job", "id", "job_number")
-_START_COLS = ("start", "start_s", "start_time", "started")
-_SUBMIT_COLS = ("submit", "submit_s", "submit_time", "submitted")
-
-
-def _pick(row: dict, names: tuple[str, ...]):
-    lowered = {str(k).strip().lower(): v for k, v in row.items()}
-    for name in names:
-        if name in lowered:
-            return lowered[name]
-    return None
-
-
-def _num(value) -> int | None:
-    if value is None or value == "" or str(value).strip().lower() in ("none", "null", "-", "nan"):
-        return None
-    number = int(float(value))
-    return None if number < 0 else number
-
-
-def _per_job(rows: list[dict]) -> dict[int, tuple[int | None, int | None]] | None:
-    out: dict[int, tuple[int | None, int | None]] = {}
-    for row in rows:
-        jid, start = _pick(row, _ID_COLS), _pick(row, _START_COLS)
-        if jid is None or start is None and not any(k in {str(c).lower() for c in row} for k in _START_COLS):
-            return None
-        out[int(float(jid))] = (_num(_pick(row, _SUBMIT_COLS)), _num(start))
-    return out or None
-
-
-def _read_jobs(out_dir: Path, stdout: str) -> dict[int, tuple[int | None, int | None]]:
-    """job id -> (submit, start) from the run's per-job CSV, else from its JSON."""
-    for path in sorted(out_dir.rglob("*.csv")):
-        with path.open(newline="") as fp:
-            jobs = _per_job(list(csv.DictReader(fp)))
-        if jobs:
-            return jobs
-    candidates = [stdout] + [p.read_text() for p in sorted(out_dir.rglob("*.json"))]
-    for text in candidates:
-        try:
-            data = json.loads(text)
-        except ValueError:
-            continue
-        rows = data.get("jobs") if isinstance(data, dict) else data
-        if isinstance(rows, list) and rows and isinstance(rows[0], dict):
-            jobs = _per_job(rows)
-            if jobs:
-                return jobs
-    pytest.fail(f"no per-job start times found in {sorted(p.name for p in out_dir.rglob('*'))} or stdout:\n"
-                f"{stdout[:2000]}")
-
-
-_UNKNOWN_SJF = "unknown picker 'sjf'"
-#: ``xce sim run`` with installed plugins registered first, as every XCE entry point should do.
-_WITH_PLUGINS = ("import sys, xce.plugins; errors = xce.plugins.load_entry_points(); "
-                 "from xce.cli.main import main; sys.argv[0] = 'xce'; main(sys.argv[1:])")
-
-
-def _run_sim(cmd: list[str], picker: str, out_dir: Path, plugin_dir: Path) -> tuple[dict[int, tuple], str]:
-    """Per-job results, and "" or the reason the plain command needed the plugin-loading fallback."""
+def _run_sim(picker: str, out_dir: Path, plugin_dir: Path) -> dict[int, tuple]:
+    """Per-job results of ``xce sim run --picker PICKER`` with the example installed in ``plugin_dir``."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(plugin_dir), env.get("PYTHONPATH", "")) if p)
     opts = ["--workload", str(TRACE), "--hosts", "16", "--slots-per-host", "32", "--picker", picker,
             "--out", str(out_dir), "--json", "--no-plots"]
-    proc = subprocess.run(cmd + opts, capture_output=True, text=True, env=env, cwd=REPO, timeout=240)
-    flagged = ""
-    if proc.returncode != 0 and _UNKNOWN_SJF in proc.stderr:
-        flagged = ("`xce sim run --picker sjf` does not see installed xce.pickers entry points (it never calls "
-                   "xce.plugins.load_entry_points()): " + proc.stderr.strip())
-        fallback = [sys.executable, "-c", _WITH_PLUGINS, "sim", "run"] + opts
-        proc = subprocess.run(fallback, capture_output=True, text=True, env=env, cwd=REPO, timeout=240)
-    assert proc.returncode == 0, f"{' '.join(cmd + opts)}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
-    return _read_jobs(out_dir, proc.stdout), flagged
+    proc = subprocess.run(SIM_RUN + opts, capture_output=True, text=True, env=env, cwd=REPO, timeout=240)
+    assert proc.returncode == 0, f"{' '.join(SIM_RUN + opts)}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+    with (out_dir / "jobs.csv").open(newline="") as fp:
+        return {int(r["jobid"]): (int(r["submit"]), int(r["start"]) if r["start"] else None)
+                for r in csv.DictReader(fp)}
 
 
 def _inversions(jobs: dict[int, tuple], submit: dict[int, int], tasks: dict[int, int]) -> list[tuple[int, int]]:
@@ -233,19 +162,15 @@ def _inversions(jobs: dict[int, tuple], submit: dict[int, int], tasks: dict[int,
 
 
 def test_sim_sjf_starts_waiting_jobs_shortest_first(sjf_target: Path, tmp_path: Path) -> None:
-    cmd = _sim_command()
-    if cmd is None:
-        pytest.skip("xce/cli/sim_cmd.py (xce sim run) does not exist yet")
-    if not TRACE.is_file():
-        pytest.skip(f"trace not found: {TRACE} (the shared/ directory beside the checkout)")
+    assert TRACE.is_file(), f"trace not found: {TRACE} (the shared/ directory beside the checkout)"
     from xce.sim import read_swf
 
     trace = read_swf(TRACE)
     tasks = dict(zip(trace.jobid, trace.procs))
     trace_submit = dict(zip(trace.jobid, trace.submit))
 
-    sjf, flagged = _run_sim(cmd, "sjf", tmp_path / "sjf", sjf_target)
-    fcfs, _ = _run_sim(cmd, "builtin_fcfs", tmp_path / "fcfs", sjf_target)
+    sjf = _run_sim("sjf", tmp_path / "sjf", sjf_target)
+    fcfs = _run_sim("builtin_fcfs", tmp_path / "fcfs", sjf_target)
     assert set(sjf) == set(trace.jobid) == set(fcfs)
 
     def submits(jobs: dict[int, tuple]) -> dict[int, int]:
@@ -258,9 +183,6 @@ def test_sim_sjf_starts_waiting_jobs_shortest_first(sjf_target: Path, tmp_path: 
     assert _inversions(sjf, sjf_submit, tasks) == []
     assert _inversions(fcfs, submits(fcfs), tasks), "builtin_fcfs should start some bigger job first"
     assert {j: s for j, (_, s) in sjf.items()} != {j: s for j, (_, s) in fcfs.items()}
-    if flagged:
-        # The picker behaves; the command line does not load plugins yet. Visible, not hidden.
-        pytest.xfail(flagged)
 
 
 # -- the guide shows exactly the shipped code, and its harness example runs ---------------------

@@ -18,33 +18,18 @@ def _xceadmin(cluster, *args: str) -> subprocess.CompletedProcess:
                           env=cluster.env(), capture_output=True, text=True, timeout=60, check=True)
 
 
-def _known_driver_bugs(cluster) -> None:
-    """xfail (not fail) on the two driver bugs found while writing this test, until they are fixed."""
-    log = (cluster.log_dir / "scheduler.log").read_text()
-    if cluster.procs["scheduler"].poll() is not None and "event ts went backwards" in log:
-        pytest.xfail("the scheduler crashed when recording: normal_driver opens ReplayWriter without "
-                     "start_ts=self.last_ts, so the header's core.now() is later than the next event's ts")
-
-
 def test_recording_replays_without_mismatches(make_cluster, tmp_path):
-    pytest.importorskip("xce.replay.writer", reason="xce.replay is not written yet")
     cluster, xce = make_cluster(workers=2, slots=1)
     recording = tmp_path / "live.jsonl"
     _xceadmin(cluster, "scheduler", "record", "start", str(recording))
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and not recording.exists():
         time.sleep(0.1)
-    if not recording.exists():
-        pytest.xfail("the scheduler did not start recording: xce/scheduler/normal_driver.py reads "
-                     "command['op'] but the controller's control feed sends command['command']")
+    assert recording.exists(), "the scheduler did not start recording"
     ids = [xce.submit("--", "sh", "-c", f"sleep 0.{i}") for i in range(1, 5)]
     ids.append(xce.submit("-n", "2", "--", "true"))
-    try:
-        for jobid in ids:
-            xce.wait_state(jobid, "DONE", 30)
-    except AssertionError:
-        _known_driver_bugs(cluster)
-        raise
+    for jobid in ids:
+        xce.wait_state(jobid, "DONE", 30)
     _xceadmin(cluster, "scheduler", "record", "stop")
     wait_for(lambda: "recording stopped" in (cluster.log_dir / "scheduler.log").read_text(), 10,
              "the scheduler to close the recording")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-TRACES = Path("/work/shared/traces")
+#: The shared traces sit beside the checkout, on development machines and in CI alike.
+TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
 ROOT = Path(__file__).resolve().parents[2]
 
 
