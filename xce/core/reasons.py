@@ -10,11 +10,13 @@ _UNITS = (("T", 1024**4), ("G", 1024**3), ("M", 1024**2), ("K", 1024))
 
 
 def format_quantity(resource: str, amount: int) -> str:
-    """Memory in the largest unit that keeps it exact (``4G``, ``1536M``); everything else as is."""
+    """Memory for people, in the largest unit it reaches: ``4G``, ``1.5G``, ``877.3G``. The exact
+    bytes stay in the reason's ``needed`` and ``short`` fields."""
     if resource in MEMORY_LIKE and amount:
         for suffix, size in _UNITS:
-            if amount % size == 0:
-                return f"{amount // size}{suffix}"
+            if abs(amount) >= size:
+                whole, rest = divmod(amount, size)
+                return f"{whole}{suffix}" if rest == 0 else f"{amount / size:.1f}{suffix}"
         return f"{amount}B"
     return str(amount)
 
