@@ -64,3 +64,24 @@ def test_restarted_worker_adopts_its_running_job(make_cluster):
         assert "unknown" in ended["reason"], ended["reason"]
     finally:
         _kill_quietly(pid)
+
+
+def test_a_parallel_job_is_lost_when_one_of_its_other_hosts_dies(make_cluster):
+    cluster, xce = make_cluster(workers=2, slots=1, worker_timeout=3.0)
+    jobid = xce.submit("-n", "2", "--", "sh", "-c", "echo $$ > par.pid; exec sleep 60")
+    job = xce.wait_state(jobid, "RUN", 20)
+    hosts = [p["host"] for p in job["placement"]]
+    assert len(hosts) == 2
+    head, other = hosts
+    wait_for(lambda: (xce.cwd / "par.pid").exists(), 10, "the job's command to start on its first host")
+    pid = read_pid(xce.cwd / "par.pid")
+    try:
+        cluster.kill(other, signal.SIGKILL)
+        lost = xce.wait_state(jobid, "EXIT", 20)
+        assert "lost" in lost["reason"] and other in lost["reason"], lost["reason"]
+        # Its command on the first host is stopped too: nothing runs for a job that is gone.
+        wait_for(lambda: not os.path.exists(f"/proc/{pid}/cmdline")
+                 or open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z",
+                 15, f"the job's command on {head} to be stopped")
+    finally:
+        _kill_quietly(pid)

@@ -278,6 +278,13 @@ def job_status(ctl: Controller, name: str, jobid: int, rep: JobStatusReport) -> 
     return {"jobid": jobid, "state": job["state"], "action": action}
 
 
+def _spanning(conn: Any, name: str) -> list[dict[str, Any]]:
+    """Unfinished jobs placed on ``name`` although another host runs their command."""
+    rows = conn.execute(sa.select(jobs).where(jobs.c.state.in_(ON_HOST), jobs.c.head_host != name,
+                                              jobs.c.placement.like(f'%"{name}"%'))).mappings()
+    return [dict(r) for r in rows if any(h == name for h, _ in json.loads(r["placement"] or "[]"))]
+
+
 def check_liveness(ctl: Controller, now_mono: float | None = None) -> list[str]:
     """Give up on hosts silent for longer than the worker timeout; returns their names."""
     now_mono = time.monotonic() if now_mono is None else now_mono
@@ -297,6 +304,12 @@ def check_liveness(ctl: Controller, now_mono: float | None = None) -> list[str]:
                              "controller", placement=None, head_host=None, start_time=None)
                 else:
                     ctl.move(job, "lose", f"lost: worker {name} stopped reporting", "controller")
+            for job in _spanning(conn, name):
+                # A parallel job that had tasks on the silent host cannot finish as placed: stop its
+                # command on its first host and report it lost, naming the host that went away.
+                reason = f"lost: worker {name}, one of its hosts, stopped reporting"
+                signal_kill(ctl, job, reason)
+                ctl.move(job, "lose", reason, "controller")
             conn.execute(sa.delete(actions).where(actions.c.host == name))
         ctl.publish("WORKERS_PUSH", ctl.workers_payload(silent))
     return silent
