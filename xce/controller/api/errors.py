@@ -15,26 +15,19 @@ def install(app: FastAPI) -> None:
     async def _fields(_: Request, exc: FieldErrors):
         return json_response({"detail": exc.errors}, 422)
 
-    @app.exception_handler(TransitionError)
-    async def _transition(_: Request, exc: TransitionError):
-        return json_response({"detail": str(exc)}, 409)
-
-    @app.exception_handler(Conflict)
-    async def _conflict(_: Request, exc: Conflict):
-        return json_response({"detail": str(exc)}, 409)
-
-    @app.exception_handler(Forbidden)
-    async def _forbidden(_: Request, exc: Forbidden):
-        return json_response({"detail": str(exc)}, 403)
-
-    @app.exception_handler(NotFound)
-    async def _not_found(_: Request, exc: NotFound):
-        return json_response({"detail": str(exc)}, 404)
-
-    @app.exception_handler(Gone)
-    async def _gone(_: Request, exc: Gone):
-        return json_response({"detail": str(exc)}, 410)
+    for exc_type, status in ((TransitionError, 409), (Conflict, 409), (Forbidden, 403), (NotFound, 404),
+                             (Gone, 410)):
+        app.add_exception_handler(exc_type, _sentence(status))
 
     @app.exception_handler(ConfigError)
     async def _config(_: Request, exc: ConfigError):
         return json_response({"detail": str(exc), "errors": [{"path": p, "msg": m} for p, m in exc.errors]}, 422)
+
+
+def _sentence(status: int):
+    """A handler answering ``status`` with the refusal's own sentence as the detail."""
+
+    async def handler(_: Request, exc: Exception):
+        return json_response({"detail": str(exc)}, status)
+
+    return handler
