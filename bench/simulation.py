@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-#: The shared traces sit beside the checkout (../shared/traces), as on every development and CI machine.
-TRACES = str(Path(__file__).resolve().parents[2] / "shared" / "traces")
+#: The traces that ship with the project (examples/traces/README.md says where each comes from).
+TRACES = str(Path(__file__).resolve().parents[1] / "examples" / "traces")
 CASES = {
     "nasa": {"trace": f"{TRACES}/NASA-iPSC-1993-3.1-cln.swf", "hosts": 128, "target_s": 3.0, "accasim_s": 3.9},
     "lublin": {"trace": f"{TRACES}/lublin_256.swf", "hosts": 256, "target_s": 5.0, "accasim_s": 43.0},

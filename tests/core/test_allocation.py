@@ -228,3 +228,20 @@ def test_fewer_free_slots_than_a_job_needs_skips_the_allocator(monkeypatch):
     h.state(1, "DONE")
     assert h.round() == [("DISPATCH", 2, (("h1", 2), ("h2", 2)))]
     assert len(calls) == 1
+
+
+def test_hosts_pushed_out_of_name_order_are_walked_in_name_order():
+    """Req 3: the default host order is by name, whatever order the workers registered in."""
+    h = Harness()
+    h.hosts(make_host("hc").slots(2), make_host("ha").slots(2))
+    h.hosts(make_host("hb").slots(2))  # registers last, sorts between the others
+    h.submit(make_job(1), make_job(2).tasks(4))
+    assert h.round() == [("DISPATCH", 1, (("ha", 1),)), ("DISPATCH", 2, (("hb", 2), ("hc", 2)))]
+
+
+def test_a_host_added_later_takes_its_place_by_name_for_single_task_jobs():
+    h = Harness()
+    h.hosts(make_host("hz").slots(1))
+    h.hosts(make_host("hb").slots(1))
+    h.submit(make_job(1))
+    assert h.round() == [("DISPATCH", 1, (("hb", 1),))]

@@ -24,7 +24,7 @@ from xce.testing import Harness, make_host, make_job, queue
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "sjf_picker"
-TRACES = REPO.parent / "shared" / "traces"
+TRACES = REPO / "examples" / "traces"
 TRACE = TRACES / "LANL-CM5-1994-4.1-cln.first155.swf"
 
 

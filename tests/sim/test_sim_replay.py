@@ -7,8 +7,7 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[2]
-#: The shared traces sit beside the checkout, on development machines and in CI alike.
-LANL = Path(__file__).resolve().parents[3] / "shared" / "traces" / "LANL-CM5-1994-4.1-cln.first155.swf"
+LANL = ROOT / "examples" / "traces" / "LANL-CM5-1994-4.1-cln.first155.swf"
 
 
 

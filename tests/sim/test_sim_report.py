@@ -3,8 +3,7 @@ from pathlib import Path
 from xce.sim import read_swf
 from xce.sim.report import drift_report, drift_rows, drift_text, percentile
 
-#: The shared traces sit beside the checkout, on development machines and in CI alike.
-LANL = Path(__file__).resolve().parents[3] / "shared" / "traces" / "LANL-CM5-1994-4.1-cln.first155.swf"
+LANL = Path(__file__).resolve().parents[2] / "examples" / "traces" / "LANL-CM5-1994-4.1-cln.first155.swf"
 
 
 def _recs(jtype, declared, measured, n):

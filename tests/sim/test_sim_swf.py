@@ -38,3 +38,10 @@ def test_sorted_by_submit_stably_and_max_jobs():
     lines = [f"{j} {s} -1 1 1 -1 -1 1 -1 -1 1 1 1 -1 0 -1 -1 -1" for j, s in ((1, 5), (2, 0), (3, 5), (4, 1))]
     assert parse_lines(lines).jobid == [2, 4, 1, 3]
     assert parse_lines(lines, max_jobs=2).jobid == [2, 1]
+
+
+def test_allocated_processors_win_over_requested_when_both_are_set():
+    """Field 5 (allocated) is what ran; field 8 (requested) only stands in when field 5 is unknown."""
+    tr = parse_lines(["1 0 -1 60 16 -1 -1 32 -1 -1 1 1 1 -1 0 -1 -1 -1",
+                      "2 0 -1 60 -1 -1 -1 8 -1 -1 1 1 1 -1 0 -1 -1 -1"])
+    assert tr.procs == [16, 8]

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-#: The shared traces sit beside the checkout, on development machines and in CI alike.
-TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
 ROOT = Path(__file__).resolve().parents[2]
+TRACES = ROOT / "examples" / "traces"
 
 
 def _job_lines(path: Path) -> int:
