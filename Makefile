@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup demo test bench docs-reference clean
+.PHONY: setup system-packages demo test bench docs-reference clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,10 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/xce demo
 
-test: $(STAMP)
+system-packages:
+	tools/install-system-packages
+
+test: $(STAMP) system-packages
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider
 
 bench: $(STAMP)
