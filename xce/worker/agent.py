@@ -25,11 +25,11 @@ import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import httpx
 
-from xce.worker import measure, runner, usage
+from xce.worker import launch, measure, runner, usage
 from xce.worker.jobstate import JobStateDir, still_alive
 from xce.worker.runner import JobProcess, StartError
 
@@ -68,6 +68,9 @@ class Agent:
         self.after = 0
         self.need_register = threading.Event()
         self.gpu_ids: list[str] = []
+        #: Steps run as root on each job's process before it switches to the job's owner (see
+        #: :data:`xce.worker.launch.PrepareStep`), given the job (the start action's ``job``).
+        self.prepare: Callable[[dict[str, Any]], list[launch.PrepareStep]] = lambda job: []
 
     def _client(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=30.0)
@@ -165,7 +168,8 @@ class Agent:
                                             allow_root=self.allow_root_jobs)
             gpus = self._pick_gpus(int((job.get("requests") or {}).get("xce.io/gpu", 0) or 0))
             env = runner.job_env(job, ident, host=self.name, gpus=gpus)
-            popen = runner.start(job, env=env, ident=ident, work_dir=self.work_dir)
+            spec = runner.launch_spec(job, env=env, ident=ident, work_dir=self.work_dir, prepare=self.prepare(job))
+            popen = launch.launch(spec)
         except StartError as exc:
             log.warning("job %s could not start: %s", jobid, exc)
             self._remember_done(jobid)

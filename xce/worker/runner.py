@@ -1,6 +1,6 @@
-"""Starting, signalling and reaping job processes.
+"""Signalling and reaping job processes (they are started by :mod:`xce.worker.launch`).
 
-Every job gets its own session and process group (``start_new_session``) so that one ``killpg``
+Every job gets its own session and process group (``setsid`` at its start) so that one ``killpg``
 reaches everything it started, and so that signals meant for the worker (a Ctrl-C in its terminal)
 never reach the jobs. A job ends when its leader exits; anything it left behind in its group is
 killed then, the way a batch system's cgroup would, because nobody would account for it otherwise.
@@ -12,53 +12,24 @@ by polling, and how it ended is unknown (the reason says so).
 from __future__ import annotations
 
 import os
-import pwd
 import signal
-import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import psutil
 
+from xce.worker.identity import Identity, StartError, resolve_identity
 from xce.worker.jobstate import JobRecord
+from xce.worker.launch import Child, LaunchSpec, PrepareStep
+
+__all__ = ["Identity", "JobProcess", "StartError", "job_env", "launch_spec", "resolve_identity", "signal_number"]
 
 #: Environment passed to every job before its own ``env``: enough for a shell to work, none of the
 #: worker's secrets (its token is never in a job's environment).
 BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-
-class StartError(Exception):
-    """The job cannot start here; the message is the reason its owner reads."""
-
-
-@dataclass(slots=True)
-class Identity:
-    uid: int
-    gid: int
-    name: str
-    home: str
-    shell: str
-    switch: bool  # whether the child must change user (the worker runs as root)
-
-
-def resolve_identity(owner: str, *, run_as_self: bool, allow_root: bool) -> Identity:
-    """Who the job runs as: its owner when the worker is root, otherwise the worker's own user."""
-    me = pwd.getpwuid(os.getuid())
-    if run_as_self or os.getuid() != 0:
-        # A personal cluster (``xce up``) or an unprivileged worker: it can only run jobs as itself.
-        return Identity(me.pw_uid, me.pw_gid, me.pw_name, me.pw_dir, me.pw_shell, False)
-    try:
-        pw = pwd.getpwnam(owner)
-    except KeyError:
-        raise StartError(f"user {owner!r} does not exist on this host (the job's owner must be a local user "
-                         f"when the worker runs as root)") from None
-    if pw.pw_uid == 0 and not allow_root:
-        raise StartError(f"job owner {owner!r} is root and root jobs are not allowed on this worker "
-                         f"(start it with --allow-root-jobs to permit them)")
-    return Identity(pw.pw_uid, pw.pw_gid, pw.pw_name, pw.pw_dir, pw.pw_shell, pw.pw_uid != os.getuid())
 
 
 def expand(path: str, jobid: int, array_index: int | None) -> str:
@@ -73,7 +44,7 @@ class JobProcess:
     create_time: float
     limits: dict[str, int] = field(default_factory=dict)
     gpus: list[str] = field(default_factory=list)
-    popen: subprocess.Popen | None = None  # None for a job adopted after a restart
+    popen: Child | None = None  # None for a job adopted after a restart
     started: float = field(default_factory=time.time)
     suspended: bool = False
     kill_at: float | None = None  # monotonic deadline for SIGKILL after a SIGTERM
@@ -169,52 +140,22 @@ def signal_number(name: str | None, default: int) -> int:
         return default
 
 
-def start(job: dict[str, Any], *, env: dict[str, str], ident: Identity, work_dir: str | None) -> subprocess.Popen:
-    """Start the job's command; raises StartError with a reason a person can act on."""
+def launch_spec(job: dict[str, Any], *, env: dict[str, str], ident: Identity, work_dir: str | None,
+                prepare: Sequence[PrepareStep] = ()) -> LaunchSpec:
+    """What starting ``job`` means here: its command, cwd and output paths, as strings only.
+
+    Paths are joined, never looked at: the files are opened by the job's own process, as its owner
+    (see :mod:`xce.worker.launch`).
+    """
     jobid = int(job["jobid"])
     cwd = job.get("cwd") or ident.home or "/"
-    if not os.path.isdir(cwd):
-        raise StartError(f"working directory {cwd} does not exist on this host")
     out_dir = work_dir or cwd
     idx = job.get("array_index")
     stdout = expand(job.get("stdout") or os.path.join(out_dir, f"xce-{jobid}.out"), jobid, idx)
     stderr = expand(job.get("stderr") or os.path.join(out_dir, f"xce-{jobid}.err"), jobid, idx)
-    stdout, stderr = (os.path.join(cwd, p) for p in (stdout, stderr))
-    files = []
-    try:
-        for path in (stdout, stderr) if stderr != stdout else (stdout,):
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            f = open(path, "ab")
-            if ident.switch:
-                os.fchown(f.fileno(), ident.uid, ident.gid)
-            files.append(f)
-    except OSError as exc:
-        for f in files:
-            f.close()
-        raise StartError(f"cannot open output file {exc.filename}: {exc.strerror}") from None
-    out_f, err_f = files[0], files[-1]
-    kwargs: dict[str, Any] = {}
-    if ident.switch:
-        kwargs.update(user=ident.uid, group=ident.gid, extra_groups=_groups(ident))
-    try:
-        return subprocess.Popen(job["command"], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out_f,
-                                stderr=err_f, start_new_session=True, close_fds=True, **kwargs)
-    except FileNotFoundError:
-        raise StartError(f"command not found: {job['command'][0]}") from None
-    except PermissionError as exc:
-        raise StartError(f"cannot execute {job['command'][0]}: {exc.strerror}") from None
-    except OSError as exc:
-        raise StartError(f"cannot start {job['command'][0]}: {exc.strerror or exc}") from None
-    finally:
-        for f in files:
-            f.close()
-
-
-def _groups(ident: Identity) -> list[int]:
-    try:
-        return os.getgrouplist(ident.name, ident.gid)
-    except OSError:
-        return [ident.gid]
+    stdout, stderr = (os.path.normpath(os.path.join(cwd, p)) for p in (stdout, stderr))
+    return LaunchSpec(argv=list(job["command"]), env=env, cwd=cwd, stdout=stdout, stderr=stderr, identity=ident,
+                      prepare=tuple(prepare))
 
 
 def job_env(job: dict[str, Any], ident: Identity, *, host: str, gpus: list[str]) -> dict[str, str]:
