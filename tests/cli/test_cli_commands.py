@@ -119,8 +119,10 @@ def test_unreachable_controller_exits_3(cli, tmp_path):
 
 
 def test_bad_token_is_refused(cli):
-    r = cli.xce("jobs", "--token", "xce1_bogus.token")
+    r = cli.xce("jobs", "--token", "xce2_0123456789abcdef." + "x" * 43)
     assert r.code == 1 and r.err == "xce: invalid token\n"
+    r = cli.xce("jobs", "--token", "xce1_bogus.token")
+    assert r.code == 1 and "old format (xce1_)" in r.err and "xceadmin token create" in r.err
 
 
 def test_user_tokens_from_xceadmin(cli):
@@ -139,7 +141,7 @@ def test_user_tokens_from_xceadmin(cli):
     # the same token through the API (no local secret): --url/--token given
     r = cli.admin("user", "add", "dave", "--admin", "--json", "--url", _url(cli), "--token", _admin_token(cli))
     assert r.code == 0, r.err
-    assert r.json()["role"] == "admin" and r.json()["token"].startswith("xce1_")
+    assert r.json()["role"] == "admin" and r.json()["token"].startswith("xce2_")
 
 
 def _url(cli) -> str:

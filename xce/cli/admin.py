@@ -1,4 +1,4 @@
-"""The ``xceadmin`` command: user tokens, configuration reload, scheduler recording.
+"""The ``xceadmin`` command: tokens, configuration reload, scheduler recording.
 
 Commands are registered exactly as for ``xce`` (see :mod:`xce.cli.main`): one line in
 :data:`COMMANDS` naming a module with a ``register(app)`` function.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from typing import Annotated
+from urllib.parse import quote
 
 import typer
 
@@ -25,45 +26,121 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")
 
 COMMANDS: dict[str, str] = {
     "user": "xce.cli.admin",
+    "token": "xce.cli.admin",
     "reconfig": "xce.cli.admin",
     "scheduler": "xce.cli.admin",
 }
 
 
-def _issue_locally(state_dir: str | None, name: str, admin: bool) -> str | None:
-    """Derive the token from the state directory's secret, if this process can read it."""
-    from xce.controller import statedir, tokens
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
-    sd = statedir.resolve(state_dir)
-    try:
-        secret = tokens.load_secret(sd)
-    except (OSError, ValueError):
-        return None
-    try:
-        return tokens.make_token(secret, "admin" if admin else "user", name)
-    except ValueError as exc:
-        fail(str(exc))
+
+def parse_lifetime(text: str) -> int:
+    """Seconds from ``90d``, ``12h``, ``30m``, ``45s``, ``2w`` or an ISO-8601 time (``2027-01-31``)."""
+    t = text.strip()
+    if t[:-1].isdigit() and t[-1:].lower() in _UNITS:
+        seconds = int(t[:-1]) * _UNITS[t[-1].lower()]
+    else:
+        import time
+
+        from xce.replay.format import parse_ts
+
+        try:
+            seconds = (parse_ts(t) - time.time_ns()) // 1_000_000_000
+        except ValueError:
+            raise ValueError(f"--expires {text!r}: expected a lifetime like 90d, 12h, 30m, 2w, or a time like "
+                             f"2027-01-31T00:00:00Z") from None
+        if seconds <= 0:
+            raise ValueError(f"--expires {text!r} is in the past")
+    if seconds <= 0:
+        raise ValueError(f"--expires {text!r}: the lifetime must be positive")
+    return seconds
+
+
+def _when(ns: int | None) -> str:
+    if not ns:
+        return "-"
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ns / 1e9))
 
 
 def register(app: typer.Typer) -> None:
     user_app = typer.Typer(help="Users and their tokens.", no_args_is_help=True)
     app.add_typer(user_app, name="user")
 
-    @user_app.command("add", help="Issue a token for NAME (from the state directory's secret, or through the API).",
+    @user_app.command("add", help="Issue a token for user NAME (the same as `xceadmin token create NAME`).",
                       epilog=examples_epilog("xceadmin user add ann", "xceadmin user add bob --admin"))
     def user_add(
-        name: Annotated[str, typer.Argument(help="User name (the owner of the jobs this token submits).")],
+        name: Annotated[str, typer.Argument(help="Unix user name (the owner of the jobs this token submits).")],
         admin: Annotated[bool, typer.Option("--admin", help="Make the token an admin token.")] = False,
         as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None, state_dir: StateDirOpt = None,
     ) -> None:
-        issued = None if (url or token) else _issue_locally(state_dir, name, admin)
-        if issued is None:
-            res = call(connect(url, token, state_dir).post, "/v1/admin/users", {"name": name, "admin": admin})
-            issued = res["token"]
+        res = call(connect(url, token, state_dir).post, "/v1/admin/users", {"name": name, "admin": admin})
         if as_json:
-            print_json({"name": name, "role": "admin" if admin else "user", "token": issued})
+            print_json(res)
         else:
-            print(issued)
+            print(res["token"])
+
+    token_app = typer.Typer(help="Tokens: issue, list, revoke.", no_args_is_help=True)
+    app.add_typer(token_app, name="token")
+
+    @token_app.command("create", help="Issue a token for NAME and print it (it is shown only this once).",
+                       epilog=examples_epilog("xceadmin token create ann --expires 90d",
+                                              "xceadmin token create node07 --role worker --note 'rack 3'",
+                                              "xceadmin token create ops --role admin --expires 12h"))
+    def token_create(
+        name: Annotated[str, typer.Argument(help="Unix user name (user, admin), host name or '*' (worker), "
+                                           "service name (scheduler).")],
+        role: Annotated[str, typer.Option("--role", help="user, admin, worker or scheduler.")] = "user",
+        expires: Annotated[str | None, typer.Option("--expires", help="Lifetime (90d, 12h, 30m, 2w) or expiry time "
+                                                    "(ISO-8601); default: until revoked.", show_default=False)] = None,
+        note: Annotated[str, typer.Option("--note", help="Why the token exists (shown by `token list`).")] = "",
+        as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None, state_dir: StateDirOpt = None,
+    ) -> None:
+        try:
+            lifetime = parse_lifetime(expires) if expires else None
+        except ValueError as exc:
+            fail(str(exc), 2)
+        res = call(connect(url, token, state_dir).post, "/v1/admin/tokens",
+                   {"name": name, "role": role, "expires_in_s": lifetime, "note": note})
+        if as_json:
+            print_json(res)
+        else:
+            print(res["token"])
+            print(f"xceadmin: token {res['id']} for {res['name']} (role {res['role']}, expires {_when(res['expires'])})"
+                  f"; it is not shown again", file=sys.stderr)
+
+    @token_app.command("list", help="Issued tokens with their id, owner, role, creation and expiry (never the "
+                       "token itself).", epilog=examples_epilog("xceadmin token list", "xceadmin token list --all"))
+    def token_list(
+        show_all: Annotated[bool, typer.Option("--all", help="Include revoked and expired tokens.")] = False,
+        as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None, state_dir: StateDirOpt = None,
+    ) -> None:
+        res = call(connect(url, token, state_dir).get, "/v1/admin/tokens", all=str(show_all).lower())
+        if as_json:
+            print_json(res)
+            return
+        rows = [("ID", "NAME", "ROLE", "STATUS", "CREATED", "EXPIRES", "NOTE")]
+        rows += [(t["id"], t["name"], t["role"], t["status"], _when(t["created"]), _when(t["expires"]), t["note"])
+                 for t in res["tokens"]]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+        for r in rows:
+            print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
+
+    @token_app.command("revoke", help="Revoke tokens by id: every later request with them is refused (401).",
+                       epilog=examples_epilog("xceadmin token revoke 3f2a9c0d1e4b5a67"))
+    def token_revoke(
+        ids: Annotated[list[str], typer.Argument(help="Token ids (from `xceadmin token list`).")],
+        as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None, state_dir: StateDirOpt = None,
+    ) -> None:
+        client = connect(url, token, state_dir)
+        done = [call(client.post, f"/v1/admin/tokens/{quote(i, safe='')}/revoke") for i in ids]
+        if as_json:
+            print_json({"tokens": done})
+        else:
+            for t in done:
+                print(f"Token {t['id']} of {t['name']} ({t['role']}) revoked.")
 
     @app.command(help="Reload the controller's configuration file; an invalid file is refused and nothing changes.",
                  epilog=examples_epilog("xce config check xce.toml && xceadmin reconfig"))

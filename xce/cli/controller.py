@@ -26,6 +26,10 @@ def register(app: typer.Typer) -> None:
                                                       "and its jobs are lost.", min=0.1)] = 30.0,
         event_retention: Annotated[int, typer.Option(help="Events kept in the scheduler feed.", min=1000)] = 200_000,
         log_level: Annotated[str, typer.Option(help="Logging level.")] = "WARNING",
+        single_user: Annotated[str | None, typer.Option(help="A personal cluster whose workers run every job as "
+                                                        "USER: serve only USER and the admin token (what `xce up` "
+                                                        "does without --multi-user).", metavar="USER",
+                                                        show_default=False)] = None,
     ) -> None:
         import logging
         import sys
@@ -41,7 +45,8 @@ def register(app: typer.Typer) -> None:
         from xce.controller.store.engine import StoreURLError
 
         settings = Settings(state_dir=statedir.resolve(state_dir), db=db, config_path=config,
-                            worker_timeout=worker_timeout, event_retention=event_retention, host=host, port=port)
+                            worker_timeout=worker_timeout, event_retention=event_retention, host=host, port=port,
+                            single_user=single_user)
         try:
             serve(settings)
         except ConfigError as exc:

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from xce.controller import statedir, tokens
+from xce.controller import statedir
 
 CLUSTER_FILE = "cluster.json"
 
@@ -133,6 +133,8 @@ class LocalCluster:
                 "--worker-timeout", str(self.worker_timeout), "--log-level", self.log_level]
         if self.config:
             args += ["--config", str(self.config)]
+        if self.run_as_self:
+            args += ["--single-user", getpass.getuser()]
         ctl = self._spawn("controller", args)
 
         def info():
@@ -164,9 +166,23 @@ class LocalCluster:
         return self._spawn(name, wargs)
 
     def _write_user_token(self) -> None:
-        """The CLI reads ``<state-dir>/token`` first: make it this user's own token, so jobs are theirs."""
-        secret = tokens.load_secret(self.state_dir)
-        statedir.write_private(self.state_dir / "token", tokens.make_token(secret, "user", getpass.getuser()) + "\n")
+        """The CLI reads ``<state-dir>/token`` first: make it this user's own token, so jobs are theirs.
+
+        A token left by an earlier start is kept while it still works for this user."""
+        import httpx
+
+        path = self.state_dir / "token"
+        me = getpass.getuser()
+        try:
+            old = path.read_text().strip()
+            r = httpx.get(self.url + "/v1/whoami", headers={"Authorization": f"Bearer {old}"}, timeout=30.0)
+            if r.status_code == 200 and r.json().get("name") == me:
+                return
+        except (OSError, httpx.HTTPError, ValueError):
+            pass
+        issued = self.request("POST", "/v1/admin/tokens", {"name": me, "role": "user",
+                                                           "note": f"xce up: {me}'s own token ({path})"})
+        statedir.write_private(path, issued["token"] + "\n")
 
     def _write_cluster_file(self) -> None:
         data = {"url": self.url, "state_dir": str(self.state_dir), "started": time.time_ns(),

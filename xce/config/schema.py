@@ -46,6 +46,10 @@ class SchedulerSettings(_Strict):
     record_snapshot_interval: int = Field(
         10000, ge=0, description="While recording, append a fresh snapshot every N events (0 = only the first)."
     )
+    record_dir: str | None = Field(
+        None, description="Directory replay recordings are written to, on the scheduler's host; a requested file "
+        "must lie inside it (default: `recordings/` in the state directory)."
+    )
 
 
 class QueueConfig(_Strict):
@@ -94,6 +98,41 @@ class HostConfig(_Strict):
     slots: int | None = Field(None, ge=0, description="Slots this host offers instead of its usable CPUs.")
 
 
+class ControllerSettings(_Strict):
+    """How the controller serves its API (read at start; changing them needs a restart)."""
+
+    tls_cert: str | None = Field(None, description="Certificate chain (PEM) to serve HTTPS with; needs `tls_key`.")
+    tls_key: str | None = Field(None, description="Private key (PEM) of `tls_cert`.")
+    tls_ca: str | None = Field(
+        None, description="CA bundle that clients on this host should verify the controller with; written to "
+        "`controller.json` for them (clients elsewhere use `--ca-file` or `XCE_CA_FILE`).")
+    insecure_http: bool = Field(
+        False, description="Serve plain HTTP on an address other than loopback (tokens and job data then cross the "
+        "network unencrypted). Without TLS and without this, such a bind is refused.")
+
+    @model_validator(mode="after")
+    def _pair(self) -> "ControllerSettings":
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert and tls_key go together: set both to serve HTTPS, or neither")
+        return self
+
+
+class AuthSettings(_Strict):
+    """How callers prove who they are besides bearer tokens."""
+
+    munge: bool = Field(False, description="Accept MUNGE credentials (`Authorization: MUNGE ...`): the user is the "
+                        "credential's uid, mapped to a name on the controller's host.")
+    munge_socket: str = Field("/run/munge/munge.socket.2", description="The local munged's socket.")
+
+
+class PrivacySettings(_Strict):
+    """What users may see of each other's jobs (Slurm's `PrivateData=jobs`)."""
+
+    show_all_jobs: bool = Field(
+        False, description="Show every user the command, working directory and output paths of everyone's jobs "
+        "(never the environment). Admins always see them.")
+
+
 class ClusterConfig(_Strict):
     """The whole ``xce.toml``."""
 
@@ -118,6 +157,9 @@ class ClusterConfig(_Strict):
     hosts: dict[str, HostConfig] = Field(default_factory=dict, description="Per-host overrides by host name.")
     admins: list[str] = Field(default_factory=lambda: ["root"], description="Users allowed to run `xceadmin`.")
     allow_root_jobs: bool = Field(False, description="Whether a job may run as root on a root worker.")
+    controller: ControllerSettings = Field(default_factory=ControllerSettings, description="Serving the API: TLS.")
+    auth: AuthSettings = Field(default_factory=AuthSettings, description="Identity: MUNGE.")
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings, description="Other users' jobs.")
 
     @model_validator(mode="after")
     def _cross_references(self) -> "ClusterConfig":

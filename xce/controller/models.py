@@ -102,8 +102,20 @@ class JobStatusReport(_Body):
 
 
 class UserRequest(_Body):
-    name: Name
+    name: Name = Field(..., description="A Unix user name: the owner of the jobs the token submits.")
     admin: bool = False
+
+
+MAX_TOKEN_LIFETIME_S = 10 * 366 * 86400
+
+
+class TokenRequest(_Body):
+    name: Name = Field(..., description="Who the token speaks for: a Unix user name (roles user, admin), a host name "
+                       "or '*' (worker), a service name (scheduler).")
+    role: Literal["user", "admin", "worker", "scheduler"] = "user"
+    expires_in_s: int | None = Field(None, ge=1, le=MAX_TOKEN_LIFETIME_S,
+                                     description="Lifetime in seconds; none: valid until revoked.")
+    note: str = Field("", max_length=256, description="Why the token exists, for `xceadmin token list`.")
 
 
 class RecordRequest(_Body):

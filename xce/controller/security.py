@@ -1,41 +1,94 @@
-"""Who may call what: bearer-token authentication and role checks for the API.
+"""Who may call what: authentication (bearer tokens, MUNGE) and role checks for the API.
 
-Every request needs ``Authorization: Bearer TOKEN`` (see :mod:`xce.controller.tokens` for how
-tokens are made); a missing or invalid token is 401. Each endpoint names the roles it admits and
-anything else is 403. ``admin`` is admitted everywhere; a ``user`` token whose name is listed in
-the configuration's ``admins`` counts as admin. Ownership of jobs is checked by the domain code
-(:func:`xce.controller.control.check_owner`), not here.
+A request proves its caller with one ``Authorization`` header:
+
+* ``Bearer TOKEN``: an issued token (:mod:`xce.controller.token_store`); unknown, revoked or
+  expired is 401 at once;
+* ``MUNGE CREDENTIAL`` where ``[auth] munge = true``: a credential the local ``munged`` made for
+  the caller's uid (:mod:`xce.munge`), bound to this request's method and path; the caller is the
+  user that uid names on the controller's host, with role ``user``. Forged (another key),
+  expired and replayed credentials are 401.
+
+Each endpoint names the roles it admits and anything else is 403. ``admin`` is admitted
+everywhere; a ``user`` whose name is listed in the configuration's ``admins`` counts as admin. A
+personal cluster (``xce up`` without ``--multi-user``) runs every job as the user who started it,
+so it serves only that user and the admin token: any other person is 403. Ownership of jobs is
+checked by the domain code (:func:`xce.controller.control.check_owner`), not here.
 """
 
 from __future__ import annotations
 
+import pwd
+
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.concurrency import run_in_threadpool
 
-from xce.controller import tokens
+from xce import munge
+from xce.controller.token_store import Refused
 from xce.controller.tokens import Principal
 
-_bearer = HTTPBearer(auto_error=False, description="A token from the state directory or `xceadmin user add`.")
-_cache: dict[tuple[bytes, str], Principal | None] = {}
+_bearer = HTTPBearer(auto_error=False, description="A token from `xceadmin token create` (or the state "
+                     "directory's service tokens). Hosts with MUNGE may send `Authorization: MUNGE CREDENTIAL` "
+                     "instead, a credential whose payload is `xce METHOD PATH`.")
 
 
-def authenticate(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Principal:
-    if credentials is None or not credentials.credentials:
-        raise HTTPException(401, "missing bearer token (send 'Authorization: Bearer TOKEN')",
-                            headers={"WWW-Authenticate": "Bearer"})
+def _unauthorized(detail: str, scheme: str = "Bearer") -> HTTPException:
+    return HTTPException(401, detail, headers={"WWW-Authenticate": scheme})
+
+
+def munge_payload(method: str, path: str) -> bytes:
+    """What a MUNGE credential for one request carries, so it cannot be used for another."""
+    return f"xce {method.upper()} {path}".encode()
+
+
+async def _munge_principal(request: Request, credential: str) -> Principal:
     ctl = request.app.state.ctl
-    key = (ctl.secret, credentials.credentials)
-    if key in _cache:
-        p = _cache[key]
+    auth = ctl.config.auth
+    if not auth.munge:
+        raise _unauthorized("this controller does not accept MUNGE credentials ([auth] munge = false); "
+                            "send a bearer token", "MUNGE")
+    try:
+        cred = await run_in_threadpool(munge.decode, credential, socket=auth.munge_socket)
+    except munge.MungeError as exc:
+        if exc.code == munge.SOCKET_ERROR or exc.code == 0:
+            raise HTTPException(503, f"cannot check the MUNGE credential: {exc}") from None
+        why = {munge.CRED_EXPIRED: "has expired", munge.CRED_REPLAYED: "was already used (replayed)",
+               munge.CRED_REWOUND: "comes from the future (clocks out of step?)"}.get(
+                   exc.code, f"is not valid ({exc}; made with another key?)")
+        raise _unauthorized(f"MUNGE credential {why}", "MUNGE") from None
+    raw_path = request.scope.get("raw_path") or request.url.path.encode()
+    if cred.payload != munge_payload(request.method, raw_path.decode("latin-1")):
+        raise _unauthorized("MUNGE credential was made for another request", "MUNGE")
+    try:
+        name = pwd.getpwuid(cred.uid).pw_name
+    except KeyError:
+        raise _unauthorized(f"uid {cred.uid} of the MUNGE credential has no user name on the controller's host",
+                            "MUNGE") from None
+    return Principal("user", name, "munge")
+
+
+async def authenticate(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Principal:
+    ctl = request.app.state.ctl
+    if credentials is not None and credentials.credentials:
+        try:
+            p = ctl.tokens.verify(credentials.credentials)
+        except Refused as exc:
+            raise _unauthorized(str(exc)) from None
     else:
-        p = tokens.verify(ctl.secret, credentials.credentials)
-        if len(_cache) > 10_000:
-            _cache.clear()
-        _cache[key] = p
-    if p is None:
-        raise HTTPException(401, "invalid token", headers={"WWW-Authenticate": "Bearer"})
-    if p.role == "user" and p.name in ctl.config.admins:
-        return Principal("admin", p.name)
+        scheme, _, value = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "munge" and value.strip():
+            p = await _munge_principal(request, value.strip())
+        else:
+            raise _unauthorized("missing bearer token (send 'Authorization: Bearer TOKEN')")
+    if p.role in ("user", "admin"):
+        owner = ctl.settings.single_user
+        if owner is not None and p.name not in (owner, "admin"):
+            raise HTTPException(403, f"this is a personal cluster: every job runs as {owner}, so it serves only "
+                                     f"{owner}; an administrator can start it with `xce up --multi-user` (as root) "
+                                     f"so that each user's jobs run as that user")
+        if p.role == "user" and p.name in ctl.config.admins:
+            return Principal("admin", p.name, p.via)
     return p
 
 
@@ -46,7 +99,7 @@ def require(*roles: str):
 
     async def dependency(request: Request,
                          credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Principal:
-        p = authenticate(request, credentials)
+        p = await authenticate(request, credentials)
         if p.role not in allowed:
             raise HTTPException(403, f"a {p.role} token cannot call this endpoint (it needs a token of role: {words})")
         return p

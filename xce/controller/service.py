@@ -36,10 +36,11 @@ import sqlalchemy as sa
 from xce.config.convert import to_sched_config
 from xce.config.loader import load_config
 from xce.config.schema import ClusterConfig
-from xce.controller import accounting, statedir, states, tokens
+from xce.controller import accounting, statedir, states
 from xce.controller.errors import Conflict, NotFound
 from xce.controller.store import engine as store_engine
 from xce.controller.store import migrate
+from xce.controller.token_store import TokenStore
 from xce.controller.store.schema import actions, control, events, hosts, job_accounting, job_history, jobs, meta
 
 log = logging.getLogger("xce.controller")
@@ -65,6 +66,9 @@ class Settings:
     decision_retention_s: float = 24 * 3600.0
     host: str = "127.0.0.1"
     port: int = 0
+    #: A personal cluster's owner: every job runs as this user, so only they (and the admin token)
+    #: are served. None: a multi-user cluster.
+    single_user: str | None = None
 
 
 class Signal:
@@ -111,7 +115,7 @@ class Controller:
         self.conn: sa.engine.Connection | None = None
         self.config: ClusterConfig = ClusterConfig()
         self.sched_config_json: dict[str, Any] = {}
-        self.secret = b""
+        self.tokens = TokenStore()
         self.hosts: dict[str, HostLive] = {}
         self.counts: Counter[tuple[str, str]] = Counter()  # (queue, state) -> jobs
         self.events_signal = Signal()
@@ -137,15 +141,14 @@ class Controller:
         """Take the state directory, bring the store to the current schema and reload state."""
         sd = statedir.ensure(self.state_dir)
         self._lock(sd)
-        self.secret = tokens.load_or_create_secret(sd)
-        tokens.write_service_tokens(sd, self.secret)
         url = store_engine.normalize_url(self.settings.db, statedir.sqlite_path(sd))
         self.engine = store_engine.open_engine(url)
         migrate.upgrade(self.engine)
         self.conn = self.engine.connect()
         self._reload()
-        with self.tx():
+        with self.tx() as conn:
             self._apply_config(self._startup_config(), actor="controller start")
+            self.tokens.ensure_service_tokens(conn, sd)
 
     def close(self) -> None:
         if self.conn is not None:
@@ -188,6 +191,7 @@ class Controller:
             self.next_action = max((c.execute(sa.select(sa.func.max(actions.c.id))).scalar() or 0) + 1,
                                    int(self.meta_get("next_action") or 1))
             self.next_control = (c.execute(sa.select(sa.func.max(control.c.seq))).scalar() or 0) + 1
+            self.tokens.load(c)
             self.counts = Counter({
                 (q, s): n for q, s, n in c.execute(
                     sa.select(jobs.c.queue, jobs.c.state, sa.func.count()).group_by(jobs.c.queue, jobs.c.state))

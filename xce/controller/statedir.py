@@ -5,8 +5,8 @@ client on the same machine needs to reach it, so ``xce up``, tests and the CLI a
 paths by reading this module rather than by convention::
 
     <state-dir>/                0700
-      secret                    0600  the cluster secret every token is derived from
-      tokens/admin|worker|scheduler   0600  tokens written on first start
+      tokens/admin|worker|scheduler   0600  service tokens, issued on first start (stored hashed in
+                                      the database; reissued when revoked or removed)
       token                     0600  optional: this user's own token (the CLI reads it first)
       controller.json           0644  {"url", "pid", ...} of the running controller
       controller.lock                 held (flock) while a controller runs
@@ -36,10 +36,6 @@ def ensure(state_dir: Path) -> Path:
     state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     (state_dir / "tokens").mkdir(exist_ok=True, mode=0o700)
     return state_dir
-
-
-def secret_path(state_dir: Path) -> Path:
-    return state_dir / "secret"
 
 
 def token_path(state_dir: Path, role: str) -> Path:

@@ -1,115 +1,88 @@
-"""Bearer tokens derived from the cluster secret.
+"""Bearer tokens: random, issued and revoked one at a time, stored only as a hash.
 
-A token is ``xce1_<base64url(role:name)>.<base64url(HMAC-SHA256(secret, "xce-token-v1|role|name"))>``.
-Deriving instead of storing means ``xceadmin user add`` works with nothing but read access to the
-state directory (no running controller, no database), a token survives a restore of the database,
-and checking one costs an HMAC, not a query. The price is revocation: a single token cannot be
-withdrawn; replacing the ``secret`` file (and restarting) invalidates every token at once.
+A token is ``xce2_<id>.<secret>``. The id (16 hex digits) is public: ``xceadmin token list`` shows
+it and ``xceadmin token revoke ID`` names it. The secret is 32 random bytes; the controller keeps
+only its SHA-256, so a copy of the database lets nobody call the API (a fast hash is enough for a
+256-bit random value: there is nothing to guess). Each token has an owner name, a role, a creation
+time, an optional expiry and a revoked flag (see :mod:`xce.controller.token_store`).
 
 Roles: ``admin`` (people who run the cluster: every job, every endpoint), ``user`` (their own
 jobs), ``worker`` (one host's agent; name ``*`` may speak for any host), ``scheduler``.
 
-Standard library only: the CLI imports it to issue tokens.
+Tokens of the first format (``xce1_``, derived from a cluster secret) could not be revoked; they
+are refused with a message saying so. Standard library only: the CLI imports it.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import hmac
-import os
+import re
 import secrets
 from dataclasses import dataclass
-from pathlib import Path
-
-from xce.controller import statedir
 
 ROLES = ("admin", "user", "worker", "scheduler")
-_PREFIX = "xce1_"
-_MAX_NAME = 128
+PREFIX = "xce2_"
+LEGACY_PREFIX = "xce1_"
+_TOKEN = re.compile(r"xce2_([0-9a-f]{16})\.([A-Za-z0-9_-]{43})")
+
+#: A Unix user name as ``useradd`` and POSIX portable names allow it: letters, digits, ``_``, ``.``,
+#: ``-``, not starting with ``-``, a digit or ``.``, at most 32 characters (an optional trailing
+#: ``$``, as for Samba machine accounts).
+_USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?")
+#: Host names (RFC 1123 labels, dotted) for worker tokens.
+_HOST = re.compile(r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
 
 
 @dataclass(frozen=True, slots=True)
 class Principal:
     role: str
     name: str
+    #: The token's id, or "munge" for a MUNGE credential (for audit lines).
+    via: str = ""
 
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+def user_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a Unix user name, or None."""
+    if _USER.fullmatch(name):
+        return None
+    return (f"invalid user name {name!r}: expected a Unix user name (1-32 letters, digits, '_', '.' or '-', "
+            f"starting with a letter or '_')")
 
 
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def _mac(secret: bytes, role: str, name: str) -> str:
-    return _b64(hmac.new(secret, f"xce-token-v1|{role}|{name}".encode(), hashlib.sha256).digest())
-
-
-def check_name(name: str) -> None:
-    if not name or len(name) > _MAX_NAME or any(c.isspace() or c in ":|" for c in name):
-        raise ValueError(f"invalid name {name!r}: expected 1-{_MAX_NAME} characters without spaces, ':' or '|'")
-
-
-def make_token(secret: bytes, role: str, name: str) -> str:
+def check_name(role: str, name: str) -> None:
+    """Refuse an owner name that cannot be what ``role`` speaks for (ValueError with the reason)."""
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r} (expected one of {', '.join(ROLES)})")
-    check_name(name)
-    return f"{_PREFIX}{_b64(f'{role}:{name}'.encode())}.{_mac(secret, role, name)}"
+    if role == "worker":
+        if name != "*" and not _HOST.fullmatch(name):
+            raise ValueError(f"invalid worker name {name!r}: expected a host name, or '*' for any host")
+        return
+    problem = user_name_problem(name)
+    if problem:
+        raise ValueError(problem)
 
 
-def verify(secret: bytes, token: str) -> Principal | None:
-    """The principal a token speaks for, or None for anything forged, truncated or malformed."""
-    if not token.startswith(_PREFIX) or "." not in token:
-        return None
-    body, _, mac = token[len(_PREFIX):].rpartition(".")
-    try:
-        role, _, name = _unb64(body).decode().partition(":")
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if role not in ROLES or not name:
-        return None
-    if not hmac.compare_digest(mac, _mac(secret, role, name)):
-        return None
-    return Principal(role, name)
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def unverified_principal(token: str) -> Principal | None:
-    """Who a token claims to be, without the secret (for a client that wants its own name)."""
-    if not token.startswith(_PREFIX) or "." not in token:
-        return None
-    try:
-        role, _, name = _unb64(token[len(_PREFIX):].rpartition(".")[0]).decode().partition(":")
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return Principal(role, name) if role in ROLES and name else None
+def new_token() -> tuple[str, str, str]:
+    """(id, digest of the secret, the token text given once to its holder)."""
+    token_id = secrets.token_hex(8)
+    secret = secrets.token_urlsafe(32)
+    return token_id, digest(secret), f"{PREFIX}{token_id}.{secret}"
 
 
-def load_secret(state_dir: Path) -> bytes:
-    path = statedir.secret_path(state_dir)
-    return bytes.fromhex(path.read_text().strip())
+def parse(token: str) -> tuple[str, str] | None:
+    """(id, secret) of a well-formed token, else None."""
+    m = _TOKEN.fullmatch(token)
+    return (m.group(1), m.group(2)) if m else None
 
 
-def load_or_create_secret(state_dir: Path) -> bytes:
-    """The cluster secret, created (0600) on first start."""
-    path = statedir.secret_path(state_dir)
-    if not path.exists():
-        statedir.ensure(state_dir)
-        statedir.write_private(path, secrets.token_hex(32) + "\n")
-    mode = path.stat().st_mode & 0o777
-    if mode & 0o077:
-        os.chmod(path, 0o600)
-    return load_secret(state_dir)
-
-
-def write_service_tokens(state_dir: Path, secret: bytes) -> None:
-    """The admin, worker and scheduler tokens ``xce up`` and tests read (0600, rewritten each start)."""
-    statedir.ensure(state_dir)
-    names = {"admin": "admin", "worker": "*", "scheduler": "scheduler"}
-    for role in statedir.SERVICE_ROLES:
-        statedir.write_private(statedir.token_path(state_dir, role), make_token(secret, role, names[role]) + "\n")
+def token_id(token: str) -> str | None:
+    parsed = parse(token)
+    return parsed[0] if parsed else None

@@ -1,15 +1,17 @@
-"""Administration: issue user tokens, reload the configuration, control scheduler recording."""
+"""Administration: issue and revoke tokens, reload the configuration, control scheduler recording."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+import time
+
+from fastapi import APIRouter, Depends, Path, Query, Request
 
 from xce.controller import feed, tokens
 from xce.controller.api.responses import ctl_of, json_response
-from xce.controller.errors import FieldErrors
-from xce.controller.models import RecordRequest, UserRequest
+from xce.controller.errors import Conflict, FieldErrors, NotFound
+from xce.controller.models import RecordRequest, TokenRequest, UserRequest
 from xce.controller.security import admin_only
 from xce.controller.tokens import Principal
 
@@ -17,13 +19,48 @@ router = APIRouter(prefix="/v1/admin", tags=["admin"])
 Admin = Annotated[Principal, Depends(admin_only)]
 
 
-@router.post("/users", summary="Issue a token for a user (role admin with `admin: true`)")
-async def add_user(body: UserRequest, request: Request, p: Admin):
+def _issue(request: Request, p: Principal, role: str, name: str, expires_in_s: int | None, note: str) -> dict:
+    ctl = ctl_of(request)
+    owner = ctl.settings.single_user
+    if owner is not None and role in ("user", "admin") and name not in (owner, "admin"):
+        raise Conflict(f"cannot issue a token for {name}: this is a personal cluster, where every job runs as "
+                       f"{owner}, so {name}'s jobs would run as {owner}; start the cluster with "
+                       f"`xce up --multi-user` (as root) to give each user their own identity")
     try:
-        token = tokens.make_token(ctl_of(request).secret, "admin" if body.admin else "user", body.name)
+        tokens.check_name(role, name)
     except ValueError as exc:
         raise FieldErrors.one(["body", "name"], str(exc)) from None
-    return json_response({"name": body.name, "role": "admin" if body.admin else "user", "token": token})
+    expires = time.time_ns() + expires_in_s * 1_000_000_000 if expires_in_s else None
+    with ctl.tx() as conn:
+        row, text = ctl.tokens.create(conn, role, name, expires=expires, note=note or f"issued by {p.name}")
+    return dict(row.view(), token=text)
+
+
+@router.post("/users", summary="Issue a token for a user (role admin with `admin: true`); see also /tokens")
+async def add_user(body: UserRequest, request: Request, p: Admin):
+    return json_response(_issue(request, p, "admin" if body.admin else "user", body.name, None, ""))
+
+
+@router.post("/tokens", status_code=201, summary="Issue a token; its text is returned once and stored only hashed")
+async def create_token(body: TokenRequest, request: Request, p: Admin):
+    return json_response(_issue(request, p, body.role, body.name, body.expires_in_s, body.note), 201)
+
+
+@router.get("/tokens", summary="Issued tokens (never their text): active ones, or all with `all=true`")
+async def list_tokens(request: Request, p: Admin,
+                      include_inactive: bool = Query(False, alias="all", description="Include revoked and expired")):
+    return json_response({"tokens": ctl_of(request).tokens.listing(include_inactive=include_inactive)})
+
+
+@router.post("/tokens/{token_id}/revoke", summary="Revoke a token: every later request with it is 401")
+async def revoke_token(request: Request, p: Admin,
+                       token_id: str = Path(..., min_length=1, max_length=64, description="The token's id")):
+    ctl = ctl_of(request)
+    with ctl.tx() as conn:
+        row = ctl.tokens.revoke(conn, token_id, p.name)
+    if row is None:
+        raise NotFound(f"no token with id {token_id!r} (see xceadmin token list --all)")
+    return json_response(row.view())
 
 
 @router.post("/reconfig", summary="Reload the controller's TOML file; an invalid file changes nothing")

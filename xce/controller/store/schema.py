@@ -148,3 +148,19 @@ job_accounting = sa.Table(
     sa.Column("samples", sa.Integer, nullable=False),
     sa.Index("ix_job_accounting_type", "job_type", "resource"),
 )
+
+#: Issued API tokens (:mod:`xce.controller.token_store`). Only the SHA-256 of a token's secret is
+#: stored; ``revoked`` and ``expires`` are epoch nanoseconds.
+api_tokens = sa.Table(
+    "api_tokens",
+    metadata,
+    sa.Column("id", sa.String(16), primary_key=True),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("digest", sa.String(64), nullable=False),
+    sa.Column("created", sa.BigInteger, nullable=False),
+    sa.Column("expires", sa.BigInteger),
+    sa.Column("revoked", sa.BigInteger),
+    sa.Column("revoked_by", sa.String(160)),
+    sa.Column("note", sa.Text, nullable=False),
+)
