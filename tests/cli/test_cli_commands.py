@@ -199,12 +199,17 @@ def test_reconfig_and_invalid_files(cli, controller):
 def test_scheduler_recording_commands(cli, controller):
     sched = httpx.Client(base_url=controller.url, headers={"Authorization": f"Bearer {controller.token('scheduler')}"})
     after = sched.get("/v1/sched/state").json()["control_seq"]
-    r = cli.admin("scheduler", "record", "start", "/tmp/replay.jsonl", "--record-snapshot-interval", "50")
+    r = cli.admin("scheduler", "record", "start", "replay.jsonl", "--record-snapshot-interval", "50")
     assert r.code == 0, r.err
     assert cli.admin("scheduler", "record", "stop").code == 0
+    # a path outside the record directory is refused: the scheduler writes with its own (root) rights
+    for outside in ("/etc/passwd", "../../escape.jsonl", "/tmp/replay.jsonl"):
+        r = cli.admin("scheduler", "record", "start", outside)
+        assert r.code == 1 and "recordings are written inside" in r.err, (outside, r.err)
     page = sched.get("/v1/sched/control", params={"after": after}).json()
+    inside = str(controller.state_dir.absolute() / "recordings" / "replay.jsonl")
     assert [c["command"] for c in page["commands"]] == [
-        {"op": "record_start", "file": "/tmp/replay.jsonl", "snapshot_interval": 50, "by": "admin"},
+        {"op": "record_start", "file": inside, "snapshot_interval": 50, "by": "admin"},
         {"op": "record_stop", "by": "admin"}]
     assert page["last_seq"] == after + 2
 

@@ -20,8 +20,8 @@ def _xceadmin(cluster, *args: str) -> subprocess.CompletedProcess:
 
 def test_recording_replays_without_mismatches(make_cluster, tmp_path):
     cluster, xce = make_cluster(workers=2, slots=1)
-    recording = tmp_path / "live.jsonl"
-    _xceadmin(cluster, "scheduler", "record", "start", str(recording))
+    recording = cluster.state_dir / "recordings" / "live.jsonl"  # recordings stay in the record directory
+    _xceadmin(cluster, "scheduler", "record", "start", "live.jsonl")
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and not recording.exists():
         time.sleep(0.1)

@@ -8,7 +8,11 @@ connection serves every request of a command.
 Where the controller is and which token to use, first match wins:
 
 * address: ``--url``, ``$XCE_URL``, ``url`` of ``<state-dir>/controller.json``
-* token: ``--token``, ``$XCE_TOKEN``, ``<state-dir>/token``, ``<state-dir>/tokens/admin``
+* identity: ``--token``, ``$XCE_TOKEN``, ``<state-dir>/token``, ``<state-dir>/tokens/admin``; with
+  none of them, a MUNGE credential per request when a ``munged`` socket is there
+  (``$XCE_MUNGE_SOCKET``, default ``/run/munge/munge.socket.2``)
+* CA bundle for an ``https://`` controller: ``$XCE_CA_FILE``, ``ca_file`` of ``controller.json``,
+  else the system's
 * state dir: ``--state-dir``, ``$XCE_STATE_DIR``, ``~/.xce``
 
 No typer import here: the fast path of :mod:`xce.cli.spec` runs commands without typer. Exit codes
@@ -60,7 +64,8 @@ def describe(err: ApiError) -> list[str]:
 
 
 class Client:
-    def __init__(self, url: str, token: str | None, timeout: float = 60.0) -> None:
+    def __init__(self, url: str, token: str | None, timeout: float = 60.0, *, munge_socket: str | None = None,
+                 ca_file: str | None = None) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             fail(f"invalid controller URL {url!r} (expected http://HOST:PORT)", EXIT_USAGE)
@@ -72,13 +77,28 @@ class Client:
         self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if token:
             self.headers["Authorization"] = f"Bearer {token}"
+        self.munge_socket = None if token else munge_socket
+        self.ca_file = ca_file
         self._conn: http.client.HTTPConnection | None = None
 
     def _connection(self) -> http.client.HTTPConnection:
         if self._conn is None:
-            cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            self._conn = cls(*self._conn_args, timeout=self.timeout)
+            if self._https:
+                context = statedir.client_ssl_context(self.ca_file)
+                self._conn = http.client.HTTPSConnection(*self._conn_args, timeout=self.timeout, context=context)
+            else:
+                self._conn = http.client.HTTPConnection(*self._conn_args, timeout=self.timeout)
         return self._conn
+
+    def _munge_header(self, method: str, path: str) -> str:
+        """A fresh credential for this one request (munged refuses a credential decoded twice)."""
+        from xce import munge
+
+        try:
+            cred = munge.encode(f"xce {method} {path.partition('?')[0]}".encode(), socket=self.munge_socket)
+        except munge.MungeError as exc:
+            raise Unreachable(f"cannot get a MUNGE credential from {self.munge_socket}: {exc}") from None
+        return f"MUNGE {cred}"
 
     def request(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None) -> Any:
         """The decoded JSON answer of a 2xx response; ApiError otherwise; Unreachable on network failure."""
@@ -87,8 +107,11 @@ class Client:
         data = json.dumps(body).encode() if body is not None else None
         for attempt in (1, 2):
             conn = self._connection()
+            headers = self.headers
+            if self.munge_socket:
+                headers = dict(headers, Authorization=self._munge_header(method, self._base + path))
             try:
-                conn.request(method, self._base + path, body=data, headers=self.headers)
+                conn.request(method, self._base + path, body=data, headers=headers)
                 resp = conn.getresponse()
                 raw = resp.read()
                 break
@@ -97,6 +120,9 @@ class Client:
                 self.close()
                 if attempt == 2:
                     raise Unreachable(f"cannot reach the controller at {self.url}: {exc}") from None
+            except ssl_errors() as exc:
+                self.close()
+                raise Unreachable(f"cannot reach the controller at {self.url} securely: {exc}") from None
             except OSError as exc:
                 self.close()
                 raise Unreachable(f"cannot reach the controller at {self.url}: {exc.strerror or exc}") from None
@@ -133,9 +159,20 @@ def connect(url: str | None = None, token: str | None = None, state_dir: str | N
         fail(f"no controller address: pass --url, set XCE_URL, or start one with `xce controller` "
              f"(no {statedir.info_path(sd)})", EXIT_UNREACHABLE)
     token = token or os.environ.get("XCE_TOKEN") or statedir.read_token(sd)
+    munge_socket = None
     if not token:
-        fail(f"no token: pass --token, set XCE_TOKEN, or put yours in {sd / 'token'}")
-    return Client(url, token)
+        munge_socket = os.environ.get("XCE_MUNGE_SOCKET") or "/run/munge/munge.socket.2"
+        if not os.path.exists(munge_socket):
+            fail(f"no token and no MUNGE: pass --token, set XCE_TOKEN, put yours in {sd / 'token'}, or run "
+                 f"munged here ({munge_socket} does not exist; XCE_MUNGE_SOCKET names another)")
+    return Client(url, token, munge_socket=munge_socket, ca_file=statedir.ca_file(sd) if url.startswith("https")
+                  else None)
+
+
+def ssl_errors() -> tuple[type[BaseException], ...]:
+    """TLS failures (a certificate that does not verify), without importing ssl for plain HTTP."""
+    ssl = sys.modules.get("ssl")
+    return (ssl.SSLError, ssl.CertificateError) if ssl is not None else ()
 
 
 def call(fn, *args: Any, **kwargs: Any) -> Any:

@@ -175,7 +175,8 @@ class LocalCluster:
         me = getpass.getuser()
         try:
             old = path.read_text().strip()
-            r = httpx.get(self.url + "/v1/whoami", headers={"Authorization": f"Bearer {old}"}, timeout=30.0)
+            r = httpx.get(self.url + "/v1/whoami", headers={"Authorization": f"Bearer {old}"}, timeout=30.0,
+                          verify=self._verify())
             if r.status_code == 200 and r.json().get("name") == me:
                 return
         except (OSError, httpx.HTTPError, ValueError):
@@ -196,9 +197,14 @@ class LocalCluster:
         import httpx
 
         r = httpx.request(method, self.url + path, json=body, params=params or None, timeout=30.0,
-                          headers={"Authorization": f"Bearer {self.token(role)}"})
+                          headers={"Authorization": f"Bearer {self.token(role)}"}, verify=self._verify())
         r.raise_for_status()
         return r.json() if r.headers.get("content-type", "").startswith("application/json") else r.text
+
+    def _verify(self) -> Any:
+        if not (self.url or "").startswith("https"):
+            return True
+        return statedir.client_ssl_context(statedir.ca_file(self.state_dir))
 
     def hosts(self) -> list[dict[str, Any]]:
         return self.request("GET", "/v1/hosts")["hosts"]

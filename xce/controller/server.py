@@ -8,6 +8,7 @@ connections. A test or ``xce up`` waits for that file (with the new pid) instead
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 import signal
@@ -33,12 +34,33 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _url(host: str, port: int) -> str:
+def _url(host: str, port: int, scheme: str = "http") -> str:
     if host in ("0.0.0.0", ""):
         host = "127.0.0.1"
     elif host == "::":
         host = "::1"
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_transport(host: str, tls: bool, insecure_http: bool) -> None:
+    """Refuse plain HTTP beyond loopback unless the configuration explicitly accepts it."""
+    if tls or is_loopback(host):
+        return
+    if not insecure_http:
+        raise RuntimeError(f"refusing to serve plain HTTP on {host}: tokens and job data would cross the network "
+                           f"unencrypted; set [controller] tls_cert and tls_key in the configuration, or "
+                           f"insecure_http = true to accept that")
+    log.warning("serving plain HTTP on %s because [controller] insecure_http = true: tokens and job data cross "
+                "the network unencrypted", host)
 
 
 def _noted(signum, frame) -> None:
@@ -59,17 +81,30 @@ def serve(settings: Settings) -> None:
 
         importlib.import_module("xce.core.resreq")
 
+        tls = ctl.config.controller
+        check_transport(settings.host, tls.tls_cert is not None, tls.insecure_http)
+        ssl_options = {}
+        if tls.tls_cert is not None:
+            for what, path in (("tls_cert", tls.tls_cert), ("tls_key", tls.tls_key)):
+                if not os.access(path, os.R_OK):
+                    raise RuntimeError(f"[controller] {what}: cannot read {path}")
+            ssl_options = {"ssl_certfile": tls.tls_cert, "ssl_keyfile": tls.tls_key}
         sock = _bind(settings.host, settings.port)
         port = sock.getsockname()[1]
         app = create_app(ctl)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                timeout_graceful_shutdown=3, timeout_keep_alive=75)
+                                timeout_graceful_shutdown=3, timeout_keep_alive=75, **ssl_options)
+        try:
+            config.load()
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+            raise RuntimeError(f"[controller] tls_cert/tls_key: cannot serve HTTPS with them: {exc}") from None
         server = uvicorn.Server(config)
         # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal to the handler
         # it found; with the default handlers that kills the process before the cleanup below runs.
         previous = {sig: signal.signal(sig, _noted) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
-            asyncio.run(_run(server, sock, ctl, _url(settings.host, port)))
+            url = _url(settings.host, port, "https" if ssl_options else "http")
+            asyncio.run(_run(server, sock, ctl, url, tls.tls_ca if ssl_options else None))
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -83,14 +118,16 @@ def serve(settings: Settings) -> None:
         ctl.close()
 
 
-async def _run(server, sock: socket.socket, ctl: Controller, url: str) -> None:
+async def _run(server, sock: socket.socket, ctl: Controller, url: str, ca_file: str | None) -> None:
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
             await task
             return
         await asyncio.sleep(0.01)
-    statedir.write_info(ctl.state_dir, {"url": url, "pid": os.getpid(), "state_dir": str(ctl.state_dir),
-                                        "started": time.time_ns()})
+    info = {"url": url, "pid": os.getpid(), "state_dir": str(ctl.state_dir), "started": time.time_ns()}
+    if ca_file:
+        info["ca_file"] = os.path.abspath(ca_file)
+    statedir.write_info(ctl.state_dir, info)
     log.warning("XCE controller listening on %s (state %s)", url, ctl.state_dir)
     await task

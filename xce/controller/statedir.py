@@ -8,7 +8,7 @@ paths by reading this module rather than by convention::
       tokens/admin|worker|scheduler   0600  service tokens, issued on first start (stored hashed in
                                       the database; reissued when revoked or removed)
       token                     0600  optional: this user's own token (the CLI reads it first)
-      controller.json           0644  {"url", "pid", ...} of the running controller
+      controller.json           0644  {"url", "pid", "ca_file"?, ...} of the running controller
       controller.lock                 held (flock) while a controller runs
       xce.db                          the default SQLite store (WAL)
 
@@ -91,3 +91,15 @@ def read_token(state_dir: Path) -> str | None:
         if text:
             return text
     return None
+
+
+def ca_file(state_dir: Path) -> str | None:
+    """The CA bundle to verify an HTTPS controller with: ``$XCE_CA_FILE``, else ``controller.json``'s."""
+    return os.environ.get("XCE_CA_FILE") or (read_info(state_dir) or {}).get("ca_file")
+
+
+def client_ssl_context(ca: str | None):
+    """TLS settings for talking to the controller: verify against ``ca``, or the system's CAs."""
+    import ssl
+
+    return ssl.create_default_context(cafile=ca) if ca else ssl.create_default_context()

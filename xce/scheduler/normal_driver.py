@@ -43,8 +43,14 @@ class ResyncNeeded(Exception):
 class NormalDriver:
     def __init__(self, url: str, token: str, *, seed: int = 0, round_interval: float = 0.2,
                  max_round_interval: float = 5.0, poll_wait: float = 1.0,
-                 record_snapshot_interval: int = 10_000, release_interval: float = 0.005) -> None:
-        self.http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30.0)
+                 record_snapshot_interval: int = 10_000, release_interval: float = 0.005,
+                 ca_file: str | None = None, record_dir: str | None = None) -> None:
+        from xce.controller.statedir import client_ssl_context
+
+        verify = client_ssl_context(ca_file) if url.startswith("https") else True
+        self.http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30.0,
+                                 verify=verify)
+        self.record_dir = record_dir
         self.seed = seed
         self.round_interval = round_interval
         self.max_round_interval = max_round_interval
@@ -128,11 +134,17 @@ class NormalDriver:
             from xce.replay.writer import ReplayWriter
 
             self._close_writer()
-            path = command.get("file") or f"xce-recording-{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
+            path = command.get("file") or os.path.join(self.record_dir or ".",
+                                                        f"xce-recording-{time.strftime('%Y%m%dT%H%M%S')}.jsonl")
             interval = int(command.get("snapshot_interval") or self.record_snapshot_interval)
+            try:
+                fp = _new_file(path)
+            except OSError as exc:
+                log.warning("not recording: cannot create %s: %s", path, exc.strerror or exc)
+                return
             # The recording starts at the last time pushed: events fetched but not yet pushed
             # must not look as if they went back in time.
-            self.writer = ReplayWriter(path, self.core, snapshot_interval=interval, start_ts=self.last_ts)
+            self.writer = ReplayWriter(fp, self.core, snapshot_interval=interval, start_ts=self.last_ts)
             log.info("recording to %s (snapshot every %d events)", path, interval)
         elif op == "record_stop":
             self._close_writer()
@@ -142,6 +154,7 @@ class NormalDriver:
     def _close_writer(self) -> None:
         if self.writer is not None:
             self.writer.close()
+            self.writer._fp.close()  # opened here (see _new_file), so closed here
             log.info("recording stopped")
             self.writer = None
 
@@ -203,6 +216,16 @@ class NormalDriver:
         self._close_writer()
 
 
+def _new_file(path: str):
+    """A new recording file (0600): never an existing file, never through a symbolic link.
+
+    The controller confines the path to the record directory; this is the second line, since the
+    scheduler often runs as root."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    return os.fdopen(fd, "w", encoding="utf-8", buffering=1 << 20)
+
+
 def main(*, url: str | None = None, token: str | None = None, state_dir: str | None = None, seed: int = 0,
          round_interval: float = 0.2, max_round_interval: float = 5.0, record_snapshot_interval: int = 10_000,
          **_: Any) -> None:
@@ -226,7 +249,8 @@ def main(*, url: str | None = None, token: str | None = None, state_dir: str | N
     for problem in load_entry_points():
         log.warning("plugin not loaded: %s", problem)
     driver = NormalDriver(url, token, seed=seed, round_interval=round_interval,
-                          max_round_interval=max_round_interval, record_snapshot_interval=record_snapshot_interval)
+                          max_round_interval=max_round_interval, record_snapshot_interval=record_snapshot_interval,
+                          ca_file=statedir.ca_file(sd), record_dir=str(sd / "recordings"))
 
     def stop(*_: Any) -> None:
         driver.stopping = True

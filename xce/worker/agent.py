@@ -47,8 +47,9 @@ class RegistrationRefused(Exception):
 class Agent:
     def __init__(self, url: str, token: str, *, name: str, slots: int | None = None, job_state: Path,
                  work_dir: str | None = None, report_interval: float = 3.0, run_as_self: bool = False,
-                 allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False) -> None:
+                 allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False, ca_file: str | None = None) -> None:
         self.url = url
+        self.ca_file = ca_file
         self.token = token
         self.name = name
         self.slots = slots
@@ -73,7 +74,11 @@ class Agent:
         self.prepare: Callable[[dict[str, Any]], list[launch.PrepareStep]] = lambda job: []
 
     def _client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=30.0)
+        from xce.controller.statedir import client_ssl_context
+
+        verify = client_ssl_context(self.ca_file) if self.url.startswith("https") else True
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=30.0,
+                            verify=verify)
 
     # -- registration ----------------------------------------------------------------------
     def register(self, http: httpx.Client) -> dict[str, Any]:
@@ -393,7 +398,7 @@ def main(*, name: str | None = None, slots: int | None = None, state_dir: str | 
     name = name or socket.gethostname()
     agent = Agent(url, token, name=name, slots=slots, job_state=sd / "workers" / name / "jobs", work_dir=work_dir,
                   report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
-                  stop_jobs_on_exit=stop_jobs_on_exit)
+                  stop_jobs_on_exit=stop_jobs_on_exit, ca_file=statedir.ca_file(sd))
 
     def stop(*_: Any) -> None:
         agent.stopping.set()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import os
 import time
 
 from fastapi import APIRouter, Depends, Path, Query, Request
@@ -71,8 +72,23 @@ async def reconfig(request: Request, p: Admin):
 @router.post("/scheduler/record", summary="Ask the scheduler to start or stop recording (a control command)")
 async def record(body: RecordRequest, request: Request, p: Admin):
     if body.action == "start":
-        command = {"op": "record_start", "file": body.file, "snapshot_interval": body.snapshot_interval}
+        command = {"op": "record_start", "file": record_path(ctl_of(request), body.file),
+                   "snapshot_interval": body.snapshot_interval}
     else:
         command = {"op": "record_stop"}
     command["by"] = p.name
     return json_response(feed.add_control(ctl_of(request), command), 201)
+
+
+def record_path(ctl, file: str | None) -> str:
+    """Where a recording goes: inside the record directory, whatever the request says.
+
+    The scheduler writes it with its own rights (root on many sites), so an admin token must not be
+    able to name ``/etc/passwd``; a relative name is taken inside the directory."""
+    base = os.path.abspath(ctl.config.scheduler.record_dir or os.path.join(ctl.state_dir, "recordings"))
+    name = file or f"xce-recording-{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
+    path = os.path.normpath(os.path.join(base, name))
+    if "\0" in name or os.path.commonpath([base, path]) != base or path == base:
+        raise FieldErrors.one(["body", "file"], f"recordings are written inside {base} (the state directory's "
+                              f"recordings/, or [scheduler] record_dir); {name!r} is outside it")
+    return path
