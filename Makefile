@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup system-packages demo test bench docs-reference clean
+.PHONY: setup system-packages demo test bench docs-reference fuzz-api clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ system-packages:
 
 test: $(STAMP) system-packages
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider
+
+# schemathesis against a live controller for longer than the suite's short run (seconds per token role).
+FUZZ_SECONDS ?= 600
+fuzz-api: $(STAMP)
+	XCE_FUZZ_SECONDS=$(FUZZ_SECONDS) $(VENV)/bin/python -m pytest -q -p no:cacheprovider tests/controller/test_controller_openapi.py
 
 bench: $(STAMP)
 	$(VENV)/bin/python -m bench

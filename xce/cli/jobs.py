@@ -13,7 +13,9 @@ from xce.cli.spec import JSON, Arg, Command, Opt, common_options
 MEMORY = frozenset({"mem", "maxmem", "swp"})
 
 
-def _command_text(argv: list[str], width: int = 40) -> str:
+def _command_text(argv: list[str] | None, width: int = 40) -> str:
+    if argv is None:  # another user's job: private unless the cluster shows all jobs
+        return "(private)"
     text = " ".join(argv)
     return text if len(text) <= width else text[: width - 3] + "..."
 
@@ -36,7 +38,7 @@ def long_form(d: dict[str, Any]) -> str:
         f"Job <{d['jobid']}>, User <{d['user']}>, Project <{d['project']}>, Queue <{d['queue']}>, "
         f"State <{d['state']}>, Priority <{d['priority']}>, Tasks <{d['tasks']}>"
         + (f", Array <{d['array_id']}[{d['array_index']}]>" if d.get("array_id") is not None else ""),
-        f"Command <{' '.join(d['command'])}>",
+        f"Command <{' '.join(d['command']) if d['command'] is not None else '(private)'}>",
     ]
     if d.get("request"):
         lines.append(f"Requirement <{d['request']}>")

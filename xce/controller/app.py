@@ -16,8 +16,9 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from xce.controller import feed, fleet
+from xce.controller import feed, fleet, hygiene
 from xce.controller.api import admin, cluster, drift, errors, jobs, sched, workers
+from xce.controller.api.responses import COMMON
 from xce.controller.metrics import LatencyMiddleware, Metrics
 from xce.controller.security import any_role
 from xce.controller.service import Controller
@@ -79,13 +80,16 @@ def create_app(ctl: Controller) -> FastAPI:
     metrics = Metrics(ctl)
     ctl.metrics = metrics
     errors.install(app)
+    hygiene.install(app)
     for r in (jobs.router, cluster.router, sched.router, workers.router, admin.router, drift.router):
         app.include_router(r)
 
-    @app.get("/metrics", tags=["metrics"], summary="Prometheus metrics", dependencies=[Depends(any_role)])
+    @app.get("/metrics", tags=["metrics"], summary="Prometheus metrics", dependencies=[Depends(any_role)],
+             responses=COMMON)
     async def prometheus_metrics():
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     app.add_middleware(LatencyMiddleware, metrics=metrics)
+    app.add_middleware(hygiene.RequestHygiene)
     app.add_middleware(BodyLimit)
     return app

@@ -26,6 +26,12 @@ MAX_ARRAY = 100_000
 MAX_PRIORITY = 1_000_000
 MAX_DECISIONS = 100_000
 
+#: Identifiers and times are stored as 64-bit integers; anything wider is refused here (422), never
+#: handed to the database.
+MAX_ID = 2**63 - 1
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+Int32 = Annotated[int, Field(ge=-2**31, le=2**31 - 1)]
+
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LEN)]
 Path_ = Annotated[str, Field(min_length=1, max_length=MAX_PATH_LEN)]
 
@@ -67,7 +73,7 @@ class ModifyRequest(_Body):
 
 class DecisionEnvelope(_Body):
     id: str = Field(..., min_length=1, max_length=128, description="Unique id; a repeated id is applied once.")
-    ts: int = Field(0, ge=0, description="Logical time of the round that made it (ns).")
+    ts: int = Field(0, ge=0, le=MAX_ID, description="Logical time of the round that made it (ns).")
     decision: dict[str, Any] = Field(..., description="Decision.to_json() of xce.core.decisions.")
 
 
@@ -81,7 +87,7 @@ class RegisterRequest(_Body):
         default_factory=dict, max_length=256,
         description="Static values: slots, maxmem (bytes), ncpus, type, model, provider capacities.")
     load: dict[str, Any] = Field(default_factory=dict, max_length=256, description="First load report.")
-    running: list[int] | None = Field(
+    running: list[Id] | None = Field(
         None, max_length=MAX_TASKS, description="Job ids this worker still runs (after a worker restart).")
 
 
@@ -95,10 +101,10 @@ class LoadReport(_Body):
 class JobStatusReport(_Body):
     status: Literal["started", "usage", "running", "suspended", "resumed", "finished", "rejected", "start_failed"]
     usage: dict[str, Any] | None = Field(None, max_length=256)
-    exit_code: int | None = None
+    exit_code: Int32 | None = None
     signal: str | None = Field(None, max_length=32)
     reason: str = Field("", max_length=4096)
-    pid: int | None = None
+    pid: Int32 | None = None
 
 
 class UserRequest(_Body):
@@ -121,4 +127,4 @@ class TokenRequest(_Body):
 class RecordRequest(_Body):
     action: Literal["start", "stop"]
     file: str | None = Field(None, max_length=MAX_PATH_LEN)
-    snapshot_interval: int | None = Field(None, ge=0)
+    snapshot_interval: int | None = Field(None, ge=0, le=2**31 - 1)

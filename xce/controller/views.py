@@ -35,6 +35,28 @@ def job_summary(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: What only a job's owner and admins see (Slurm's ``PrivateData=jobs``); ``env`` is never shown to
+#: anyone else, even where ``[privacy] show_all_jobs`` lets everyone see the rest.
+PRIVATE_FIELDS = ("command", "cwd", "stdout", "stderr")
+
+
+def sees_everything(p, row: dict[str, Any], show_all_jobs: bool) -> bool:
+    return p.is_admin or row["user"] == p.name or show_all_jobs
+
+
+def redact(view: dict[str, Any], p, show_all_jobs: bool) -> dict[str, Any]:
+    """``view`` of someone else's job as ``p`` may see it."""
+    if p.is_admin or view["user"] == p.name:
+        return view
+    if not show_all_jobs:
+        for key in PRIVATE_FIELDS:
+            if key in view:
+                view[key] = None
+    if "env" in view:
+        view["env"] = None
+    return view
+
+
 def job_detail(row: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, Any]:
     d = job_summary(row)
     d.update({

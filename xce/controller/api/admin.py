@@ -10,13 +10,13 @@ import time
 from fastapi import APIRouter, Depends, Path, Query, Request
 
 from xce.controller import feed, tokens
-from xce.controller.api.responses import ctl_of, json_response
+from xce.controller.api.responses import COMMON, ctl_of, documented, json_response
 from xce.controller.errors import Conflict, FieldErrors, NotFound
 from xce.controller.models import RecordRequest, TokenRequest, UserRequest
 from xce.controller.security import admin_only
 from xce.controller.tokens import Principal
 
-router = APIRouter(prefix="/v1/admin", tags=["admin"])
+router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=COMMON)
 Admin = Annotated[Principal, Depends(admin_only)]
 
 
@@ -37,12 +37,14 @@ def _issue(request: Request, p: Principal, role: str, name: str, expires_in_s: i
     return dict(row.view(), token=text)
 
 
-@router.post("/users", summary="Issue a token for a user (role admin with `admin: true`); see also /tokens")
+@router.post("/users", summary="Issue a token for a user (role admin with `admin: true`); see also /tokens",
+             responses=documented(409, 413))
 async def add_user(body: UserRequest, request: Request, p: Admin):
     return json_response(_issue(request, p, "admin" if body.admin else "user", body.name, None, ""))
 
 
-@router.post("/tokens", status_code=201, summary="Issue a token; its text is returned once and stored only hashed")
+@router.post("/tokens", status_code=201, summary="Issue a token; its text is returned once and stored only hashed",
+             responses=documented(409, 413))
 async def create_token(body: TokenRequest, request: Request, p: Admin):
     return json_response(_issue(request, p, body.role, body.name, body.expires_in_s, body.note), 201)
 
@@ -53,7 +55,8 @@ async def list_tokens(request: Request, p: Admin,
     return json_response({"tokens": ctl_of(request).tokens.listing(include_inactive=include_inactive)})
 
 
-@router.post("/tokens/{token_id}/revoke", summary="Revoke a token: every later request with it is 401")
+@router.post("/tokens/{token_id}/revoke", summary="Revoke a token: every later request with it is 401",
+             responses=documented(404))
 async def revoke_token(request: Request, p: Admin,
                        token_id: str = Path(..., min_length=1, max_length=64, description="The token's id")):
     ctl = ctl_of(request)
@@ -64,12 +67,14 @@ async def revoke_token(request: Request, p: Admin,
     return json_response(row.view())
 
 
-@router.post("/reconfig", summary="Reload the controller's TOML file; an invalid file changes nothing")
+@router.post("/reconfig", summary="Reload the controller's TOML file; an invalid file changes nothing",
+             responses=documented(409))
 async def reconfig(request: Request, p: Admin):
     return json_response(ctl_of(request).reconfig(p.name))
 
 
-@router.post("/scheduler/record", summary="Ask the scheduler to start or stop recording (a control command)")
+@router.post("/scheduler/record", status_code=201, summary="Ask the scheduler to start or stop recording (a control command)",
+             responses=documented(413))
 async def record(body: RecordRequest, request: Request, p: Admin):
     if body.action == "start":
         command = {"op": "record_start", "file": record_path(ctl_of(request), body.file),

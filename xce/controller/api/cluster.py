@@ -7,12 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 
 from xce.controller import views
-from xce.controller.api.responses import ctl_of, json_response
+from xce.controller.api.responses import COMMON, ctl_of, documented, json_response
 from xce.controller.errors import NotFound
 from xce.controller.security import any_role, people
 from xce.controller.tokens import Principal
 
-router = APIRouter(prefix="/v1", tags=["cluster"])
+router = APIRouter(prefix="/v1", tags=["cluster"], responses=COMMON)
 Caller = Annotated[Principal, Depends(people)]
 
 
@@ -29,7 +29,7 @@ async def hosts(request: Request, p: Caller):
     return json_response({"hosts": [views.host_view(ctl, ctl.hosts[n], used) for n in sorted(ctl.hosts)]})
 
 
-@router.get("/hosts/{name}", summary="One host")
+@router.get("/hosts/{name}", summary="One host", responses=documented(404))
 async def host(name: str, request: Request, p: Caller):
     ctl = ctl_of(request)
     if name not in ctl.hosts:

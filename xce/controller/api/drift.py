@@ -12,12 +12,12 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from xce.accounting.drift import Thresholds
 from xce.controller import accounting
-from xce.controller.api.responses import ctl_of, json_response
+from xce.controller.api.responses import COMMON, ctl_of, documented, json_response
 from xce.controller.errors import FieldErrors
 from xce.controller.security import any_role
 from xce.controller.tokens import Principal
 
-router = APIRouter(prefix="/v1", tags=["accounting"])
+router = APIRouter(prefix="/v1", tags=["accounting"], responses=COMMON)
 
 
 @router.get("/drift", summary="Declared against measured, per job type and resource, over finished jobs")

@@ -7,18 +7,19 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 
 from xce.controller import control, submission, views
-from xce.controller.api.responses import ctl_of, json_response
+from xce.controller.api.responses import COMMON, JobId, MAX_ID, ctl_of, documented, json_response
 from xce.controller.errors import FieldErrors
 from xce.controller.models import ModifyRequest, SubmitRequest
 from xce.controller.security import people
 from xce.controller.tokens import Principal
 from xce.core.specs import JOB_STATES
 
-router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=COMMON)
 Caller = Annotated[Principal, Depends(people)]
 
 
-@router.post("", status_code=201, summary="Submit a job, or an array of N jobs with `array: N`")
+@router.post("", status_code=201, summary="Submit a job, or an array of N jobs with `array: N`",
+             responses=documented(413))
 async def submit(body: SubmitRequest, request: Request, p: Caller):
     ctl = ctl_of(request)
     res = submission.submit(ctl, p.name, body)
@@ -39,40 +40,49 @@ async def list_jobs(
     id: list[int] | None = Query(None, description="Only these job ids (repeatable)"),
     limit: int = Query(10_000, ge=1, le=100_000),
 ):
+    if id and any(not 1 <= i <= MAX_ID for i in id):
+        raise FieldErrors.one(["query", "id"], f"job ids are whole numbers from 1 to {MAX_ID}", "value_error.id")
     states = [s.strip().upper() for part in (state or []) for s in part.split(",") if s.strip()]
     bad = [s for s in states if s not in JOB_STATES]
     if bad:
         raise FieldErrors.one(["query", "state"], f"unknown state {bad[0]!r} (expected one of: {', '.join(JOB_STATES)})",
                               "value_error.state")
     who = None if user == "all" or (user is None and id) else (user or p.name)
-    result = views.list_jobs(ctl_of(request), user=who, queue=queue, states=states or None,
+    ctl = ctl_of(request)
+    result = views.list_jobs(ctl, user=who, queue=queue, states=states or None,
                              include_finished=include_finished, jobids=id, limit=limit)
+    show_all = ctl.config.privacy.show_all_jobs
+    result["jobs"] = [views.redact(j, p, show_all) for j in result["jobs"]]
     return json_response(result)
 
 
-@router.get("/{jobid}", summary="One job: placement, pend reasons, state history, usage")
-async def job_detail(jobid: int, request: Request, p: Caller):
+@router.get("/{jobid}", summary="One job: placement, pend reasons, state history, usage", responses=documented(404))
+async def job_detail(jobid: JobId, request: Request, p: Caller):
     ctl = ctl_of(request)
     row = ctl.job(jobid)
-    control.check_owner(p, row, "see the details of")
-    return json_response(views.job_detail(row, views.history_of(ctl, jobid)))
+    show_all = ctl.config.privacy.show_all_jobs
+    if not views.sees_everything(p, row, show_all):
+        control.check_owner(p, row, "see the details of")
+    return json_response(views.redact(views.job_detail(row, views.history_of(ctl, jobid)), p, show_all))
 
 
-@router.post("/{jobid}/kill", summary="Kill a job (PEND, RUN or suspended -> EXIT)")
-async def kill(jobid: int, request: Request, p: Caller):
+@router.post("/{jobid}/kill", summary="Kill a job (PEND, RUN or suspended -> EXIT)", responses=documented(404, 409))
+async def kill(jobid: JobId, request: Request, p: Caller):
     return json_response(views.job_summary(control.kill(ctl_of(request), p, jobid)))
 
 
-@router.post("/{jobid}/suspend", summary="Suspend a running job (RUN -> USUSP)")
-async def suspend(jobid: int, request: Request, p: Caller):
+@router.post("/{jobid}/suspend", summary="Suspend a running job (RUN -> USUSP)", responses=documented(404, 409))
+async def suspend(jobid: JobId, request: Request, p: Caller):
     return json_response(views.job_summary(control.suspend(ctl_of(request), p, jobid)))
 
 
-@router.post("/{jobid}/resume", summary="Resume a suspended job (USUSP -> RUN; SSUSP for admins)")
-async def resume(jobid: int, request: Request, p: Caller):
+@router.post("/{jobid}/resume", summary="Resume a suspended job (USUSP -> RUN; SSUSP for admins)",
+             responses=documented(404, 409))
+async def resume(jobid: JobId, request: Request, p: Caller):
     return json_response(views.job_summary(control.resume(ctl_of(request), p, jobid)))
 
 
-@router.patch("/{jobid}", summary="Change priority, queue or project (publishes JOB_UPDATE)")
-async def modify(jobid: int, body: ModifyRequest, request: Request, p: Caller):
+@router.patch("/{jobid}", summary="Change priority, queue or project (publishes JOB_UPDATE)",
+              responses=documented(404, 409, 413))
+async def modify(jobid: JobId, body: ModifyRequest, request: Request, p: Caller):
     return json_response(views.job_summary(control.modify(ctl_of(request), p, jobid, body)))

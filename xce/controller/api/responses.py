@@ -7,12 +7,21 @@ import json
 import time
 from typing import Any, Callable
 
-from fastapi import Request
+from typing import Annotated
+
+from fastapi import Path, Query, Request
 from fastapi.responses import Response
+from pydantic import BaseModel, Field
 
 from xce.controller.service import Controller, Signal
 
 MAX_WAIT_S = 60.0
+MAX_ID = 2**63 - 1
+
+#: A job id in a path: a positive 64-bit integer (anything else is 422 before the store sees it).
+JobId = Annotated[int, Path(ge=1, le=MAX_ID, description="Job id")]
+#: A feed cursor: an event, action or control sequence number already seen (0 for none).
+Cursor = Annotated[int, Query(ge=0, le=MAX_ID, description="Return entries after this sequence number")]
 
 
 def ctl_of(request: Request) -> Controller:
@@ -39,3 +48,38 @@ async def long_poll(signal: Signal, wait: float, fetch: Callable[[], Any], empty
             return result
         await signal.wait(remaining)
         await asyncio.sleep(0)
+
+
+class Refusal(BaseModel):
+    detail: str = Field(..., description="What was refused and why, in one sentence.")
+
+
+class FieldProblem(BaseModel):
+    loc: list[str | int] = Field(..., description="Where: body/query/path, then the field path.")
+    msg: str
+    type: str
+
+
+class FieldProblems(BaseModel):
+    detail: list[FieldProblem]
+
+
+_MEANING = {
+    401: "No credential, or one that is invalid, revoked or expired (`WWW-Authenticate` names the scheme).",
+    403: "The caller's role may not call this, or the object belongs to someone else.",
+    404: "No such job, host or token.",
+    409: "Well-formed, but the current state forbids it (a job's state, a personal cluster).",
+    410: "The events after this cursor were pruned: resynchronise from the full state.",
+    413: "The request body is larger than the controller accepts.",
+    422: "A field, path or query value is wrong (including NUL characters and ids beyond 64 bits).",
+    503: "A MUNGE credential could not be checked (munged unreachable).",
+}
+
+
+def documented(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for the refusals a route gives (401, 403 and 422 come with every router)."""
+    return {c: {"model": FieldProblems if c == 422 else Refusal, "description": _MEANING[c]} for c in codes}
+
+
+#: What every authenticated route can answer besides success.
+COMMON = documented(401, 403, 422, 503)

@@ -7,12 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 
 from xce.controller import decisions, feed
-from xce.controller.api.responses import MAX_WAIT_S, ctl_of, json_response, long_poll, raw_json
+from xce.controller.api.responses import COMMON, Cursor, MAX_WAIT_S, ctl_of, documented, json_response, long_poll, raw_json
 from xce.controller.models import DecisionsRequest
 from xce.controller.security import scheduler_role
 from xce.controller.tokens import Principal
 
-router = APIRouter(prefix="/v1/sched", tags=["scheduler"])
+router = APIRouter(prefix="/v1/sched", tags=["scheduler"], responses=COMMON)
 Sched = Annotated[Principal, Depends(scheduler_role)]
 
 
@@ -24,8 +24,9 @@ async def state(request: Request, p: Sched):
     return json_response(out)
 
 
-@router.get("/events", summary="Events with seq > after, in order (long-poll up to `wait` seconds)")
-async def events(request: Request, p: Sched, after: int = Query(0, ge=0),
+@router.get("/events", summary="Events with seq > after, in order (long-poll up to `wait` seconds)",
+            responses=documented(410))
+async def events(request: Request, p: Sched, after: Cursor = 0,
                  wait: float = Query(0.0, ge=0, le=MAX_WAIT_S), limit: int = Query(1000, ge=1, le=10_000)):
     ctl = ctl_of(request)
     body, _ = await long_poll(ctl.events_signal, wait, lambda: feed.read_events(ctl, after, limit),
@@ -33,13 +34,13 @@ async def events(request: Request, p: Sched, after: int = Query(0, ge=0),
     return raw_json(body)
 
 
-@router.post("/decisions", summary="Apply decisions (idempotent by id)")
+@router.post("/decisions", summary="Apply decisions (idempotent by id)", responses=documented(413))
 async def post_decisions(body: DecisionsRequest, request: Request, p: Sched):
     return json_response({"results": decisions.apply(ctl_of(request), body.decisions)})
 
 
 @router.get("/control", summary="Scheduler control commands (recording) with seq > after (long-poll)")
-async def control(request: Request, p: Sched, after: int = Query(0, ge=0),
+async def control(request: Request, p: Sched, after: Cursor = 0,
                   wait: float = Query(0.0, ge=0, le=MAX_WAIT_S), limit: int = Query(100, ge=1, le=1000)):
     ctl = ctl_of(request)
     out = await long_poll(ctl.control_signal, wait, lambda: feed.read_control(ctl, after, limit),

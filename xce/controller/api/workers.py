@@ -7,30 +7,33 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 
 from xce.controller import fleet
-from xce.controller.api.responses import MAX_WAIT_S, ctl_of, json_response, long_poll
+from xce.controller.api.responses import COMMON, Cursor, JobId, MAX_WAIT_S, ctl_of, documented, json_response, long_poll
 from xce.controller.models import JobStatusReport, LoadReport, RegisterRequest
 from xce.controller.security import worker_role
 from xce.controller.service import Signal
 from xce.controller.tokens import Principal
 
-router = APIRouter(prefix="/v1/workers", tags=["workers"])
+router = APIRouter(prefix="/v1/workers", tags=["workers"], responses=COMMON)
 Worker = Annotated[Principal, Depends(worker_role)]
 
 
-@router.post("/register", summary="Register a host (or re-register after a restart, with `running`)")
+@router.post("/register", summary="Register a host (or re-register after a restart, with `running`)",
+             responses=documented(413))
 async def register(body: RegisterRequest, request: Request, p: Worker):
     fleet.check_worker(p, body.name)
     return json_response(fleet.register(ctl_of(request), body))
 
 
-@router.post("/{name}/load", summary="Load indices (and optional usage ticks); also the heartbeat")
+@router.post("/{name}/load", summary="Load indices (and optional usage ticks); also the heartbeat",
+             responses=documented(404, 413))
 async def load(name: str, body: LoadReport, request: Request, p: Worker):
     fleet.check_worker(p, name)
     return json_response(fleet.report_load(ctl_of(request), name, body))
 
 
-@router.get("/{name}/actions", summary="Actions with id > after; acknowledges those <= after (long-poll)")
-async def actions(name: str, request: Request, p: Worker, after: int = Query(0, ge=0),
+@router.get("/{name}/actions", summary="Actions with id > after; acknowledges those <= after (long-poll)",
+            responses=documented(404))
+async def actions(name: str, request: Request, p: Worker, after: Cursor = 0,
                   wait: float = Query(0.0, ge=0, le=MAX_WAIT_S), limit: int = Query(100, ge=1, le=1000)):
     fleet.check_worker(p, name)
     ctl = ctl_of(request)
@@ -40,7 +43,8 @@ async def actions(name: str, request: Request, p: Worker, after: int = Query(0, 
     return json_response(out)
 
 
-@router.post("/{name}/jobs/{jobid}/status", summary="started / usage / running / finished / rejected / start_failed")
-async def job_status(name: str, jobid: int, body: JobStatusReport, request: Request, p: Worker):
+@router.post("/{name}/jobs/{jobid}/status", summary="started / usage / running / finished / rejected / start_failed",
+             responses=documented(404, 409, 413))
+async def job_status(name: str, jobid: JobId, body: JobStatusReport, request: Request, p: Worker):
     fleet.check_worker(p, name)
     return json_response(fleet.job_status(ctl_of(request), name, jobid, body))
