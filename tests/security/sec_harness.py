@@ -76,7 +76,9 @@ def reachable_dir() -> Iterator[Path]:
 #: so modules not yet loaded could not be read any more once the process is the user.
 _PRELOAD = ("xce.cli.main", "xce.cli.client", "xce.cli.submit", "xce.cli.jobs", "xce.cli.jobctl", "xce.cli.spec",
             "xce.cli.admin", "xce.cli.munge", "xce.controller.statedir", "http.client", "json", "ssl", "ctypes",
-            "encodings.idna", "urllib.parse", "email.parser", "email.feedparser", "shlex")
+            "encodings.idna", "urllib.parse", "email.parser", "email.feedparser", "shlex", "xce.cli.up", "typer",
+            "typer._adapters", "typer.main", "click", "pydantic", "decimal", "importlib.metadata",
+            "xce.plugins")
 
 
 def run_as(user: UnixUser, args: list[str], *, env: dict[str, str], cwd: Path, prog: str = "xce",

@@ -36,13 +36,14 @@ def register(app: typer.Typer) -> None:
         import os
         import shlex
 
-        from xce.cluster.local import ClusterError, LocalCluster, read_cluster_file
-        from xce.controller import statedir
-
         if multi_user and os.geteuid() != 0:
             typer.echo("xce up: --multi-user needs root: the workers switch to each job's owner, which only root "
                        "can do (run it with sudo, or leave out --multi-user for a personal cluster)", err=True)
             raise typer.Exit(2)
+
+        from xce.cluster.local import ClusterError, LocalCluster, read_cluster_file
+        from xce.controller import statedir
+
         sd = statedir.resolve(state_dir).absolute()
         existing = read_cluster_file(sd)
         if existing and any(_alive(pid) for pid in existing.get("pids", {}).values()):
