@@ -116,12 +116,26 @@ def launch(spec: LaunchSpec) -> Child:
         os.path.join(os.fsencode(d) or b".", argv[0]) for d in spec.env.get("PATH", os.defpath).split(os.pathsep)]
     plan = _Plan(argv, env, search, os.fsencode(spec.cwd), os.fsencode(spec.stdout), os.fsencode(spec.stderr),
                  ident.uid, ident.gid, ident.groups, ident.switch, ident.name)
-    go_r, go_w = os.pipe2(os.O_CLOEXEC)
-    status_r, status_w = os.pipe2(os.O_CLOEXEC)
+    try:
+        go_r, go_w = os.pipe2(os.O_CLOEXEC)
+    except OSError as exc:
+        raise StartError(f"cannot start a process on this host: {exc.strerror}") from None
+    try:
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
+    except OSError as exc:
+        os.close(go_r)
+        os.close(go_w)
+        raise StartError(f"cannot start a process on this host: {exc.strerror}") from None
     # Signals stay blocked in the child until just before execve: no Python signal handler of the
     # worker may run there (it could wait on a lock a vanished thread held).
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for fd in (go_r, go_w, status_r, status_w):
+            os.close(fd)
+        raise StartError(f"cannot start a process on this host: {exc.strerror}") from None
     if pid == 0:  # the child: never returns
         _child(plan, go_r, status_w)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
