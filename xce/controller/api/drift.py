@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from xce.accounting.drift import Thresholds
 from xce.controller import accounting
-from xce.controller.api.responses import COMMON, ctl_of, documented, json_response
+from xce.controller.api.responses import COMMON, ctl_of, json_response
 from xce.controller.errors import FieldErrors
 from xce.controller.security import any_role
 from xce.controller.tokens import Principal
