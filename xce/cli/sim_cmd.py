@@ -47,20 +47,48 @@ def _progress_bar():
     return bar, update
 
 
+def parse_window(text: str) -> tuple[int, int]:
+    """``START:END`` in trace time (seconds after the first submission; ``s``, ``m``, ``h``, ``d`` suffixes)."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+    def one(part: str) -> int:
+        part = part.strip().lower()
+        scale = units.get(part[-1:], None)
+        number = part[:-1] if scale else part
+        try:
+            value = float(number)
+        except ValueError:
+            raise ValueError(f"not a time: {part!r} (e.g. 36h or 1.5d)") from None
+        if not 0 <= value < 1e10:
+            raise ValueError(f"out of range: {part!r}")
+        return int(value * (scale or 1))
+
+    first, sep, second = text.partition(":")
+    if not sep:
+        raise ValueError(f"expected START:END (e.g. 30d:31d), got {text!r}")
+    a, b = one(first), one(second)
+    if b <= a:
+        raise ValueError(f"the window ends before it starts: {text!r}")
+    return a, b
+
+
 @sim_app.command(
     "run",
     epilog=(
         "Examples:\n\n"
         "\b\n"
-        "  $ xce sim run --workload NASA-iPSC-1993-3.1-cln.swf --out sim-out\n"
-        "  $ xce sim run --workload lublin_256.swf --hosts 128 --slots-per-host 2 --json --no-plots\n"
+        "  $ xce sim run --workload NASA-iPSC-1993-3.1-cln.swf --report nasa.html\n"
+        "  $ xce sim run --workload CEA-Curie-2011-2.4-cln.swf.gz --out curie --plots --csv-layout batsim\n"
+        "  $ xce sim run --workload lublin_256.swf --hosts 128 --slots-per-host 2 --json\n"
         "  $ xce sim run --workload trace.swf --cluster examples/sim/cluster.toml --queues-from-trace\n"
         "  $ xce sim run --workload trace.swf --record run.jsonl && xce scheduler --sim run.jsonl --sim-verify"
     ),
 )
 def run(
-    workload: Path = typer.Option(..., "--workload", help="Trace in the Standard Workload Format (.swf)."),
-    hosts: Optional[int] = typer.Option(None, "--hosts", min=1, help="Number of identical hosts."),
+    workload: Path = typer.Option(..., "--workload",
+                                  help="Trace in the Standard Workload Format (.swf, or gzip/bzip2/xz compressed)."),
+    hosts: Optional[int] = typer.Option(None, "--hosts", min=1,
+                                        help="Number of identical hosts (default: the trace header's MaxNodes)."),
     slots_per_host: Optional[int] = typer.Option(None, "--slots-per-host", min=1, help="Slots on each host."),
     mem_per_host: Optional[str] = typer.Option(
         None, "--mem-per-host", help="Memory of each host (e.g. 32G); enables the trace's memory requests."),
@@ -71,46 +99,55 @@ def run(
     record: Optional[Path] = typer.Option(
         None, "--record", help="Write a replay file that `xce scheduler --sim FILE --sim-verify` checks."),
     snapshot_interval: int = typer.Option(10000, "--snapshot-interval", min=0, help="Events between snapshots in --record."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Directory for jobs.csv, summary.json and the plots."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Directory for jobs.csv, summary.json, drift.txt (and --plots)."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     queues_from_trace: bool = typer.Option(
         False, "--queues-from-trace", help="Put each job in queue q<N> for its SWF queue number N (default: one queue)."),
-    no_plots: bool = typer.Option(False, "--no-plots", help="Do not draw PNG plots into --out."),
+    plots: bool = typer.Option(False, "--plots/--no-plots", help="Draw the plots (PNG and SVG) into --out."),
+    report_file: Optional[Path] = typer.Option(
+        None, "--report", help="Write one self-contained HTML page: summary, plots and the per-picker table."),
+    csv_layout: str = typer.Option("xce", "--csv-layout", help="Columns of jobs.csv: xce, or batsim (Batsim's _jobs.csv, "
+                                                               "read by evalys)."),
+    gantt_window: Optional[str] = typer.Option(
+        None, "--gantt-window", help="Time window of the Gantt chart, START:END after the first submission "
+                                     "(e.g. 30d:31d; default: one day around the longest queue)."),
     max_jobs: Optional[int] = typer.Option(None, "--max-jobs", min=1, help="Simulate only the first N jobs."),
+    skip_malformed: bool = typer.Option(
+        False, "--skip-malformed", help="Simulate the readable jobs even when many lines are malformed (counted)."),
     drift_min_samples: int = typer.Option(
         20, "--drift-min-samples", min=1, help="Fewest runs of a job type for a drift verdict."),
 ) -> None:
     """Run a trace to completion on a simulated cluster and report waits, slowdown and utilization."""
-    from xce.config.loader import ConfigError
     from xce.sim import report
-    from xce.sim.cluster_file import load_cluster_file, parse_size, uniform_cluster
     from xce.sim.engine import SimulationError, simulate
-    from xce.sim.swf import read_swf
+    from xce.sim.swf import SwfError, read_swf
 
     if cluster is not None and (hosts is not None or slots_per_host is not None or mem_per_host is not None):
         _fail("give either --cluster FILE or --hosts/--slots-per-host/--mem-per-host, not both")
+    if plots and out is None:
+        _fail("--plots draws into a directory: give --out DIR too (or --report FILE.html for one page)")
+    if csv_layout not in report.CSV_LAYOUTS:
+        _fail(f"--csv-layout: expected one of {', '.join(report.CSV_LAYOUTS)}, got {csv_layout!r}")
+    window = None
+    if gantt_window is not None:
+        try:
+            window = parse_window(gantt_window)
+        except ValueError as exc:
+            _fail(f"--gantt-window: {exc}")
     try:
-        trace = read_swf(workload, max_jobs=max_jobs)
+        trace = read_swf(workload, max_jobs=max_jobs, skip_malformed=skip_malformed)
+    except SwfError as exc:
+        _fail(str(exc), 1)
     except OSError as exc:
         _fail(f"cannot read the workload {workload}: {exc.strerror or exc}", 1)
-    if cluster is not None:
-        try:
-            sim_cluster = load_cluster_file(cluster)
-        except ConfigError as exc:
-            typer.echo(str(exc), err=True)
-            raise typer.Exit(1)
-    else:
-        suggested = trace.suggested_cluster()
-        if hosts is None and suggested is None:
-            _fail(f"{workload} has no MaxNodes/MaxProcs header; give --hosts N --slots-per-host S or --cluster FILE")
-        n_hosts = hosts if hosts is not None else suggested[0]  # type: ignore[index]
-        slots = slots_per_host if slots_per_host is not None else (
-            suggested[1] if suggested is not None and hosts is None else 1)
-        try:
-            mem = parse_size(mem_per_host) if mem_per_host is not None else None
-        except ValueError as exc:
-            _fail(f"--mem-per-host: {exc}")
-        sim_cluster = uniform_cluster(n_hosts, slots, mem)
+    if trace.malformed:
+        line, detail = trace.first_malformed or (0, "")
+        typer.echo(f"xce sim run: warning: {trace.malformed} malformed line(s) skipped, the first at "
+                   f"{workload}:{line}: {detail}", err=True)
+    sim_cluster = _cluster(trace, workload, cluster, hosts, slots_per_host, mem_per_host)
+    for key, problem in sorted(trace.header_problems.items()):
+        if key not in ("MaxNodes", "MaxProcs") or hosts is not None or cluster is not None:
+            typer.echo(f"xce sim run: warning: {workload}: {problem} (ignored)", err=True)
     sim_cluster = sim_cluster.with_picker(picker)
     if picker:
         from xce.core.pickers import registry
@@ -133,27 +170,68 @@ def run(
     finally:
         if bar is not None:
             bar.stop()
+    if len(result.too_large) == len(trace):
+        big = max(trace.procs)
+        _fail(f"no job of {workload} fits the simulated cluster ({sim_cluster.total_slots} slot(s); the largest "
+              f"job needs {big} processors): give --hosts/--slots-per-host or --cluster for a bigger one", 1)
 
     drift = report.drift_report(trace, drift_min_samples)
     summary = report.summary(result, drift=drift, extra={"seed": seed, "record": str(record) if record else None})
+    written: list[str] = []
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        report.write_jobs_csv(result, out / "jobs.csv")
-        report.write_summary(summary, out / "summary.json")
+        report.write_jobs_csv(result, out / "jobs.csv", csv_layout)
         (out / "drift.txt").write_text(report.drift_text(drift) + "\n", encoding="utf-8")
-        if not no_plots:
+        written += [str(out / "jobs.csv"), str(out / "summary.json"), str(out / "drift.txt")]
+        if plots:
             from xce.sim.plots import write_plots
 
-            summary["plots"] = [str(p) for p in write_plots(result, out)]
-            report.write_summary(summary, out / "summary.json")
+            summary["plots"] = [str(p) for p in write_plots(result, out, gantt_window=window)]
+            written.append(f"{len(summary['plots'])} plot files")
+        report.write_summary(summary, out / "summary.json")
+    if report_file is not None:
+        from xce.sim.html_report import write_run_report
+
+        write_run_report(report_file, result, summary, gantt_window=window)
+        written.append(str(report_file))
     if json_out:
         typer.echo(json.dumps(summary, indent=2))
     else:
         typer.echo(report.summary_text(summary))
         typer.echo(report.drift_text(drift))
-        if out is not None:
-            typer.echo(f"Wrote {out}/jobs.csv, {out}/summary.json, {out}/drift.txt"
-                       + ("" if no_plots else " and plots"))
+        if written:
+            typer.echo("Wrote " + ", ".join(written))
+
+
+def _cluster(trace, workload: Path, cluster: Optional[Path], hosts: Optional[int], slots_per_host: Optional[int],
+             mem_per_host: Optional[str]):
+    """The simulated cluster: a cluster file, the options, or the machine the trace's header describes."""
+    from xce.config.loader import ConfigError
+    from xce.sim.cluster_file import load_cluster_file, parse_size, uniform_cluster
+
+    if cluster is not None:
+        try:
+            return load_cluster_file(cluster)
+        except ConfigError as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(1)
+    if hosts is None:
+        machine = trace.machine()
+        if machine is None:
+            bad = [trace.header_problems[k] for k in ("MaxNodes", "MaxProcs") if k in trace.header_problems]
+            why = f"its header is wrong ({bad[0]})" if bad else "it has no MaxNodes/MaxProcs header"
+            _fail(f"{workload}: {why}; give --hosts N [--slots-per-host S] or --cluster FILE", 1)
+        n_hosts, slots = machine  # type: ignore[misc]
+        if slots_per_host is not None:
+            size = n_hosts * slots  # the machine's processors, dealt out S per host
+            n_hosts, slots = -(-size // slots_per_host), slots_per_host
+    else:
+        n_hosts, slots = hosts, slots_per_host or 1
+    try:
+        mem = parse_size(mem_per_host) if mem_per_host is not None else None
+    except ValueError as exc:
+        _fail(f"--mem-per-host: {exc}")
+    return uniform_cluster(n_hosts, slots, mem)
 
 
 def register(app: typer.Typer) -> None:

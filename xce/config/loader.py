@@ -91,6 +91,8 @@ def parse_config(text: str, source: str = "<string>", *, check_plugins: bool = T
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(source, [_syntax_issue(str(exc), text)]) from None
+    except RecursionError:
+        raise ConfigError(source, [_nesting_issue(text)]) from None
 
     lines = _KeyLines(text)
     found: list[tuple[Path, str]] = []
@@ -138,6 +140,23 @@ def _syntax_issue(message: str, text: str) -> ConfigIssue:
         line, column = len(all_lines), len(all_lines[-1]) + 1
         message += " (reached the end of the file)"
     return ConfigIssue("", f"TOML syntax error at line {line}, column {column}: {message}", line, column)
+
+
+def _nesting_issue(text: str) -> ConfigIssue:
+    """tomllib recurses once per nested array or inline table; a file nested thousands deep is no
+    configuration anybody wrote by hand, so say where the nesting starts instead of crashing."""
+    depth = best = 0
+    where = 0
+    for pos, ch in enumerate(text):
+        if ch in "[{":
+            depth += 1
+            if depth > best:
+                best, where = depth, pos
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    line = text.count("\n", 0, where) + 1
+    return ConfigIssue("", f"arrays or inline tables nested {best} levels deep at line {line}; "
+                           "a configuration needs a few", line)
 
 
 # --- pydantic errors into operator language -------------------------------------------------------

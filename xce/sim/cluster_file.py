@@ -13,16 +13,21 @@ same error messages as production, so a policy tried here can be deployed unchan
 
 from __future__ import annotations
 
-import tomllib
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from xce.config.convert import to_sched_config
-from xce.config.loader import ConfigError, ConfigIssue, parse_config
-from xce.config.schema import ClusterConfig
 from xce.core.specs import HostSpec, QueueSpec, SchedConfig
 
+if TYPE_CHECKING:
+    from xce.config.loader import ConfigError
+
+# The configuration package (pydantic) is imported only when a cluster file is read: a run with
+# --hosts does not pay for it.
+
+#: More hosts than any machine has; a typo of a few digits must not exhaust memory.
+MAX_HOSTS = 1_000_000
 _UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 
 
@@ -31,12 +36,14 @@ def parse_size(size: str | int) -> int:
     if isinstance(size, int):
         return size * 1024**2
     text = str(size).strip().upper().removesuffix("B")
+    scale = _UNITS.get(text[-1:])
     try:
-        if text[-1:] in _UNITS:
-            return int(float(text[:-1]) * _UNITS[text[-1]])
-        return int(float(text) * 1024**2)
+        number = float(text[:-1] if scale else text)
     except ValueError:
-        raise ValueError(f"not a memory size: {size!r} (expected a number with K, M, G or T, e.g. 32G)") from None
+        number = math.nan
+    if not math.isfinite(number) or number <= 0 or number * (scale or 1024**2) >= 2**62:
+        raise ValueError(f"not a memory size: {size!r} (expected a positive number with K, M, G or T, e.g. 32G)")
+    return int(number * (scale or 1024**2))
 
 
 @dataclass(slots=True)
@@ -91,6 +98,8 @@ def uniform_cluster(hosts: int, slots_per_host: int, mem_per_host: int | None = 
 
 
 def _sim_hosts(sim: Any, source: str) -> list[HostSpec]:
+    from xce.config.loader import ConfigError, ConfigIssue
+
     def bad(where: str, msg: str) -> ConfigError:
         return ConfigError(source, [ConfigIssue(where, msg)])
 
@@ -116,10 +125,10 @@ def _sim_hosts(sim: Any, source: str) -> list[HostSpec]:
             raise bad(f"{where}.mem", str(exc)) from None
         if "name" in h:
             names = [str(h["name"])]
-        elif "prefix" in h and isinstance(h.get("count"), int) and h["count"] >= 1:
+        elif "prefix" in h and isinstance(h.get("count"), int) and 1 <= h["count"] <= MAX_HOSTS:
             names = host_names(str(h["prefix"]), h["count"])
         else:
-            raise bad(where, "expected either name = \"...\" or prefix = \"...\" with count >= 1")
+            raise bad(where, f"expected either name = \"...\" or prefix = \"...\" with 1 <= count <= {MAX_HOSTS}")
         out += [HostSpec(name=n, values=_host_values(slots, mem)) for n in names]
     seen: set[str] = set()
     for spec in out:
@@ -131,10 +140,16 @@ def _sim_hosts(sim: Any, source: str) -> list[HostSpec]:
 
 def parse_cluster_text(text: str, source: str = "<string>") -> SimCluster:
     """Validate the xce.toml part with the production loader (line numbers and all), then ``[sim]``."""
+    import tomllib
+
+    from xce.config.convert import to_sched_config
+    from xce.config.loader import ConfigError, parse_config
+    from xce.config.schema import ClusterConfig
+
     try:
         raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        parse_config(text, source)  # raises the loader's syntax error, with its position
+    except (tomllib.TOMLDecodeError, RecursionError):
+        parse_config(text, source)  # raises the loader's error, with its position
         raise
     sim = raw.pop("sim", None)
     try:
@@ -149,8 +164,16 @@ def parse_cluster_text(text: str, source: str = "<string>") -> SimCluster:
 
 
 def load_cluster_file(path: str | Path) -> SimCluster:
+    from xce.config.loader import ConfigError, ConfigIssue
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise ConfigError(str(path), [ConfigIssue("", f"cannot read the file: {exc.strerror or exc}")]) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(str(path), [ConfigIssue("", f"not UTF-8 text at line {line} (byte {exc.start}); TOML files "
+                                                      "must be UTF-8", line)]) from None
     return parse_cluster_text(text, str(path))

@@ -3,14 +3,18 @@
 Time only moves when something happens: a heap holds the finish times of running jobs, the trace
 (sorted by submit time) is walked with a cursor, and at each timestamp every event of that
 timestamp is pushed (job ends as one JOB_STATE_CHANGE DONE each, then all submissions as ONE
-JOBS_PUSH), followed by ONE ``BeginRound``. The core's decisions are obeyed at once: a dispatched
+JOBS_PUSH), followed by ONE ``BeginRound`` -- unless no job is pending or suspended, when a round
+could decide nothing and is skipped. The core's decisions are obeyed at once: a dispatched
 job starts now and finishes ``run time`` later; a preemption victim is suspended at the same
 timestamp (JOB_STATE_CHANGE SSUSP) and another round runs so the preemptor can take its slots; a
 resumed job is confirmed (JOB_STATE_CHANGE RUN) and finishes after the run time it had left.
 When nothing is left to happen, jobs still pending can never start and are reported as such.
 
-Per-job state lives in flat lists indexed like the trace, never in one object per job, and the
-decision sink is a bare ``list.append``: the loop itself must cost little next to the core.
+Per-job state lives in flat arrays indexed like the trace, never in one object per job; a job's
+``JobSpec`` is built when it is submitted, its id is looked up only while it is in the system, and
+its placement is kept packed (:mod:`xce.sim.placement`), so memory stays bounded on archive traces
+of 300,000 jobs or with jobs 9,216 hosts wide. The decision sink is a bare ``list.append``: the
+loop itself must cost little next to the core.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from xce.core import events as ev
 from xce.core.decisions import Dispatch, Preempt, Resume
 from xce.core.specs import DONE, RUN, SSUSP, JobSpec, ProjectSpec
 from xce.sim.cluster_file import SimCluster
+from xce.sim.placement import Placements
 from xce.sim.swf import SwfTrace
 
 NS = 1_000_000_000
@@ -44,11 +49,14 @@ class SimResult:
     cluster: SimCluster
     queue_of: list[str]
     #: Per trace index, seconds; -1 = never started / never ended.
-    start: list[int]
-    end: list[int]
-    placement: list[tuple[tuple[str, int], ...]]
+    start: array
+    end: array
+    #: Where each job ran, packed (see :mod:`xce.sim.placement`); ``placement[i]`` gives the pairs.
+    placement: Placements
     #: Times a job was suspended by preemption, per trace index.
-    preemptions: list[int]
+    preemptions: array
+    #: Trace indices of jobs larger than the simulated cluster: never submitted to the core.
+    too_large: list[int] = field(default_factory=list)
     #: After the rounds of each timestamp: time (s), busy slots, pending jobs.
     series_t: array = field(default_factory=lambda: array("q"))
     series_busy: array = field(default_factory=lambda: array("q"))
@@ -60,7 +68,9 @@ class SimResult:
 
     @property
     def never_started(self) -> list[int]:
-        return [i for i, s in enumerate(self.start) if s < 0]
+        """Jobs the core held but never started (jobs too large for the cluster are not among them)."""
+        rejected = set(self.too_large)
+        return [i for i, s in enumerate(self.start) if s < 0 and i not in rejected]
 
 
 def _user(u: int) -> str:
@@ -74,30 +84,57 @@ def job_queues(trace: SwfTrace, cluster: SimCluster, from_trace: bool) -> list[s
     return [f"q{q}" if q >= 0 else cluster.default_queue for q in trace.queue]
 
 
-def job_specs(trace: SwfTrace, cluster: SimCluster, queues: list[str]) -> list[JobSpec]:
-    """One spec per job, built before the clock starts so the loop only pushes them.
+class _Specs:
+    """Builds each job's ``JobSpec`` when the job is submitted, never all of them at once.
 
     Requested memory becomes a per-task reservation only on a cluster that has memory: on one
     without, every such job would pend forever ("a name nobody advertises counts as zero").
+    Request strings and user names are shared between jobs.
     """
-    mem = cluster.has_mem
-    requests: dict[int, str] = {}
-    users: dict[int, str] = {}
-    specs = []
-    for i in range(len(trace)):
-        kb = trace.req_mem[i] if mem else -1
-        req = requests.get(kb)
+
+    __slots__ = ("trace", "queues", "mem", "requests", "users")
+
+    def __init__(self, trace: SwfTrace, cluster: SimCluster, queues: list[str]) -> None:
+        self.trace = trace
+        self.queues = queues
+        self.mem = cluster.has_mem
+        self.requests: dict[int, str] = {}
+        self.users: dict[int, str] = {}
+
+    def __call__(self, i: int) -> JobSpec:
+        trace = self.trace
+        kb = trace.req_mem[i] if self.mem else -1
+        req = self.requests.get(kb)
         if req is None:
-            req = requests[kb] = f"rusage[mem={kb}K]" if kb > 0 else ""
+            req = self.requests[kb] = f"rusage[mem={kb}K]" if kb > 0 else ""
         u = trace.user[i]
-        user = users.get(u)
+        user = self.users.get(u)
         if user is None:
-            user = users[u] = _user(u)
+            user = self.users[u] = _user(u)
         exe = trace.executable[i]
-        specs.append(JobSpec(jobid=trace.jobid[i], user=user, queue=queues[i], project="default",
-                             job_type=str(exe) if exe >= 0 else "", queue_time=trace.submit[i] * NS,
-                             request=req, tasks=trace.procs[i]))
-    return specs
+        return JobSpec(jobid=trace.jobid[i], user=user, queue=self.queues[i], project="default",
+                       job_type=str(exe) if exe >= 0 else "", queue_time=trace.submit[i] * NS,
+                       request=req, tasks=trace.procs[i])
+
+
+def job_specs(trace: SwfTrace, cluster: SimCluster, queues: list[str]) -> list[JobSpec]:
+    """Every job's spec (for tests and tools; the loop builds them one timestamp at a time)."""
+    make = _Specs(trace, cluster, queues)
+    return [make(i) for i in range(len(trace))]
+
+
+def too_large(trace: SwfTrace, cluster: SimCluster) -> list[int]:
+    """Jobs that can never start on ``cluster``: more processors than it has slots, or (on a cluster
+    with memory) more memory per task than its largest host. They would pend forever and swell the
+    queue for the whole run, so they are reported and kept out, as Batsim rejects them."""
+    slots = cluster.total_slots
+    out = [i for i, p in enumerate(trace.procs) if p > slots]
+    if cluster.has_mem:
+        biggest = max(int(h.values.get("mem", 0)) for h in cluster.hosts)
+        rejected = set(out)
+        out += [i for i, kb in enumerate(trace.req_mem) if kb * 1024 > biggest and i not in rejected]
+        out.sort()
+    return out
 
 
 def _open_writer(record: Any, core: SchedulerCore, snapshot_interval: int) -> Any:
@@ -119,19 +156,24 @@ def simulate(trace: SwfTrace, cluster: SimCluster, *, seed: int = 0, queues_from
         cluster = cluster.with_queues(sorted(set(queues)))
     elif cluster.default_queue not in {q.name for q in cluster.config.queues}:
         cluster = cluster.with_queues([cluster.default_queue])
-    specs = job_specs(trace, cluster, queues)
-    submit, run, procs = trace.submit, trace.run, trace.procs
+    make_spec = _Specs(trace, cluster, queues)
+    submit, run, procs, jobids = trace.submit, trace.run, trace.procs, trace.jobid
     ticks_on = cluster.has_mem
     used_mem = trace.used_mem
-    index = {jid: i for i, jid in enumerate(trace.jobid)}
-    start = [-1] * n
-    end = [-1] * n
-    placement: list[tuple[tuple[str, int], ...]] = [()] * n
-    preemptions = [0] * n
-    finish_at = [0] * n
-    gen = [0] * n
+    rejected = too_large(trace, cluster)
+    skip = bytearray(n)
+    for i in rejected:
+        skip[i] = 1
+    #: Job id -> trace index for jobs in the system (pending, running, suspended) only.
+    index: dict[int, int] = {}
+    start = array("q", [-1]) * n
+    end = array("q", [-1]) * n
+    placement = Placements([h.name for h in cluster.hosts], n)
+    preemptions = array("i", [0]) * n
+    finish_at = array("q", [0]) * n
+    gen = array("i", [0]) * n
     result = SimResult(trace=trace, cluster=cluster, queue_of=queues, start=start, end=end,
-                       placement=placement, preemptions=preemptions)
+                       placement=placement, preemptions=preemptions, too_large=rejected)
     s_t, s_busy, s_pend = result.series_t, result.series_busy, result.series_pending
 
     decisions: list[Any] = []
@@ -156,7 +198,7 @@ def simulate(trace: SwfTrace, cluster: SimCluster, *, seed: int = 0, queues_from
 
     wall0 = time.perf_counter()
     nevents = 0
-    t0 = submit[0] if n else 0
+    t0 = next((submit[i] for i in range(n) if not skip[i]), submit[0] if n else 0)
     freeze(t0 * NS)
     config = cluster.config
     if not config.projects:
@@ -172,7 +214,9 @@ def simulate(trace: SwfTrace, cluster: SimCluster, *, seed: int = 0, queues_from
     p = 0
     busy = 0
     pending = 0
+    suspended = 0
     started = 0
+    place = placement.set
     rounds = 0
     ndecisions = 0
     next_progress = 0
@@ -193,61 +237,70 @@ def simulate(trace: SwfTrace, cluster: SimCluster, *, seed: int = 0, queues_from
                     continue  # superseded by a suspension
                 end[i] = t
                 busy -= procs[i]
-                push(JSC(ts=ts, jobid=trace.jobid[i], state=DONE))
+                jid = jobids[i]
+                del index[jid]
+                push(JSC(ts=ts, jobid=jid, state=DONE))
                 nevents += 1
             if p < n and submit[p] == t:
-                q = p
-                while q < n and submit[q] == t:
-                    q += 1
-                push(JobsPush(ts=ts, jobs=tuple(specs[p:q])))
-                nevents += 1
-                pending += q - p
-                p = q
-            for _ in range(MAX_ROUNDS_PER_TS):
-                decisions.clear()
-                push(BeginRound(ts=ts))
-                nevents += 1
-                rounds += 1
-                ndecisions += len(decisions)
-                after: list[ev.Event] = []
-                again = False
-                for d in decisions:
-                    kind = type(d)
-                    if kind is Dispatch:
-                        i = index[d.jobid]
-                        if start[i] < 0:
-                            start[i] = t
-                            started += 1
-                        pending -= 1
-                        placement[i] = d.placement
-                        busy += procs[i]
-                        finish_at[i] = f = t + run[i]
-                        heappush(heap, (f, i, gen[i]))
-                        if ticks_on and used_mem[i] > 0:
-                            after.append(JobRusage(ts=ts, jobid=d.jobid,
-                                                   usage={"memory_rss": used_mem[i] * 1024 * procs[i]}))
-                    elif kind is Preempt:
-                        for vid in d.victim_jobids:
-                            v = index[vid]
-                            gen[v] += 1
-                            finish_at[v] -= t  # now the run time left
-                            preemptions[v] += 1
-                            busy -= procs[v]
-                            after.append(JSC(ts=ts, jobid=vid, state=SSUSP, reason="preempted"))
-                        again = True
-                    elif kind is Resume:
-                        v = index[d.jobid]
-                        busy += procs[v]
-                        finish_at[v] = f = t + finish_at[v]
-                        heappush(heap, (f, v, gen[v]))
-                        after.append(JSC(ts=ts, jobid=d.jobid, state=RUN, reason="resumed"))
-                for e in after:
-                    push(e)
-                nevents += len(after)
-                if not again:
-                    break
-            else:
-                raise SimulationError(f"preemption did not settle after {MAX_ROUNDS_PER_TS} rounds at t={t}s")
+                batch = []
+                while p < n and submit[p] == t:
+                    if not skip[p]:
+                        index[jobids[p]] = p
+                        batch.append(make_spec(p))
+                    p += 1
+                if batch:
+                    push(JobsPush(ts=ts, jobs=tuple(batch)))
+                    nevents += 1
+                    pending += len(batch)
+            # A round with nothing pending and nothing suspended can decide nothing: skip it.
+            if pending or suspended:
+                for _ in range(MAX_ROUNDS_PER_TS):
+                    decisions.clear()
+                    push(BeginRound(ts=ts))
+                    nevents += 1
+                    rounds += 1
+                    ndecisions += len(decisions)
+                    after: list[ev.Event] = []
+                    again = False
+                    for d in decisions:
+                        kind = type(d)
+                        if kind is Dispatch:
+                            i = index[d.jobid]
+                            if start[i] < 0:
+                                start[i] = t
+                                started += 1
+                            pending -= 1
+                            place(i, d.placement)
+                            busy += procs[i]
+                            finish_at[i] = f = t + run[i]
+                            heappush(heap, (f, i, gen[i]))
+                            if ticks_on and used_mem[i] > 0:
+                                after.append(JobRusage(ts=ts, jobid=d.jobid,
+                                                       usage={"memory_rss": used_mem[i] * 1024 * procs[i]}))
+                        elif kind is Preempt:
+                            for vid in d.victim_jobids:
+                                v = index[vid]
+                                gen[v] += 1
+                                finish_at[v] -= t  # now the run time left
+                                preemptions[v] += 1
+                                busy -= procs[v]
+                                after.append(JSC(ts=ts, jobid=vid, state=SSUSP, reason="preempted"))
+                            suspended += len(d.victim_jobids)
+                            again = True
+                        elif kind is Resume:
+                            v = index[d.jobid]
+                            suspended -= 1
+                            busy += procs[v]
+                            finish_at[v] = f = t + finish_at[v]
+                            heappush(heap, (f, v, gen[v]))
+                            after.append(JSC(ts=ts, jobid=d.jobid, state=RUN, reason="resumed"))
+                    for e in after:
+                        push(e)
+                    nevents += len(after)
+                    if not again:
+                        break
+                else:
+                    raise SimulationError(f"preemption did not settle after {MAX_ROUNDS_PER_TS} rounds at t={t}s")
             s_t.append(t)
             s_busy.append(busy)
             s_pend.append(pending)

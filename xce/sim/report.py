@@ -1,8 +1,7 @@
-"""What a simulation says: per-job CSV, a summary JSON, and the memory drift table.
+"""What a simulation says: per-job CSV (XCE's columns or Batsim's), a summary JSON, and the memory drift table.
 
-Metrics follow the parallel-workloads literature so figures compare with published ones: wait
-is start minus submit; bounded slowdown uses tau = 10 s so that very short jobs do not dominate
-the mean; utilization is busy processor-seconds over (slots x makespan).
+The metrics themselves (wait, bounded slowdown, utilization) are defined once, in
+:mod:`xce.sim.metrics`; this module only shapes them into files and text.
 """
 
 from __future__ import annotations
@@ -15,9 +14,18 @@ from typing import Any, Iterable
 
 from xce.accounting.drift import FAR_ABOVE, FAR_BELOW, OK, UNDECLARED, Thresholds, UsageRecord
 from xce.accounting.drift import drift_report as shared_drift_report
+from xce.sim import metrics
 from xce.sim.engine import SimResult
+from xce.sim.metrics import TAU
 
-TAU = 10  # seconds, the bounded-slowdown threshold
+#: Per-job CSV layouts: ``xce`` (this project's columns) and ``batsim`` (Batsim's ``_jobs.csv``, read
+#: by evalys and other Batsim tools).
+CSV_LAYOUTS = ("xce", "batsim")
+BATSIM_COLUMNS = ("job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
+                  "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
+                  "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata")
+#: How many jobs too large for the cluster the summary names.
+TOO_LARGE_SAMPLE = 10
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -40,8 +48,13 @@ def placement_text(placement: Iterable[tuple[str, int]]) -> str:
     return " ".join(f"{h}:{t}" for h, t in placement)
 
 
-def write_jobs_csv(result: SimResult, path: str | Path) -> None:
-    """One row per job in trace order; start/end/wait are empty for jobs that never started."""
+def write_jobs_csv(result: SimResult, path: str | Path, layout: str = "xce") -> None:
+    """One row per job in trace order (``xce``), or Batsim's ``_jobs.csv`` layout (``batsim``)."""
+    if layout == "batsim":
+        write_batsim_csv(result, path)
+        return
+    if layout != "xce":
+        raise ValueError(f"unknown CSV layout {layout!r} (expected one of {', '.join(CSV_LAYOUTS)})")
     tr = result.trace
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
@@ -52,32 +65,64 @@ def write_jobs_csv(result: SimResult, path: str | Path) -> None:
             w.writerow([tr.jobid[i], f"u{tr.user[i]}" if tr.user[i] >= 0 else "unknown", result.queue_of[i],
                         tr.submit[i], s if s >= 0 else "", e if e >= 0 else "",
                         s - tr.submit[i] if s >= 0 else "", tr.run[i], tr.procs[i],
-                        placement_text(result.placement[i]), result.preemptions[i]])
+                        result.placement.text(i), result.preemptions[i]])
+
+
+def write_batsim_csv(result: SimResult, path: str | Path) -> None:
+    """Batsim's ``_jobs.csv``: one row per job that ran, in trace order.
+
+    ``allocated_resources`` is an interval set of resource ids (``0-3 8``), one resource per slot
+    (:func:`xce.sim.resources.resource_intervals`); jobs that never started are not written, as
+    Batsim writes none for jobs it rejects (they are in the summary). ``requested_time`` is SWF's
+    field 9 (-1 when the trace does not know it).
+    """
+    from xce.sim.resources import interval_text, resource_intervals
+
+    tr = result.trace
+    intervals = resource_intervals(result)
+    workload = Path(tr.source).name if tr.source else "trace"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(BATSIM_COLUMNS)
+        for i in range(len(tr)):
+            s, e = result.start[i], result.end[i]
+            if s < 0 or e < 0:
+                continue
+            sub = tr.submit[i]
+            execution = e - s
+            turnaround = e - sub
+            stretch = turnaround / execution if execution > 0 else (1.0 if turnaround == 0 else math.inf)
+            w.writerow([tr.jobid[i], workload, "swf", sub, tr.procs[i], tr.req_time[i], 1, "COMPLETED_SUCCESSFULLY",
+                        s, execution, e, s - sub, turnaround, f"{stretch:.6f}", interval_text(intervals(i)), 0, ""])
 
 
 def summary(result: SimResult, *, drift: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     tr = result.trace
     n = len(tr)
-    started = [i for i in range(n) if result.start[i] >= 0]
-    waits = sorted(result.start[i] - tr.submit[i] for i in started)
-    finished = [i for i in started if result.end[i] >= 0]
-    bsld = [max(1.0, (result.end[i] - tr.submit[i]) / max(tr.run[i], TAU)) for i in finished]
-    first = min(tr.submit) if n else 0
-    last = max((result.end[i] for i in finished), default=first)
+    m = metrics.job_metrics(result)
+    started = sum(1 for s in result.start if s >= 0)
+    waits = sorted(m.wait.tolist())
+    rejected = set(result.too_large)
+    first = next((tr.submit[i] for i in range(n) if i not in rejected), 0)  # submit order: the earliest
+    last = int(m.end.max()) if len(m) else first
     makespan = last - first
     slots = result.cluster.total_slots
-    busy = sum(tr.procs[i] * tr.run[i] for i in finished)
+    busy = int((m.procs * m.run).sum()) if len(m) else 0
     never = result.never_started
+    big = result.too_large
     out: dict[str, Any] = {
         "trace": tr.source,
         "job_lines": tr.job_lines,
         "jobs_simulated": n,
-        "jobs_started": len(started),
-        "jobs_finished": len(finished),
+        "jobs_started": started,
+        "jobs_finished": len(m),
         "jobs_never_started": len(never),
         "never_started_jobids": [tr.jobid[i] for i in never[:50]],
+        "jobs_too_large": len(big),
+        "too_large_sample": [{"jobid": tr.jobid[i], "procs": tr.procs[i]} for i in big[:TOO_LARGE_SAMPLE]],
         "skipped": dict(sorted(tr.skipped.items())),
         "skipped_total": sum(tr.skipped.values()),
+        "malformed": tr.malformed,
         "skipped_examples": [{"line": ln, "reason": r} for ln, r in tr.skipped_examples],
         "hosts": len(result.cluster.hosts),
         "slots": slots,
@@ -85,7 +130,7 @@ def summary(result: SimResult, *, drift: dict[str, Any] | None = None, extra: di
         "wait_mean_s": sum(waits) / len(waits) if waits else 0.0,
         "wait_median_s": median(waits),
         "wait_p95_s": percentile(waits, 95),
-        "bounded_slowdown_mean": sum(bsld) / len(bsld) if bsld else 0.0,
+        "bounded_slowdown_mean": float(m.bsld.mean()) if len(m) else 0.0,
         "bounded_slowdown_tau_s": TAU,
         "utilization": busy / (slots * makespan) if slots and makespan > 0 else 0.0,
         "makespan_s": makespan,
@@ -97,6 +142,8 @@ def summary(result: SimResult, *, drift: dict[str, Any] | None = None, extra: di
         "sim_wall_s": round(result.wall_s, 4),
         "events_per_s": round(result.events / result.wall_s, 1) if result.wall_s > 0 else 0.0,
     }
+    if tr.unix_start is not None:
+        out["unix_start_time"] = tr.unix_start
     if drift is not None:
         out["drift"] = drift
     if extra:
@@ -145,7 +192,7 @@ def drift_rows(records: Iterable[dict[str, Any]], min_samples: int, low: float =
     return [by_key[k] for k in sorted(by_key, key=lambda k: (len(k[0]), k[0], k[1]))]
 
 
-def trace_memory_records(trace) -> list[dict[str, Any]]:
+def trace_memory_records(trace: Any) -> list[dict[str, Any]]:
     """Memory per task in bytes from SWF f10 (declared; unknown = 0) and f7 (measured; unknown = no record)."""
     out = []
     for i in range(len(trace)):
@@ -199,10 +246,15 @@ def drift_text(drift: dict[str, Any]) -> str:
 
 def summary_text(s: dict[str, Any]) -> str:
     skipped = ", ".join(f"{k}: {v}" for k, v in s["skipped"].items()) or "none"
-    return "\n".join([
+    lines = [
         f"Trace {s['trace']}: {s['job_lines']} job line(s), {s['jobs_simulated']} simulated, "
         f"{s['skipped_total']} skipped ({skipped})",
         f"Cluster: {s['hosts']} host(s), {s['slots']} slot(s), picker {s['picker']}",
+    ]
+    if s.get("jobs_too_large"):
+        sample = ", ".join(f"job {j['jobid']} ({j['procs']} processors)" for j in s["too_large_sample"][:3])
+        lines.append(f"Too large for the cluster: {s['jobs_too_large']} job(s) not simulated, e.g. {sample}")
+    lines += [
         f"Started {s['jobs_started']}, never started {s['jobs_never_started']}"
         + (f" (jobs {', '.join(map(str, s['never_started_jobids'][:10]))}"
            f"{'...' if s['jobs_never_started'] > 10 else ''})" if s['jobs_never_started'] else ""),
@@ -212,7 +264,8 @@ def summary_text(s: dict[str, Any]) -> str:
         f"peak queue {s['peak_queue_length']} job(s), preemptions {s['preemptions']}",
         f"Simulated in {s['sim_wall_s']:.2f} s: {s['events']} events ({s['events_per_s']:.0f}/s), "
         f"{s['rounds']} rounds",
-    ])
+    ]
+    return "\n".join(lines)
 
 
 def write_summary(s: dict[str, Any], path: str | Path) -> None:
