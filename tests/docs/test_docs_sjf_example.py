@@ -139,7 +139,7 @@ def _run_sim(picker: str, out_dir: Path, plugin_dir: Path) -> dict[int, tuple]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(plugin_dir), env.get("PYTHONPATH", "")) if p)
     opts = ["--workload", str(TRACE), "--hosts", "16", "--slots-per-host", "32", "--picker", picker,
-            "--out", str(out_dir), "--json", "--no-plots"]
+            "--out", str(out_dir), "--json"]
     proc = subprocess.run(SIM_RUN + opts, capture_output=True, text=True, env=env, cwd=REPO, timeout=240)
     assert proc.returncode == 0, f"{' '.join(SIM_RUN + opts)}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
     with (out_dir / "jobs.csv").open(newline="") as fp:

@@ -25,7 +25,8 @@ def _record_and_verify(tmp_path, args):
 
 
 def test_hand_trace_replays(tmp_path):
-    _record_and_verify(tmp_path, ["--workload", str(DATA / "hand.swf"), "--hosts", "2", "--slots-per-host", "2"])
+    _record_and_verify(tmp_path, ["--workload", str(DATA / "hand.swf"), "--hosts", "2", "--slots-per-host", "2",
+                                  "--skip-malformed"])
 
 
 CLUSTER = """

@@ -39,7 +39,7 @@ def _check_slots(rows, slots_per_host: int) -> None:
 def test_trace_end_to_end(tmp_path, name, hosts):
     path = TRACES / name
     out = subprocess.run([sys.executable, "-m", "xce.cli.sim_cmd", "run", "--workload", str(path),
-                          "--out", str(tmp_path), "--no-plots", "--json"], capture_output=True, text=True, cwd=ROOT)
+                          "--out", str(tmp_path), "--json"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     s = json.loads(out.stdout)
     assert s["hosts"] == hosts and s["slots"] == hosts
