@@ -171,5 +171,7 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
         core.seed = data["seed"]
     except SnapshotError:
         raise
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
+    except KeyError as exc:
+        raise SnapshotError(f"malformed snapshot: missing key {exc}") from exc
+    except (TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
         raise SnapshotError(f"malformed snapshot: {type(exc).__name__}: {exc}") from exc

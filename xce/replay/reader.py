@@ -20,6 +20,24 @@ from xce.replay import format as fmt
 
 EVENT = "EVENT"
 _EMPTY: dict[str, Any] = {}
+#: Logical time is int64 nanoseconds everywhere (the core's clock, the database).
+MAX_TS = 2**63 - 1
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text[:20]} is out of range for a number")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` that refuses NaN, Infinity and numbers too large to be finite."""
+    return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
 
 
 class ReplayFileError(ValueError):
@@ -74,6 +92,8 @@ class ReplayReader:
         ts = obj.get("ts")
         if type(ts) is not int or ts < 0:
             raise self._error(lineno, f"{kind}: 'ts' must be a non-negative integer of nanoseconds, got {ts!r}")
+        if ts > MAX_TS:
+            raise self._error(lineno, f"{kind}: 'ts' {ts} is out of range (at most {MAX_TS} ns, the year 2262)")
         if ts < last:
             raise self._error(lineno, f"{kind}: ts {ts} ({fmt.iso_ns(ts)}) goes backwards: an earlier line "
                                       f"has ts {last} ({fmt.iso_ns(last)}); logical time must never decrease")
@@ -95,8 +115,26 @@ class ReplayReader:
             raise self._error(lineno, f"HEADER: 'config_hash' must be a sha256 hex string, got {chash!r}")
         return Header(version, chash, start_ts, str(obj.get("start_wall", "")), obj)
 
+    def _first_non_utf8(self) -> tuple[int, int]:
+        """(line, byte in that line) of the first byte sequence that is not UTF-8 (the slow path)."""
+        with open(self.path, "rb") as fp:
+            for lineno, raw in enumerate(fp, 1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    return lineno, exc.start + 1
+        return max(self.lines, 1), 1
+
     def __iter__(self) -> Iterator[Record]:
-        loads = json.loads
+        try:
+            yield from self._records()
+        except UnicodeDecodeError:
+            lineno, col = self._first_non_utf8()
+            raise self._error(lineno, f"not UTF-8 text (byte {col} of the line): a replay file is JSON "
+                                      "lines; is this the right file?") from None
+
+    def _records(self) -> Iterator[Record]:
+        loads = _loads
         event_types = ev.EVENT_TYPES
         last = 0
         first = True
@@ -113,6 +151,12 @@ class ReplayReader:
                         raise self._error(lineno, f"truncated line: the file ends in the middle of a JSON "
                                                   f"object ({exc.msg} at column {exc.colno})") from None
                     raise self._error(lineno, f"corrupt JSON: {exc.msg} at column {exc.colno}") from None
+                except RecursionError:
+                    raise self._error(lineno, "JSON nested too deep: no replay line nests more than a few "
+                                              "levels") from None
+                except ValueError as exc:  # a number json cannot (or must not) turn into a value
+                    why = "a number with thousands of digits" if "digits" in str(exc) else str(exc)
+                    raise self._error(lineno, f"bad number: {why}") from None
                 if type(obj) is not dict:
                     raise self._error(lineno, f"expected a JSON object, got {type(obj).__name__}")
                 kind = obj.get("type")
@@ -129,7 +173,7 @@ class ReplayReader:
                 cls = event_types.get(kind)
                 if cls is not None:
                     ts = obj.get("ts")
-                    if type(ts) is not int or ts < last:
+                    if type(ts) is not int or ts < last or ts > MAX_TS:
                         ts = self._ts(lineno, kind, obj, last)  # raises with the precise problem
                     payload = obj.get("payload", _EMPTY)
                     try:

@@ -20,6 +20,7 @@ from typing import IO, Any
 from xce.core import SchedulerCore
 from xce.core.decisions import Decision, Dispatch, Pend
 from xce.core.events import BeginRound
+from xce.core.snapshot import SnapshotError
 from xce.replay import format as fmt
 from xce.replay.reader import EVENT, Record, ReplayFileError, ReplayReader
 from xce.replay.verify import Verifier, describe
@@ -155,7 +156,10 @@ class SimDriver:
             base.warnings.extend(alt.warnings)
 
     def _begin(self, snap: Record) -> None:
-        self.core.restore(snap.item)
+        try:
+            self.core.restore(snap.item)
+        except SnapshotError as exc:
+            raise ReplayFileError(self.path, snap.lineno, f"SNAPSHOT cannot be loaded: {exc}") from None
         self.snapshot_ts = snap.ts
         self.snapshot_line = snap.lineno
         if self.start_ts is not None and snap.ts > self.start_ts:
@@ -179,7 +183,11 @@ class SimDriver:
             self._wait_until(ts)
         else:
             clock.freeze_at(ts)
-        self.core.push_event(rec.item)
+        try:
+            self.core.push_event(rec.item)
+        except Exception as exc:  # noqa: BLE001 - a file's event the core cannot take: say which line
+            raise ReplayFileError(self.path, rec.lineno, f"{rec.item.TYPE} refused by the core: "
+                                                         f"{type(exc).__name__}: {exc}") from None
         self.events += 1
         if type(rec.item) is BeginRound:
             self.rounds += 1
