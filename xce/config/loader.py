@@ -95,7 +95,10 @@ def parse_config(text: str, source: str = "<string>", *, check_plugins: bool = T
         raise ConfigError(source, [_nesting_issue(text)]) from None
 
     lines = _KeyLines(text)
-    found: list[tuple[Path, str]] = []
+    try:
+        found: list[tuple[Path, str]] = list(_out_of_range(raw, ()))
+    except RecursionError:
+        raise ConfigError(source, [_nesting_issue(text)]) from None
     cfg: ClusterConfig | None = None
     unplaced: list[str] = []
     try:
@@ -121,6 +124,20 @@ def parse_config(text: str, source: str = "<string>", *, check_plugins: bool = T
     # File order reads best; problems with no line (defaults, absent keys) go last, stable.
     issues.sort(key=lambda i: (i.line is None, i.line or 0, i.path))
     raise ConfigError(source, issues)
+
+
+def _out_of_range(node: Any, path: Path) -> Iterator[tuple[Path, str]]:
+    """TOML integers are 64-bit (the spec says so; tomllib does not check): a larger one is a typo, and
+    would overflow the scheduler's counters long after the file was accepted."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _out_of_range(value, (*path, key))
+    elif isinstance(node, list):
+        for k, value in enumerate(node):
+            yield from _out_of_range(value, (*path, k))
+    elif isinstance(node, int) and not isinstance(node, bool) and not -(2**63) <= node < 2**63:
+        shown = str(node) if len(str(node)) <= 30 else str(node)[:27] + "..."
+        yield path, f"integer {shown} is out of range (TOML integers are 64-bit)"
 
 
 # --- TOML syntax --------------------------------------------------------------------------------
