@@ -125,3 +125,16 @@ def test_batsim_layout_reads_back(tmp_path):
         for s2, e2, ids2 in busy[k + 1:]:
             if s1 < e2 and s2 < e1:
                 assert not ids1 & ids2, "two jobs on one slot at once"
+
+
+def test_a_plain_run_imports_neither_matplotlib_nor_the_config_loader():
+    """Fast start: plotting and configuration validation cost ~0.7 s of imports; a run that needs neither skips them."""
+    code = ("import sys\nfrom xce.cli.sim_cmd import sim_app\n"
+            "try:\n    sim_app(['run', '--workload', sys.argv[1], '--max-jobs', '50', '--json'])\n"
+            "except SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+            "print(sorted(m for m in ('matplotlib', 'xce.config.loader', 'xce.config.schema', 'rich.progress') if m in sys.modules), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "examples" / "traces" / "NASA-iPSC-1993-3.1-cln.swf")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.strip().splitlines()[-1] == "[]"
+    assert json.loads(out.stdout)["jobs_simulated"] == 50

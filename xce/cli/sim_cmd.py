@@ -206,10 +206,11 @@ def run(
 def _cluster(trace, workload: Path, cluster: Optional[Path], hosts: Optional[int], slots_per_host: Optional[int],
              mem_per_host: Optional[str]):
     """The simulated cluster: a cluster file, the options, or the machine the trace's header describes."""
-    from xce.config.loader import ConfigError
     from xce.sim.cluster_file import load_cluster_file, parse_size, uniform_cluster
 
     if cluster is not None:
+        from xce.config.loader import ConfigError  # pydantic: only when there is a file to validate
+
         try:
             return load_cluster_file(cluster)
         except ConfigError as exc:
