@@ -166,9 +166,6 @@ class SwfTrace:
             return nodes, procs // nodes
         return procs, 1
 
-    # Old name, kept for callers outside this lane.
-    suggested_cluster = machine
-
 
 def _parse_header(t: SwfTrace, lineno: int, s: str) -> None:
     m = _HEADER.fullmatch(s)
