@@ -56,5 +56,5 @@ def test_bad_snapshots_say_what_is_wrong():
         core.load_snapshot(io.StringIO('{"version": 1, "jobs": ['))
     with pytest.raises(SnapshotError, match="version 7 is not supported"):
         core.load_snapshot(io.StringIO('{"version": 7}'))
-    with pytest.raises(SnapshotError, match="malformed snapshot: KeyError"):
+    with pytest.raises(SnapshotError, match="malformed snapshot: missing key .config."):
         core.load_snapshot(io.StringIO('{"version": 1}'))
