@@ -2,7 +2,10 @@
 
 ``xce sim run`` reads a trace (:mod:`xce.sim.swf`), builds a simulated cluster
 (:mod:`xce.sim.cluster_file`), drives the same ``SchedulerCore`` the scheduler process runs
-(:mod:`xce.sim.engine`) and reports what happened (:mod:`xce.sim.report`, :mod:`xce.sim.plots`).
+(:mod:`xce.sim.engine`, placements kept packed by :mod:`xce.sim.placement`) and reports what
+happened: metrics defined once (:mod:`xce.sim.metrics`), CSV and summary (:mod:`xce.sim.report`,
+slot ids for Batsim's layout in :mod:`xce.sim.resources`), plots (:mod:`xce.sim.plots`, matplotlib
+imported only there) and a self-contained HTML page (:mod:`xce.sim.html_report`).
 The semantics are on one page: ``docs/simulation.md``.
 """
 
