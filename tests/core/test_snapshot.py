@@ -58,3 +58,9 @@ def test_bad_snapshots_say_what_is_wrong():
         core.load_snapshot(io.StringIO('{"version": 7}'))
     with pytest.raises(SnapshotError, match="malformed snapshot: missing key .config."):
         core.load_snapshot(io.StringIO('{"version": 1}'))
+    with pytest.raises(SnapshotError, match="nested too deep"):
+        core.load_snapshot(io.StringIO("[" * 100_000))
+    with pytest.raises(SnapshotError, match="not valid JSON text"):
+        core.load_snapshot(io.BytesIO(b'{"version": 1, "x": "\xff"}'))
+    with pytest.raises(SnapshotError, match="malformed snapshot"):
+        core.load_snapshot(io.StringIO('{"version": 1, "config": [1, 2], "resources": 5}'))

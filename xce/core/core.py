@@ -103,6 +103,10 @@ class SchedulerCore:
             data = json.loads(fp.read())
         except json.JSONDecodeError as exc:
             raise snapshot.SnapshotError(f"snapshot is not valid JSON: {exc}") from exc
+        except RecursionError:
+            raise snapshot.SnapshotError("snapshot is not valid: JSON nested too deep") from None
+        except (UnicodeDecodeError, ValueError) as exc:  # bytes that are not UTF-8, a number json refuses
+            raise snapshot.SnapshotError(f"snapshot is not valid JSON text: {exc}") from None
         snapshot.load(self, data)
 
     def cancel(self) -> None:
