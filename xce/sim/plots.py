@@ -208,12 +208,12 @@ def _class_bars(ax: Any, stats: metrics.ClassStats, xlabel: str) -> None:
 
 def _log_y(ax: Any) -> None:
     """Slowdowns start at 1 and spread over decades: a log axis labelled in plain numbers."""
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator
 
     ax.set_yscale("log")
     ax.set_ylim(bottom=0.9, top=max(ax.get_ylim()[1] * 1.5, 2))
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
 
 
