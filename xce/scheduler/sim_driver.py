@@ -150,7 +150,7 @@ class SimDriver:
                 # Events up to the snapshot are already in its state; recorded decisions are not inputs.
                 if rec.kind != EVENT or rec.ts <= candidate.ts:
                     continue
-                if not self._handle(rec, verify_recorded=False):
+                if not self._handle(rec, verify_recorded=False, source=self.alt_events):
                     return
         finally:
             base.warnings.extend(alt.warnings)
@@ -168,7 +168,7 @@ class SimDriver:
         if self.speed:
             self.core.clock.set(snap.ts, None, self.speed, 1)
 
-    def _handle(self, rec: Record, verify_recorded: bool = True) -> bool:
+    def _handle(self, rec: Record, verify_recorded: bool = True, source: str | None = None) -> bool:
         if rec.kind == fmt.DECISION:
             if verify_recorded and self.verifier is not None:
                 self.verifier.add_recorded(rec.ts, rec.item)
@@ -186,7 +186,7 @@ class SimDriver:
         try:
             self.core.push_event(rec.item)
         except Exception as exc:  # noqa: BLE001 - a file's event the core cannot take: say which line
-            raise ReplayFileError(self.path, rec.lineno, f"{rec.item.TYPE} refused by the core: "
+            raise ReplayFileError(source or self.path, rec.lineno, f"{rec.item.TYPE} refused by the core: "
                                                          f"{type(exc).__name__}: {exc}") from None
         self.events += 1
         if type(rec.item) is BeginRound:
