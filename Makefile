@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup system-packages demo test bench docs-reference fuzz-api clean
+.PHONY: setup system-packages demo test soak bench docs-reference fuzz-api clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ test: $(STAMP) system-packages
 FUZZ_SECONDS ?= 600
 fuzz-api: $(STAMP)
 	XCE_FUZZ_SECONDS=$(FUZZ_SECONDS) $(VENV)/bin/python -m pytest -q -p no:cacheprovider tests/controller/test_controller_openapi.py
+
+# The HA soak for as long as you like (the suite runs 15 s of it): SOAK_S seconds of killing the
+# leader; it needs the PostgreSQL the tests use (127.0.0.1:5432, database test).
+SOAK_S ?= 300
+soak: $(STAMP)
+	XCE_HA_SOAK_S=$(SOAK_S) $(VENV)/bin/python -m pytest -q -p no:cacheprovider -s --timeout=$$(( $(SOAK_S) + 600 )) tests/e2e/test_e2e_ha_soak.py
 
 bench: $(STAMP)
 	$(VENV)/bin/python -m bench

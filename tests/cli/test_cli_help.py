@@ -5,7 +5,8 @@ from typer.testing import CliRunner
 
 from xce.cli import admin, main
 
-GROUPS = {"config": ["check"], "sim": ["run"], "user": ["add"], "token": ["create", "list", "revoke"], "scheduler": [], "reconfig": []}
+GROUPS = {"config": ["check"], "sim": ["run"], "user": ["add"], "token": ["create", "list", "revoke"], "scheduler": [],
+          "reconfig": [], "db": ["current", "upgrade"]}
 
 
 def help_texts(commands: dict[str, str], prog: str):

@@ -2,27 +2,10 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
-from controller_harness import PG_SERVER, Api, pg_engine, write_config
+from controller_harness import Api, write_config
 from xce.controller.launch import start_controller
-
-
-@pytest.fixture
-def pg_url():
-    """A URL whose search_path is a fresh schema, dropped afterwards: reruns start clean."""
-    engine = pg_engine()
-    schema = f"xce_t_{uuid.uuid4().hex[:12]}"
-    with engine.begin() as c:
-        c.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
-    try:
-        yield f"{PG_SERVER}?options=-csearch_path%3D{schema}"
-    finally:
-        with engine.begin() as c:
-            c.exec_driver_sql(f'DROP SCHEMA "{schema}" CASCADE')
-        engine.dispose()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -5,12 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-import pytest
-import sqlalchemy as sa
 
+from pgschema import PG_SERVER, pg_engine  # noqa: F401 - re-exported for the controller tests
 from xce.controller.launch import ControllerProcess
-
-PG_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
 CONFIG = """
 cluster_name = "testcluster"
@@ -33,17 +30,6 @@ priority = 5
 [hosts.h2]
 slots = 2
 """
-
-
-def pg_engine() -> sa.engine.Engine:
-    engine = sa.create_engine(PG_SERVER)
-    try:
-        with engine.connect() as c:
-            c.exec_driver_sql("select 1")
-    except Exception as exc:  # the message must say what is missing, not just that something failed
-        pytest.fail(f"PostgreSQL is required for the store tests at 127.0.0.1:5432 (trust auth, database 'test', "
-                    f"user 'postgres'); it is not reachable: {exc}", pytrace=False)
-    return engine
 
 
 def write_config(directory: Path, text: str = CONFIG) -> Path:

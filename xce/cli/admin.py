@@ -1,4 +1,5 @@
-"""The ``xceadmin`` command: tokens, configuration reload, scheduler recording.
+"""The ``xceadmin`` command: tokens, configuration reload, scheduler recording, the database schema,
+checking a running cluster.
 
 Commands are registered exactly as for ``xce`` (see :mod:`xce.cli.main`): one line in
 :data:`COMMANDS` naming a module with a ``register(app)`` function.
@@ -29,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "token": "xce.cli.admin",
     "reconfig": "xce.cli.admin",
     "scheduler": "xce.cli.admin",
+    "db": "xce.cli.db_cmd",
+    "check": "xce.cli.check",
 }
 
 
@@ -191,7 +194,8 @@ def main(argv: list[str] | None = None) -> None:
     from xce.cli.main import build
 
     args = sys.argv[1:] if argv is None else argv
-    app = build(COMMANDS, args, "xceadmin", "XCE administration: users, configuration, scheduler control.")
+    app = build(COMMANDS, args, "xceadmin", "XCE administration: users, configuration, scheduler control, "
+                                             "the database, checking the cluster.")
     app(args=args, prog_name="xceadmin")
 
 

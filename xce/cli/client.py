@@ -7,7 +7,8 @@ connection serves every request of a command.
 
 Where the controller is and which token to use, first match wins:
 
-* address: ``--url``, ``$XCE_URL``, ``url`` of ``<state-dir>/controller.json``
+* address: ``--url``, ``$XCE_URL``, ``<state-dir>/controller.json``; each may list several
+  controllers separated by commas (``http://a:8000,http://b:8000``): requests go to the leader
 * identity: ``--token``, ``$XCE_TOKEN``, ``<state-dir>/token``, ``<state-dir>/tokens/admin``; with
   none of them, a MUNGE credential per request when a ``munged`` socket is there
   (``$XCE_MUNGE_SOCKET``, default ``/run/munge/munge.socket.2``)
@@ -64,15 +65,17 @@ def describe(err: ApiError) -> list[str]:
 
 
 class Client:
+    """One controller, or several (``http://a:8000,http://b:8000``): requests go to the leader, found
+    and followed by :class:`xce.controller.follow.Leader`."""
+
     def __init__(self, url: str, token: str | None, timeout: float = 60.0, *, munge_socket: str | None = None,
                  ca_file: str | None = None) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            fail(f"invalid controller URL {url!r} (expected http://HOST:PORT)", EXIT_USAGE)
-        self.url = url
-        self._conn_args = (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-        self._https = parts.scheme == "https"
-        self._base = parts.path.rstrip("/")
+        from xce.controller.follow import Leader, parse_urls
+
+        try:
+            self.leader = Leader(parse_urls(url))
+        except ValueError as exc:
+            fail(str(exc), EXIT_USAGE)
         self.timeout = timeout
         self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if token:
@@ -80,15 +83,24 @@ class Client:
         self.munge_socket = None if token else munge_socket
         self.ca_file = ca_file
         self._conn: http.client.HTTPConnection | None = None
+        self._conn_url: str | None = None
 
-    def _connection(self) -> http.client.HTTPConnection:
-        if self._conn is None:
-            if self._https:
+    @property
+    def url(self) -> str:
+        return self.leader.url
+
+    def _connection(self, url: str) -> tuple[http.client.HTTPConnection, str]:
+        parts = urlsplit(url)
+        if self._conn is None or self._conn_url != url:
+            self.close()
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            if parts.scheme == "https":
                 context = statedir.client_ssl_context(self.ca_file)
-                self._conn = http.client.HTTPSConnection(*self._conn_args, timeout=self.timeout, context=context)
+                self._conn = http.client.HTTPSConnection(parts.hostname, port, timeout=self.timeout, context=context)
             else:
-                self._conn = http.client.HTTPConnection(*self._conn_args, timeout=self.timeout)
-        return self._conn
+                self._conn = http.client.HTTPConnection(parts.hostname, port, timeout=self.timeout)
+            self._conn_url = url
+        return self._conn, parts.path.rstrip("/")
 
     def _munge_header(self, method: str, path: str) -> str:
         """A fresh credential for this one request (munged refuses a credential decoded twice)."""
@@ -100,38 +112,52 @@ class Client:
             raise Unreachable(f"cannot get a MUNGE credential from {self.munge_socket}: {exc}") from None
         return f"MUNGE {cred}"
 
-    def request(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None) -> Any:
-        """The decoded JSON answer of a 2xx response; ApiError otherwise; Unreachable on network failure."""
-        if params:
-            path += "?" + urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
-        data = json.dumps(body).encode() if body is not None else None
+    def _send(self, url: str, method: str, path: str, data: bytes | None, headers: dict[str, str]):
+        """One exchange with the controller at ``url``: (status, headers, body)."""
         for attempt in (1, 2):
-            conn = self._connection()
-            headers = self.headers
+            conn, base = self._connection(url)
             if self.munge_socket:
-                headers = dict(headers, Authorization=self._munge_header(method, self._base + path))
+                headers = dict(headers, Authorization=self._munge_header(method, base + path))
             try:
-                conn.request(method, self._base + path, body=data, headers=headers)
+                conn.request(method, base + path, body=data, headers=headers)
                 resp = conn.getresponse()
                 raw = resp.read()
-                break
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                return resp.status, resp.headers, (resp.status, raw)
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
                 # A kept-alive connection the server closed: retry once on a fresh one.
                 self.close()
                 if attempt == 2:
-                    raise Unreachable(f"cannot reach the controller at {self.url}: {exc}") from None
-            except ssl_errors() as exc:
+                    raise
+            except (OSError, http.client.HTTPException):
                 self.close()
-                raise Unreachable(f"cannot reach the controller at {self.url} securely: {exc}") from None
-            except OSError as exc:
-                self.close()
-                raise Unreachable(f"cannot reach the controller at {self.url}: {exc.strerror or exc}") from None
+                raise
+        raise AssertionError("unreachable")
+
+    def request(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None) -> Any:
+        """The decoded JSON answer of a 2xx response; ApiError otherwise; Unreachable on network failure."""
+        from xce.controller.follow import KEY_HEADER, NoLeader, request_key
+
+        if params:
+            path += "?" + urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
+        data = json.dumps(body).encode() if body is not None else None
+        headers = self.headers if method != "POST" else {**self.headers, KEY_HEADER: request_key()}
+        where = self.leader.url if len(self.leader.urls) == 1 else "any of " + ", ".join(self.leader.urls)
+        try:
+            status, raw = self.leader.exchange(lambda url: self._send(url, method, path, data, headers),
+                                               (OSError, http.client.HTTPException))
+        except NoLeader as exc:
+            raise Unreachable(f"no controller leads: {exc}") from None
+        except ssl_errors() as exc:
+            raise Unreachable(f"cannot reach the controller at {where} securely: {exc}") from None
+        except (OSError, http.client.HTTPException) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            raise Unreachable(f"cannot reach the controller at {where}: {reason}") from None
         try:
             obj = json.loads(raw) if raw else None
         except ValueError:
             obj = raw.decode(errors="replace")
-        if resp.status >= 400:
-            raise ApiError(resp.status, obj.get("detail", obj) if isinstance(obj, dict) else obj)
+        if status >= 400:
+            raise ApiError(status, obj.get("detail", obj) if isinstance(obj, dict) else obj)
         return obj
 
     def get(self, path: str, **params: Any) -> Any:
@@ -151,10 +177,7 @@ class Client:
 
 def connect(url: str | None = None, token: str | None = None, state_dir: str | None = None) -> Client:
     sd = statedir.resolve(state_dir)
-    url = url or os.environ.get("XCE_URL")
-    if not url:
-        info = statedir.read_info(sd)
-        url = info.get("url") if info else None
+    url = url or os.environ.get("XCE_URL") or ",".join(statedir.controller_urls(sd))
     if not url:
         fail(f"no controller address: pass --url, set XCE_URL, or start one with `xce controller` "
              f"(no {statedir.info_path(sd)})", EXIT_UNREACHABLE)
@@ -165,8 +188,7 @@ def connect(url: str | None = None, token: str | None = None, state_dir: str | N
         if not os.path.exists(munge_socket):
             fail(f"no token and no MUNGE: pass --token, set XCE_TOKEN, put yours in {sd / 'token'}, or run "
                  f"munged here ({munge_socket} does not exist; XCE_MUNGE_SOCKET names another)")
-    return Client(url, token, munge_socket=munge_socket, ca_file=statedir.ca_file(sd) if url.startswith("https")
-                  else None)
+    return Client(url, token, munge_socket=munge_socket, ca_file=statedir.ca_file(sd) if "https://" in url else None)
 
 
 def ssl_errors() -> tuple[type[BaseException], ...]:

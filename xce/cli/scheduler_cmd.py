@@ -43,7 +43,8 @@ def scheduler(
                                                   help="What-if: take the events from FILE instead of the recording."),
     seed: int = typer.Option(0, "--seed", help="PRNG seed for the core (a snapshot carries its own)."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    url: Optional[str] = typer.Option(None, "--url", help="Normal mode: the controller URL (default $XCE_URL)."),
+    url: Optional[str] = typer.Option(None, "--url", help="Normal mode: the controller URL, or several separated "
+                                                          "by commas (default $XCE_URL)."),
     token: Optional[str] = typer.Option(None, "--token", help="Normal mode: the scheduler's token."),
     state_dir: Optional[str] = typer.Option(None, "--state-dir", help="Normal mode: the controller's state directory."),
     round_interval: float = typer.Option(0.2, "--round-interval", help="Normal mode: seconds between rounds."),
@@ -52,6 +53,10 @@ def scheduler(
     record_snapshot_interval: int = typer.Option(10_000, "--record-snapshot-interval", min=0, metavar="N",
                                                  help="Normal mode: snapshot every N recorded events "
                                                       "(0 = only the first)."),
+    log_level: str = typer.Option("INFO", "--log-level", help="Normal mode: DEBUG (a line per round), INFO, "
+                                                                "WARNING, ERROR."),
+    log_format: Optional[str] = typer.Option(None, "--log-format",
+                                             help="Normal mode: text or json [env XCE_LOG_FORMAT]."),
 ) -> None:
     """Run the scheduler; with --sim, replay a recording on a virtual clock instead."""
     if sim is None:
@@ -67,7 +72,8 @@ def scheduler(
             typer.echo(f"{', '.join(sim_only)} need(s) --sim FILE", err=True)
             raise typer.Exit(2)
         normal_driver.main(url=url, token=token, state_dir=state_dir, seed=seed, round_interval=round_interval,
-                           max_round_interval=max_round_interval, record_snapshot_interval=record_snapshot_interval)
+                           max_round_interval=max_round_interval, record_snapshot_interval=record_snapshot_interval,
+                           log_level=log_level, log_format=log_format)
         return
     from xce.plugins import load_entry_points
     from xce.replay.reader import ReplayFileError

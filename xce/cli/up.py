@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -13,18 +14,21 @@ StateDir = Annotated[str | None, typer.Option(help="State directory [env XCE_STA
 
 
 def register(app: typer.Typer) -> None:
-    @app.command(help="Start a controller, a scheduler and N workers on 127.0.0.1, in the background. A personal "
-                 "cluster runs every job as you; --multi-user (as root) runs each job as its owner.",
+    @app.command(help="Start a controller, a scheduler and N workers on 127.0.0.1, in the background, and keep "
+                      "them running (a process that dies is restarted). A personal cluster runs every job as you; "
+                      "--multi-user (as root) runs each job as its owner.",
                  epilog=examples_epilog("xce up", "xce up --workers 4 --slots 8 --config examples/preemption.toml",
                                         "XCE_STATE_DIR=/tmp/c1 xce up --state-dir /tmp/c1",
-                                        "sudo xce up --multi-user --workers 2 --state-dir /var/lib/xce"))
+                                        "sudo xce up --multi-user --workers 2 --state-dir /var/lib/xce",
+                                        "xce up --db postgresql://xce@db/xce --controllers 2 --workers 3"))
     def up(
         workers: Annotated[int, typer.Option(help="Number of workers.", min=1)] = 2,
         slots: Annotated[int | None, typer.Option(help="Slots per worker [default: usable CPUs].", min=1,
                                                   show_default=False)] = None,
         state_dir: StateDir = None,
         config: Annotated[Path | None, typer.Option(help="Cluster configuration (TOML).", show_default=False)] = None,
-        port: Annotated[int, typer.Option(help="Controller port; 0 picks a free one.")] = 0,
+        port: Annotated[int, typer.Option(help="Controller port (the Nth controller: PORT+N-1); 0 picks free "
+                                          "ones.")] = 0,
         worker_timeout: Annotated[float, typer.Option(help="Seconds of silence before a worker is unavailable.",
                                                       min=0.1)] = 30.0,
         report_interval: Annotated[float, typer.Option(help="Seconds between worker reports.", min=0.05)] = 2.0,
@@ -32,8 +36,16 @@ def register(app: typer.Typer) -> None:
         multi_user: Annotated[bool, typer.Option("--multi-user", help="Run the workers as root so that each job "
                                                  "runs as the user who submitted it (needs root); without it every "
                                                  "job runs as you and only you are served.")] = False,
+        db: Annotated[str | None, typer.Option(help="Database URL (postgresql://USER@HOST:PORT/DB) [default: SQLite "
+                                               "in the state directory]. A new, empty database is initialised.",
+                                               show_default=False)] = None,
+        controllers: Annotated[int, typer.Option(help="Controllers sharing the database (--db postgresql://... "
+                                                 "for more than one); one leads, the others take over.",
+                                                 min=1)] = 1,
+        log_level: Annotated[str, typer.Option(help="Services' log level: DEBUG, INFO, WARNING, ERROR.")] = "INFO",
+        log_format: Annotated[str | None, typer.Option(help="Services' log format: text or json [env XCE_LOG_FORMAT].",
+                                                       show_default=False)] = None,
     ) -> None:
-        import os
         import shlex
 
         if multi_user and os.geteuid() != 0:
@@ -41,32 +53,44 @@ def register(app: typer.Typer) -> None:
                        "can do (run it with sudo, or leave out --multi-user for a personal cluster)", err=True)
             raise typer.Exit(2)
 
-        from xce.cluster.local import ClusterError, LocalCluster, read_cluster_file
+        from xce import logs
+        from xce.cluster.local import is_postgres, read_cluster_file
         from xce.controller import statedir
 
         sd = statedir.resolve(state_dir).absolute()
+        problem = logs.check(log_level, log_format or "text")
+        if controllers > 1 and not is_postgres(db):
+            problem = (f"--controllers {controllers} needs a database the controllers share: "
+                       f"add --db postgresql://USER@HOST:PORT/DB")
+        if problem:
+            typer.echo(f"xce up: {problem}", err=True)
+            raise typer.Exit(2)
         existing = read_cluster_file(sd)
-        if existing and any(_alive(pid) for pid in existing.get("pids", {}).values()):
+        if existing and any(_alive(pid) for pid in [*existing.get("pids", {}).values(), existing.get("supervisor", 0)]
+                            if pid):
             typer.echo(f"xce up: a cluster is already running from {sd} ({existing.get('url')}); "
                        f"stop it with `xce down --state-dir {sd}`", err=True)
             raise typer.Exit(1)
-        cluster = LocalCluster(sd, workers, slots, config=config, port=port, worker_timeout=worker_timeout,
-                               report_interval=report_interval, round_interval=round_interval,
-                               run_as_self=not multi_user)
-        try:
-            cluster.start()
-        except ClusterError as exc:
-            typer.echo(f"xce up: the cluster did not start: {exc}", err=True)
-            raise typer.Exit(1) from None
+        spec = {"state_dir": str(sd), "workers": workers, "slots": slots,
+                "config": str(config.absolute()) if config else None, "port": port,
+                "worker_timeout": worker_timeout, "report_interval": report_interval,
+                "round_interval": round_interval, "db": db, "controllers": controllers, "log_level": log_level,
+                "log_format": log_format, "run_as_self": not multi_user}
+        outcome = _start_supervisor(sd, spec)
+        if not outcome.get("ok"):
+            typer.echo(f"xce up: the cluster did not start: {outcome.get('error')}", err=True)
+            raise typer.Exit(1)
+        urls = outcome["urls"]
         default = statedir.resolve(None).absolute() == sd and not os.environ.get("XCE_STATE_DIR")
-        typer.echo(f"XCE cluster up: controller {cluster.url}, scheduler, {workers} worker(s) "
-                   f"({', '.join(cluster.worker_names)})")
+        where = f"controller {urls[0]}" if len(urls) == 1 else f"controllers {', '.join(urls)}"
+        typer.echo(f"XCE cluster up: {where}, scheduler, {workers} worker(s) "
+                   f"({', '.join(outcome['workers'])}); supervised: a process that dies is restarted")
         typer.echo(f"State and logs: {sd} (logs in {sd / 'logs'})")
         if multi_user:
             typer.echo("Multi-user: each job runs as the user who submitted it. Give each user a token, and them "
                        "the address:")
             typer.echo(f"  xceadmin token create USER --state-dir {shlex.quote(str(sd))}")
-            typer.echo(f"  export XCE_URL={cluster.url} XCE_TOKEN=...   # as that user")
+            typer.echo(f"  export XCE_URL={','.join(urls)} XCE_TOKEN=...   # as that user")
         else:
             typer.echo("Personal: every job runs as you, and only you are served "
                        "(`xce up --multi-user`, as root, serves everyone as themselves).")
@@ -76,9 +100,11 @@ def register(app: typer.Typer) -> None:
         typer.echo("  xce submit -- sleep 1")
         typer.echo("  xce jobs -a")
         typer.echo("  xce hosts")
+        typer.echo("  xceadmin check" + ("" if default else f" --state-dir {shlex.quote(str(sd))}"))
         typer.echo("  xce down" + ("" if default else f" --state-dir {shlex.quote(str(sd))}"))
 
-    @app.command(help="Stop the cluster `xce up` started (its controller, scheduler and workers).",
+    @app.command(help="Stop the cluster `xce up` started: its supervisor, controllers, scheduler and workers, "
+                      "including any restarted since.",
                  epilog=examples_epilog("xce down", "xce down --state-dir /tmp/c1"))
     def down(state_dir: StateDir = None,
              timeout: Annotated[float, typer.Option(help="Seconds to wait before killing.")] = 15.0) -> None:
@@ -94,6 +120,50 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1) from None
         typer.echo(f"XCE cluster in {sd} stopped ({len(pids)} process(es)"
                    + (f"; {len(killed)} did not stop in {timeout:g}s and were killed)" if killed else ")"))
+
+
+def _start_supervisor(sd: Path, spec: dict) -> dict:
+    """Start :mod:`xce.cluster.supervisor` in its own session and wait for its verdict."""
+    import json
+    import select
+    import subprocess
+    import sys
+    import time
+
+    from xce.controller import statedir
+
+    statedir.ensure(sd)
+    spec_path = sd / "supervisor.json"
+    statedir.write_private(spec_path, json.dumps(spec, indent=2) + "\n")
+    (sd / "logs").mkdir(exist_ok=True)
+    log_path = sd / "logs" / "supervisor.log"
+    env = {k: v for k, v in os.environ.items() if k not in ("XCE_URL", "XCE_TOKEN", "XCE_STATE_DIR")}
+    env["PYTHONUNBUFFERED"] = "1"
+    read_end, write_end = os.pipe()
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "xce.cluster.supervisor", "--spec", str(spec_path),
+                                 "--ready-fd", str(write_end)], pass_fds=(write_end,), stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=log, start_new_session=True, env=env, cwd=str(sd))
+    os.close(write_end)
+    data = b""
+    deadline = time.monotonic() + 180
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([read_end], [], [], 1.0)
+            if ready:
+                chunk = os.read(read_end, 65536)
+                if not chunk:
+                    break
+                data += chunk
+    finally:
+        os.close(read_end)
+    try:
+        return json.loads(data.decode().strip().splitlines()[0])
+    except (ValueError, IndexError):
+        if proc.poll() is None:
+            proc.terminate()
+        tail = log_path.read_text(errors="replace")[-2000:] if log_path.exists() else ""
+        return {"ok": False, "error": f"the supervisor gave no answer; see {log_path}:\n{tail}"}
 
 
 def _alive(pid: int) -> bool:

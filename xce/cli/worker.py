@@ -20,7 +20,8 @@ def register(app: typer.Typer) -> None:
         state_dir: Annotated[str | None, typer.Option(help="Controller state directory to read the address and "
                                                       "worker token from [env XCE_STATE_DIR; ~/.xce].",
                                                       show_default=False)] = None,
-        url: Annotated[str | None, typer.Option(help="Controller URL [env XCE_URL].", show_default=False)] = None,
+        url: Annotated[str | None, typer.Option(help="Controller URL, or several separated by commas (the worker "
+                                                "follows the leader) [env XCE_URL].", show_default=False)] = None,
         token: Annotated[str | None, typer.Option(help="Worker token [env XCE_WORKER_TOKEN].",
                                                   show_default=False)] = None,
         work_dir: Annotated[str | None, typer.Option(help="Directory for job output files when a job names none "
@@ -34,12 +35,14 @@ def register(app: typer.Typer) -> None:
                                                       help="Let jobs owned by root run as root.")] = False,
         stop_jobs_on_exit: Annotated[bool, typer.Option("--stop-jobs-on-exit", help="Kill running jobs when the "
                                                         "worker stops (default: leave them for the next start).")] = False,
-        log_level: Annotated[str, typer.Option(help="Logging level.")] = "WARNING",
+        log_level: Annotated[str, typer.Option(help="Logging level: DEBUG, INFO, WARNING, ERROR.")] = "WARNING",
+        log_format: Annotated[str | None, typer.Option(help="Log format: text or json [env XCE_LOG_FORMAT].",
+                                                       show_default=False)] = None,
     ) -> None:
         from xce.worker.agent import main
 
         code = main(name=name, slots=slots, state_dir=state_dir, url=url, token=token, work_dir=work_dir,
                     report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
-                    stop_jobs_on_exit=stop_jobs_on_exit, log_level=log_level)
+                    stop_jobs_on_exit=stop_jobs_on_exit, log_level=log_level, log_format=log_format)
         if code:
             raise typer.Exit(code)

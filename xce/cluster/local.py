@@ -1,10 +1,19 @@
-"""A complete cluster on 127.0.0.1: controller, scheduler and N workers as background processes.
+"""A complete cluster on 127.0.0.1: controller(s), scheduler and N workers as background processes.
 
 ``xce up``, the end-to-end tests and the benchmarks all start clusters through this class, so they
 exercise the same processes a site runs, started the same way (``python -m ...``), just on loopback.
 Every process gets its own session (a Ctrl-C in the terminal that ran ``xce up`` stops none of them)
 and a log file under ``<state-dir>/logs/``. The pids go into ``<state-dir>/cluster.json`` so that
-``xce down`` in another shell can stop exactly these processes and nothing else.
+``xce down`` in another shell can stop exactly these processes and nothing else; :meth:`supervise`
+(run by ``xce up``'s supervisor, :mod:`xce.cluster.supervisor`) restarts any that dies and rewrites
+the file, so ``xce down`` also knows the restarted ones.
+
+Several controllers (``controllers=N``) need a shared PostgreSQL database (``db``): each gets its own
+state directory ``<state-dir>/controllers/controller-K``; tokens live in the database, so every
+controller accepts the service tokens the first one issued (copied into ``<state-dir>/tokens``), and
+``<state-dir>/controller.json`` lists all their addresses, which the CLI, the workers and the
+scheduler follow to the leader. A controller keeps
+its port across restarts, so those addresses stay valid.
 
 Start order matters: the workers register before the scheduler starts, so the scheduler's first
 full sync already holds every host, and :meth:`LocalCluster.start` returns only once the scheduler
@@ -15,11 +24,13 @@ from __future__ import annotations
 
 import getpass
 import json
+import logging
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +38,18 @@ from typing import Any
 from xce.controller import statedir
 
 CLUSTER_FILE = "cluster.json"
+log = logging.getLogger("xce.cluster")
+
+#: Restart back-off: a process that ran at least MIN_UPTIME_S is restarted after RESTART_DELAY_S; one
+#: that died sooner (a crash loop: bad configuration, a port taken) waits twice as long each time, up
+#: to MAX_RESTART_DELAY_S.
+RESTART_DELAY_S = 0.5
+MIN_UPTIME_S = 3.0
+MAX_RESTART_DELAY_S = 30.0
+
+
+def is_postgres(db: str | None) -> bool:
+    return bool(db) and db.split(":", 1)[0].split("+", 1)[0] in ("postgresql", "postgres")
 
 
 class ClusterError(RuntimeError):
@@ -52,7 +75,14 @@ class LocalCluster:
                  config: str | os.PathLike[str] | None = None, port: int = 0, round_interval: float = 0.2,
                  report_interval: float = 2.0, worker_timeout: float = 30.0, host_prefix: str | None = None,
                  work_dir: str | None = None, python: str = sys.executable, start_timeout: float = 60.0,
-                 log_level: str = "WARNING", run_as_self: bool = True) -> None:
+                 log_level: str = "WARNING", run_as_self: bool = True, db: str | None = None, controllers: int = 1,
+                 log_format: str | None = None, lease_timeout: float | None = None,
+                 supervisor_pid: int | None = None) -> None:
+        if controllers < 1:
+            raise ClusterError("there must be at least one controller")
+        if controllers > 1 and not is_postgres(db):
+            raise ClusterError("several controllers need one PostgreSQL database they share: pass "
+                               "--db postgresql://USER@HOST:PORT/DB")
         self.state_dir = statedir.ensure(Path(state_dir).expanduser().absolute())
         self.nworkers = workers
         self.slots = slots
@@ -69,14 +99,33 @@ class LocalCluster:
         #: A personal cluster runs every job as the user who started it; False makes a root worker run
         #: each job as its owner, as on a real cluster.
         self.run_as_self = run_as_self
+        self.db = db
+        self.ncontrollers = controllers
+        self.log_format = log_format
+        self.lease_timeout = lease_timeout
+        #: The pid of the process that restarts this cluster's processes (``xce up``), for ``xce down``.
+        self.supervisor_pid = supervisor_pid
         self.log_dir = self.state_dir / "logs"
         self.procs: dict[str, subprocess.Popen] = {}
+        self.args: dict[str, list[str]] = {}
+        self.started: dict[str, float] = {}
+        self.restarts: dict[str, int] = {}
         self.url: str | None = None
+        self.urls: list[str] = []
 
     # -- names and tokens ------------------------------------------------------------------
     @property
     def worker_names(self) -> list[str]:
         return [f"{self.host_prefix}-w{i}" for i in range(1, self.nworkers + 1)]
+
+    @property
+    def controller_keys(self) -> list[str]:
+        if self.ncontrollers == 1:
+            return ["controller"]
+        return [f"controller-{i}" for i in range(1, self.ncontrollers + 1)]
+
+    def controller_state_dir(self, key: str) -> Path:
+        return self.state_dir if self.ncontrollers == 1 else self.state_dir / "controllers" / key
 
     def token(self, role: str = "admin") -> str:
         return statedir.token_path(self.state_dir, role).read_text().strip()
@@ -94,15 +143,25 @@ class LocalCluster:
         self.log_dir.mkdir(exist_ok=True)
         log = open(self.log_dir / f"{key}.log", "ab")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        for k in ("XCE_URL", "XCE_TOKEN", "XCE_STATE_DIR"):
+        for k in ("XCE_URL", "XCE_TOKEN", "XCE_STATE_DIR", "XCE_DB"):
             env.pop(k, None)
+        if self.db and key in self.controller_keys:
+            env["XCE_DB"] = self.db  # not on the command line, where `ps` would show a password
         try:
             proc = subprocess.Popen([self.python, "-m", *args], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                     start_new_session=True, env=env, cwd=str(self.state_dir))
         finally:
             log.close()
         self.procs[key] = proc
+        self.args[key] = list(args)
+        self.started[key] = time.monotonic()
         return proc
+
+    def _log_args(self, at_least: str | None = None) -> list[str]:
+        level = self.log_level
+        if at_least and logging.getLevelName(at_least.upper()) < logging.getLevelName(level.upper()):
+            level = at_least
+        return ["--log-level", level] + (["--log-format", self.log_format] if self.log_format else [])
 
     def _fail(self, key: str, what: str) -> None:
         tail = ""
@@ -129,34 +188,64 @@ class LocalCluster:
 
     def start(self) -> "LocalCluster":
         statedir.info_path(self.state_dir).unlink(missing_ok=True)
-        args = ["xce.cli.main", "controller", "--state-dir", str(self.state_dir), "--port", str(self.port),
-                "--worker-timeout", str(self.worker_timeout), "--log-level", self.log_level]
+        for i, key in enumerate(self.controller_keys):
+            self.urls.append(self._start_controller(key, self.port + i if self.port else 0))
+        self.url = self.urls[0]
+        if self.ncontrollers > 1:
+            self._share_service_tokens()
+            first = statedir.read_info(self.controller_state_dir(self.controller_keys[0])) or {}
+            info = {"url": self.url, "urls": self.urls, "state_dir": str(self.state_dir), "started": time.time_ns()}
+            if first.get("ca_file"):
+                info["ca_file"] = first["ca_file"]
+            statedir.write_info(self.state_dir, info)
+        self._write_user_token()
+        for name in self.worker_names:
+            self.start_worker(name)
+        self._wait(f"{self.nworkers} worker(s) to register", [*self.controller_keys, *self.worker_names],
+                   lambda: self._registered() >= set(self.worker_names))
+        self._spawn("scheduler", ["xce.scheduler.normal_driver", "--state-dir", str(self.state_dir),
+                                  "--url", ",".join(self.urls), "--round-interval", str(self.round_interval),
+                                  *self._log_args(at_least="INFO")])  # its few INFO lines: syncs, recordings
+        self._write_cluster_file()
+        self._wait("the scheduler to read the event log", [*self.controller_keys, "scheduler"], self._scheduler_synced)
+        return self
+
+    def _share_service_tokens(self) -> None:
+        """The first controller (the leader) issued the service tokens into its own state directory; the
+        workers, the scheduler and the CLI read them from the cluster's. Tokens live in the database, so
+        every controller accepts them."""
+        first = self.controller_state_dir(self.controller_keys[0])
+        for role in statedir.SERVICE_ROLES:
+            statedir.write_private(statedir.token_path(self.state_dir, role),
+                                   statedir.token_path(first, role).read_text())
+
+    def _start_controller(self, key: str, port: int) -> str:
+        csd = self.controller_state_dir(key)
+        statedir.ensure(csd)
+        statedir.info_path(csd).unlink(missing_ok=True)
+        args = ["xce.cli.main", "controller", "--state-dir", str(csd), "--port", str(port),
+                "--worker-timeout", str(self.worker_timeout), *self._log_args()]
         if self.config:
             args += ["--config", str(self.config)]
         if self.run_as_self:
             args += ["--single-user", getpass.getuser()]
-        ctl = self._spawn("controller", args)
+        if self.lease_timeout:
+            args += ["--lease-timeout", str(self.lease_timeout)]
+        ctl = self._spawn(key, args)
 
         def info():
-            i = statedir.read_info(self.state_dir)
+            i = statedir.read_info(csd)
             return i if i and i.get("pid") == ctl.pid else None
 
-        self.url = self._wait("the controller to listen", ["controller"], info)["url"]
-        self._write_user_token()
-        for name in self.worker_names:
-            self.start_worker(name)
-        self._wait(f"{self.nworkers} worker(s) to register", ["controller", *self.worker_names],
-                   lambda: self._registered() >= set(self.worker_names))
-        self._spawn("scheduler", ["xce.scheduler.normal_driver", "--state-dir", str(self.state_dir),
-                                  "--round-interval", str(self.round_interval)])
-        self._write_cluster_file()
-        self._wait("the scheduler to read the event log", ["controller", "scheduler"], self._scheduler_synced)
-        return self
+        url = self._wait(f"{key} to listen", [key], info)["url"]
+        # A restart binds the same port: the addresses the others were given stay valid.
+        self.args[key][self.args[key].index("--port") + 1] = url.rsplit(":", 1)[1]
+        return url
 
     def start_worker(self, name: str) -> subprocess.Popen:
         """Start (or restart, after :meth:`kill`) one worker; a restarted one adopts its running jobs."""
-        wargs = ["xce.worker.agent", "--name", name, "--state-dir", str(self.state_dir),
-                 "--report-interval", str(self.report_interval), "--stop-jobs-on-exit", "--log-level", self.log_level]
+        wargs = ["xce.worker.agent", "--name", name, "--state-dir", str(self.state_dir), "--url", ",".join(self.urls),
+                 "--report-interval", str(self.report_interval), "--stop-jobs-on-exit", *self._log_args()]
         if self.run_as_self:
             wargs += ["--run-as-self"]
         if self.slots is not None:
@@ -171,12 +260,14 @@ class LocalCluster:
         A token left by an earlier start is kept while it still works for this user."""
         import httpx
 
+        from xce.controller.follow import httpx_client
+
         path = self.state_dir / "token"
         me = getpass.getuser()
         try:
             old = path.read_text().strip()
-            r = httpx.get(self.url + "/v1/whoami", headers={"Authorization": f"Bearer {old}"}, timeout=30.0,
-                          verify=self._verify())
+            with httpx_client(self.urls, old, timeout=30.0, verify=self._verify()) as http:
+                r = http.get("/v1/whoami")
             if r.status_code == 200 and r.json().get("name") == me:
                 return
         except (OSError, httpx.HTTPError, ValueError):
@@ -186,18 +277,21 @@ class LocalCluster:
         statedir.write_private(path, issued["token"] + "\n")
 
     def _write_cluster_file(self) -> None:
-        data = {"url": self.url, "state_dir": str(self.state_dir), "started": time.time_ns(),
-                "pids": {k: p.pid for k, p in self.procs.items()}}
+        data = {"url": self.url, "urls": self.urls, "state_dir": str(self.state_dir), "started": time.time_ns(),
+                "pids": {k: p.pid for k, p in self.procs.items()}, "restarts": dict(self.restarts)}
+        if self.supervisor_pid:
+            data["supervisor"] = self.supervisor_pid
         tmp = self.state_dir / (CLUSTER_FILE + ".tmp")
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
         os.replace(tmp, self.state_dir / CLUSTER_FILE)
 
     # -- talking to it ---------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, role: str = "admin", **params: Any) -> Any:
-        import httpx
+        """One API call, to the leader."""
+        from xce.controller.follow import httpx_client
 
-        r = httpx.request(method, self.url + path, json=body, params=params or None, timeout=30.0,
-                          headers={"Authorization": f"Bearer {self.token(role)}"}, verify=self._verify())
+        with httpx_client(self.urls, self.token(role), timeout=30.0, verify=self._verify()) as http:
+            r = http.request(method, path, json=body, params=params or None)
         r.raise_for_status()
         return r.json() if r.headers.get("content-type", "").startswith("application/json") else r.text
 
@@ -205,6 +299,20 @@ class LocalCluster:
         if not (self.url or "").startswith("https"):
             return True
         return statedir.client_ssl_context(statedir.ca_file(self.state_dir))
+
+    def leader_status(self) -> dict[str, Any] | None:
+        """``GET /v1/status`` of the controller that leads now, or None while none does."""
+        import httpx
+
+        for url in self.urls:
+            try:
+                st = httpx.get(url + "/v1/status", timeout=5.0, verify=self._verify(),
+                               headers={"Authorization": f"Bearer {self.token('admin')}"}).json()
+            except (httpx.HTTPError, ValueError):
+                continue
+            if st.get("controller", {}).get("role") == "leader":
+                return st
+        return None
 
     def hosts(self) -> list[dict[str, Any]]:
         return self.request("GET", "/v1/hosts")["hosts"]
@@ -216,14 +324,9 @@ class LocalCluster:
             return set()
 
     def _scheduler_synced(self) -> bool:
-        try:
-            text = self.request("GET", "/metrics")
-        except Exception:
-            return False
-        for line in str(text).splitlines():
-            if line.startswith("xce_event_log_lag "):
-                return float(line.split()[1]) == 0
-        return False
+        st = self.leader_status()
+        sched = (st or {}).get("scheduler") or {}
+        return sched.get("last_request_age_s") is not None and sched.get("lag") == 0
 
     # -- faults and stopping ---------------------------------------------------------------
     def kill(self, key: str, sig: int = signal.SIGKILL) -> None:
@@ -237,15 +340,51 @@ class LocalCluster:
             p.wait(timeout=10)
 
     def stop(self, timeout: float = 15.0) -> list[int]:
-        """Stop the scheduler and workers, then the controller; returns the pids that had to be killed."""
-        order = ["scheduler", *[k for k in self.procs if k not in ("scheduler", "controller")], "controller"]
-        order = [k for k in order if k in self.procs]
-        killed = stop_pids([self.procs[k].pid for k in order if k != "controller"], timeout,
-                           reap=[self.procs[k] for k in order if k != "controller"])
-        if "controller" in self.procs:
-            killed += stop_pids([self.procs["controller"].pid], timeout, reap=[self.procs["controller"]])
+        """Stop the scheduler and workers, then the controllers; returns the pids that had to be killed."""
+        ctls = [k for k in self.controller_keys if k in self.procs]
+        others = [k for k in ["scheduler", *self.procs] if k in self.procs and k not in ctls]
+        others = list(dict.fromkeys(others))
+        killed = stop_pids([self.procs[k].pid for k in others], timeout, reap=[self.procs[k] for k in others])
+        if ctls:
+            killed += stop_pids([self.procs[k].pid for k in ctls], timeout, reap=[self.procs[k] for k in ctls])
         (self.state_dir / CLUSTER_FILE).unlink(missing_ok=True)
+        if self.ncontrollers > 1:
+            statedir.info_path(self.state_dir).unlink(missing_ok=True)
         return killed
+
+    # -- supervision -----------------------------------------------------------------------
+    def supervise(self, stop: threading.Event, poll: float = 0.1) -> None:
+        """Restart every process of the cluster that exits, with back-off, until ``stop`` is set.
+
+        Each restart is logged at WARNING with how the process ended and when it comes back, and
+        ``cluster.json`` is rewritten with the new pid.
+        """
+        due: dict[str, float] = {}
+        delay: dict[str, float] = {}
+        while not stop.is_set():
+            now = time.monotonic()
+            for key, proc in list(self.procs.items()):
+                if proc.poll() is None:
+                    continue
+                if key not in due:
+                    uptime = now - self.started.get(key, now)
+                    quick = uptime < MIN_UPTIME_S
+                    delay[key] = min(MAX_RESTART_DELAY_S, delay.get(key, RESTART_DELAY_S) * 2) if quick \
+                        else RESTART_DELAY_S
+                    due[key] = now + delay[key]
+                    log.warning("%s (pid %d) %s after %.1f s; restarting it in %.1f s%s", key, proc.pid,
+                                _how(proc.returncode), uptime, delay[key],
+                                " (it keeps dying early: see its log)" if quick else "",
+                                extra={"fields": {"process": key, "pid": proc.pid, "status": proc.returncode,
+                                                  "uptime_s": round(uptime, 1), "delay_s": delay[key]}})
+                elif now >= due[key]:
+                    del due[key]
+                    new = self._spawn(key, self.args[key])
+                    self.restarts[key] = self.restarts.get(key, 0) + 1
+                    self._write_cluster_file()
+                    log.warning("%s restarted (pid %d, restart %d)", key, new.pid, self.restarts[key],
+                                extra={"fields": {"process": key, "pid": new.pid, "restarts": self.restarts[key]}})
+            stop.wait(poll)
 
     def __enter__(self) -> "LocalCluster":
         return self.start()
@@ -282,6 +421,17 @@ def stop_pids(pids: list[int], timeout: float, reap: list[subprocess.Popen] | No
     return waiting
 
 
+def _how(status: int | None) -> str:
+    if status is None:
+        return "is running"
+    if status < 0:
+        try:
+            return f"was killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"was killed by signal {-status}"
+    return f"exited with status {status}"
+
+
 def read_cluster_file(state_dir: Path) -> dict[str, Any] | None:
     try:
         return json.loads((state_dir / CLUSTER_FILE).read_text())
@@ -289,15 +439,40 @@ def read_cluster_file(state_dir: Path) -> dict[str, Any] | None:
         return None
 
 
+def ours(pid: int, state_dir: Path) -> bool:
+    """``pid`` is alive and one of this state directory's processes (not a stranger that reused the pid)."""
+    if not pid_alive(pid):
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().split(b"\0")
+    except OSError:
+        return True  # no /proc: trust the file
+    sd = str(state_dir).rstrip("/").encode()
+    return any(a == sd or a.startswith(sd + b"/") for a in args)
+
+
 def down(state_dir: Path, timeout: float = 15.0) -> tuple[dict[str, int], list[int]]:
-    """Stop the cluster recorded in ``<state-dir>/cluster.json`` (from another process than ``up``)."""
+    """Stop the cluster recorded in ``<state-dir>/cluster.json`` (from another process than ``up``).
+
+    The supervisor, if any, is stopped first and stops its processes itself (it would otherwise
+    restart them); then whatever the file names that still runs is stopped here, controllers last.
+    """
     data = read_cluster_file(state_dir)
     if data is None:
         raise ClusterError(f"no cluster recorded in {state_dir / CLUSTER_FILE} (was it started with `xce up`?)")
+    sup = data.get("supervisor")
+    killed: list[int] = []
+    if sup and ours(int(sup), state_dir):
+        killed += stop_pids([int(sup)], timeout + 15.0)
+        data = read_cluster_file(state_dir) or data  # it may have restarted something meanwhile
     pids: dict[str, int] = data.get("pids", {})
-    others = [pid for k, pid in pids.items() if k != "controller"]
-    killed = stop_pids(others, timeout)
-    if "controller" in pids:
-        killed += stop_pids([pids["controller"]], timeout)
+    ctls = [pid for k, pid in pids.items() if k.startswith("controller") and ours(pid, state_dir)]
+    others = [pid for k, pid in pids.items() if not k.startswith("controller") and ours(pid, state_dir)]
+    killed += stop_pids(others, timeout)
+    killed += stop_pids(ctls, timeout)
     (state_dir / CLUSTER_FILE).unlink(missing_ok=True)
+    info = statedir.read_info(state_dir)
+    if info and info.get("urls"):
+        statedir.info_path(state_dir).unlink(missing_ok=True)
     return pids, killed

@@ -1,8 +1,9 @@
 """The FastAPI application around one opened :class:`~xce.controller.service.Controller`.
 
-Besides the routers it runs two background loops on the same event loop (so they share the
-single-writer discipline): worker liveness, checked every second or so, and housekeeping
-(pruning the event log and old decision ids) every few seconds.
+Besides the routers it runs background loops on the same event loop (so they share the
+single-writer discipline): the leadership lease (renewed by the leader, watched by followers),
+and, on the leader only, worker liveness every second or so, the scheduler's liveness, and
+housekeeping (pruning the event log and old decision ids) every few seconds.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from xce.controller import feed, fleet, hygiene
-from xce.controller.api import admin, cluster, drift, errors, jobs, sched, workers
+from xce.controller import feed, fleet, hygiene, leadership
+from xce.controller.api import admin, cluster, drift, errors, jobs, sched, status, workers
 from xce.controller.api.responses import COMMON
+from xce.controller.gate import LeaderGate
 from xce.controller.metrics import LatencyMiddleware, Metrics
 from xce.controller.security import any_role
 from xce.controller.service import Controller
@@ -53,11 +55,16 @@ def _version() -> str:
         return "0+unknown"
 
 
-async def _every(seconds: float, what, name: str) -> None:
+async def _every(seconds: float, what, name: str, ctl: Controller | None = None) -> None:
+    """Run ``what`` every ``seconds``; with ``ctl``, only while that controller leads."""
     while True:
         await asyncio.sleep(seconds)
+        if ctl is not None and not ctl.leader:
+            continue
         try:
             what()
+        except leadership.NotLeader:
+            pass  # it stepped down meanwhile; the loop idles until it leads again
         except Exception:  # a failing housekeeping round must not stop the next one
             log.exception("%s failed", name)
 
@@ -66,8 +73,11 @@ def create_app(ctl: Controller) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         period = max(0.05, min(1.0, ctl.settings.worker_timeout / 4))
-        tasks = [asyncio.create_task(_every(period, lambda: fleet.check_liveness(ctl), "liveness check")),
-                 asyncio.create_task(_every(PRUNE_EVERY_S, lambda: feed.prune(ctl), "pruning"))]
+        watch = leadership.Watch(ctl)
+        tasks = [asyncio.create_task(_every(ctl.settings.lease_s / 4, watch.tick, "leadership")),
+                 asyncio.create_task(_every(period, lambda: fleet.check_liveness(ctl), "liveness check", ctl)),
+                 asyncio.create_task(_every(1.0, lambda: feed.check_scheduler(ctl), "scheduler check", ctl)),
+                 asyncio.create_task(_every(PRUNE_EVERY_S, lambda: feed.prune(ctl), "pruning", ctl))]
         try:
             yield
         finally:
@@ -81,7 +91,7 @@ def create_app(ctl: Controller) -> FastAPI:
     ctl.metrics = metrics
     errors.install(app)
     hygiene.install(app)
-    for r in (jobs.router, cluster.router, sched.router, workers.router, admin.router, drift.router):
+    for r in (jobs.router, cluster.router, sched.router, workers.router, admin.router, drift.router, status.router):
         app.include_router(r)
 
     @app.get("/metrics", tags=["metrics"], summary="Prometheus metrics", dependencies=[Depends(any_role)],
@@ -91,5 +101,6 @@ def create_app(ctl: Controller) -> FastAPI:
 
     app.add_middleware(LatencyMiddleware, metrics=metrics)
     app.add_middleware(hygiene.RequestHygiene)
+    app.add_middleware(LeaderGate, ctl=ctl)
     app.add_middleware(BodyLimit)
     return app

@@ -15,6 +15,7 @@ the newest (the store was replaced), gets 410 Gone and must resync with :func:`f
 from __future__ import annotations
 
 import json
+import logging
 import time
 from typing import Any
 
@@ -23,8 +24,10 @@ import sqlalchemy as sa
 from xce.controller.errors import Gone
 from xce.controller.service import JOBS_PER_PUSH, Controller, dumps
 from xce.controller.states import UNFINISHED
-from xce.controller.store.schema import control, decisions, events, jobs
+from xce.controller.store.schema import control, decisions, events, jobs, submit_keys
 from xce.controller.submission import jobspec_json
+
+log = logging.getLogger("xce.controller")
 
 
 def check_cursor(ctl: Controller, after: int) -> None:
@@ -38,9 +41,10 @@ def check_cursor(ctl: Controller, after: int) -> None:
 
 def read_events(ctl: Controller, after: int, limit: int) -> tuple[str, int]:
     """The response body (built as text: payloads go out exactly as stored) and how many events it has."""
-    check_cursor(ctl, after)
-    ctl.sched_cursor = max(ctl.sched_cursor, after)
-    with ctl.tx() as conn:
+    with ctl.tx() as conn:  # first: a controller that no longer leads must not judge the cursor
+        check_cursor(ctl, after)
+        ctl.sched_cursor = max(ctl.sched_cursor, after)
+        _seen(ctl)
         rows = conn.execute(sa.select(events.c.seq, events.c.ts, events.c.type, events.c.payload)
                             .where(events.c.seq > after).order_by(events.c.seq).limit(limit)).all()
     parts = [f'{{"seq":{seq},"event":{{"type":{json.dumps(type_)},"ts":{ts},"payload":{payload}}}}}'
@@ -68,7 +72,38 @@ def full_state(ctl: Controller) -> dict[str, Any]:
         chunk = specs[i:i + JOBS_PER_PUSH]
         out.append({"type": "JOBS_PUSH", "ts": now, "payload": {"njobs": len(chunk), "jobs": chunk}})
     ctl.sched_cursor = max(ctl.sched_cursor, seq)
+    _seen(ctl)
     return {"seq": seq, "events": out}
+
+
+def scheduler_silence_limit(ctl: Controller) -> float:
+    """Seconds without a feed request before the scheduler counts as lost: half the worker timeout, at
+    least 5 s (it asks at least every second or two while it runs, even when nothing happens)."""
+    return max(5.0, ctl.settings.worker_timeout / 2)
+
+
+def _seen(ctl: Controller) -> None:
+    if ctl.sched_seen_mono is not None and time.monotonic() - ctl.sched_seen_mono > scheduler_silence_limit(ctl):
+        log.warning("the scheduler is back, reading the event log after seq %d", ctl.sched_cursor,
+                    extra={"fields": {"cursor": ctl.sched_cursor}})
+    ctl.sched_seen_mono = time.monotonic()
+
+
+def check_scheduler(ctl: Controller) -> None:
+    """Say once, at WARNING, when the scheduler stops reading the feed (it died, hangs, or cannot
+    reach this controller): jobs then pend with no reason given, and nothing else tells."""
+    seen = ctl.sched_seen_mono
+    if seen is None:
+        return
+    silent = time.monotonic() - seen
+    limit = scheduler_silence_limit(ctl)
+    if silent > limit and not ctl.sched_lost_said:
+        ctl.sched_lost_said = True
+        log.warning("scheduler lost: no request for the event log in %.0f s (%d event(s) unread); jobs are not "
+                    "being scheduled", silent, max(0, ctl.last_seq - ctl.sched_cursor),
+                    extra={"fields": {"silent_s": round(silent, 1), "lag": ctl.last_seq - ctl.sched_cursor}})
+    elif silent <= limit:
+        ctl.sched_lost_said = False
 
 
 def prune(ctl: Controller) -> int:
@@ -81,6 +116,7 @@ def prune(ctl: Controller) -> int:
             dropped = conn.execute(sa.delete(events).where(events.c.seq < keep_from)).rowcount
             ctl.first_seq = keep_from
         conn.execute(sa.delete(decisions).where(decisions.c.applied < old_decisions))
+        conn.execute(sa.delete(submit_keys).where(submit_keys.c.ts < old_decisions))
         conn.execute(sa.delete(control).where(control.c.seq <= ctl.next_control - 1 - 1000))
     return dropped
 

@@ -18,6 +18,7 @@ gets a kill action, and jobs placed there that it does not list are lost.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from typing import Any
@@ -38,6 +39,7 @@ from xce.core.specs import DONE, EXIT, RUN, SSUSP, USUSP
 SHIPPED_PROVIDERS = frozenset({"xce.io/cpu-milli", "xce.io/memory-bytes", "xce.io/gpu"})
 STRING_VALUED = frozenset({"type", "model"})
 ON_HOST = (RUN, SSUSP, USUSP)
+log = logging.getLogger("xce.controller")
 
 
 def check_worker(p: Principal, name: str) -> None:
@@ -135,6 +137,10 @@ def register(ctl: Controller, req: RegisterRequest) -> dict[str, Any]:
         ctl.hosts[name] = HostLive(name, "ok", resources, load, old.registered if old else now, now)
         ctl.publish("WORKERS_PUSH", ctl.workers_payload([name]))
         ctl.publish("RESVALS_FULL", {"values": {name: dict(sorted(load.items()))}})
+        log.log(logging.WARNING if old is not None and old.status != "ok" else logging.INFO,
+                "worker %s registered (%s slots%s)", name, resources.get("slots"),
+                f", was {old.status}" if old is not None and old.status != "ok" else "",
+                extra={"fields": {"host": name, "slots": resources.get("slots")}})
         if req.running is not None:
             kill, lost = _reconcile(ctl, name, set(req.running))
     return {"name": name, "status": "ok", "worker_timeout": ctl.settings.worker_timeout,
@@ -294,6 +300,9 @@ def check_liveness(ctl: Controller, now_mono: float | None = None) -> list[str]:
         return []
     with ctl.tx() as conn:
         for name in silent:
+            log.warning("worker %s lost: no report for %.0f s (worker timeout %g s); its jobs are requeued or lost",
+                        name, now_mono - ctl.hosts[name].seen_mono, timeout,
+                        extra={"fields": {"host": name, "silent_s": round(now_mono - ctl.hosts[name].seen_mono, 1)}})
             ctl.hosts[name].status = "unavail"
             conn.execute(sa.update(hosts).where(hosts.c.name == name).values(status="unavail"))
             placed = [dict(r) for r in conn.execute(

@@ -24,6 +24,14 @@ class _StateCollector:
 
     def collect(self):
         ctl = self.ctl
+        yield GaugeMetricFamily("xce_controller_leader", "1 while this controller leads, 0 while it follows",
+                                value=1 if ctl.leader else 0)
+        if not ctl.leader:
+            return  # a follower's tallies are not the cluster's: scrape the leader for them
+        if ctl.sched_seen_mono is not None:
+            yield GaugeMetricFamily("xce_scheduler_last_request_seconds",
+                                    "Seconds since the scheduler last read the event log",
+                                    value=time.monotonic() - ctl.sched_seen_mono)
         jobs = GaugeMetricFamily("xce_jobs", "Jobs by state and queue", labels=["state", "queue"])
         for (queue, state), n in sorted(ctl.counts.items()):
             jobs.add_metric([state, queue], n)

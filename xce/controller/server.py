@@ -1,8 +1,10 @@
-"""Running a controller: open the state, bind, serve, and publish the address.
+"""Running a controller: open the state, bind, lead or follow, serve, and publish the address.
 
 The socket is bound here, before uvicorn starts, so that ``--port 0`` works: the kernel picks a
 free port and the real one goes into ``<state-dir>/controller.json`` once the server accepts
-connections. A test or ``xce up`` waits for that file (with the new pid) instead of guessing.
+connections. A test or ``xce up`` waits for that file (with the new pid) instead of guessing. The
+controller tries to lead only once it is bound: the lease records the address followers send
+clients to.
 """
 
 from __future__ import annotations
@@ -42,6 +44,13 @@ def _url(host: str, port: int, scheme: str = "http") -> str:
     return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
 
+def _advertised(host: str, port: int, scheme: str) -> str:
+    """What other hosts should use: the bound address, or this host's name for a wildcard bind."""
+    if host in ("0.0.0.0", "", "::"):
+        return f"{scheme}://{socket.getfqdn()}:{port}"
+    return _url(host, port, scheme)
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -74,7 +83,7 @@ def serve(settings: Settings) -> None:
     from xce.controller.app import create_app
 
     ctl = Controller(settings)
-    ctl.open()
+    ctl.open(lead=False)  # it leads (or not) once its address is known, for the lease
     try:
         # The requirement parser pulls in the scheduling core; load it now, not on the first submit.
         import importlib
@@ -91,8 +100,12 @@ def serve(settings: Settings) -> None:
             ssl_options = {"ssl_certfile": tls.tls_cert, "ssl_keyfile": tls.tls_key}
         sock = _bind(settings.host, settings.port)
         port = sock.getsockname()[1]
+        scheme = "https" if ssl_options else "http"
+        ctl.advertise(settings.url or _advertised(settings.host, port, scheme))
+        ctl.try_lead()
         app = create_app(ctl)
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+        # log_config=None: uvicorn's own messages go through the process's handlers (xce.logs), in its format.
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", log_config=None,
                                 timeout_graceful_shutdown=3, timeout_keep_alive=75, **ssl_options)
         try:
             config.load()
@@ -103,7 +116,7 @@ def serve(settings: Settings) -> None:
         # it found; with the default handlers that kills the process before the cleanup below runs.
         previous = {sig: signal.signal(sig, _noted) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
-            url = _url(settings.host, port, "https" if ssl_options else "http")
+            url = _url(settings.host, port, scheme)
             asyncio.run(_run(server, sock, ctl, url, tls.tls_ca if ssl_options else None))
         finally:
             for sig, handler in previous.items():
@@ -125,9 +138,11 @@ async def _run(server, sock: socket.socket, ctl: Controller, url: str, ca_file: 
             await task
             return
         await asyncio.sleep(0.01)
-    info = {"url": url, "pid": os.getpid(), "state_dir": str(ctl.state_dir), "started": time.time_ns()}
+    info = {"url": url, "pid": os.getpid(), "state_dir": str(ctl.state_dir), "advertised": ctl.settings.url,
+            "started": time.time_ns()}
     if ca_file:
         info["ca_file"] = os.path.abspath(ca_file)
     statedir.write_info(ctl.state_dir, info)
-    log.warning("XCE controller listening on %s (state %s)", url, ctl.state_dir)
+    log.warning("XCE controller listening on %s (state %s, %s)", url, ctl.state_dir,
+                "leader" if ctl.leader else "follower: the API sends callers to the leader")
     await task

@@ -11,6 +11,12 @@ interleave, which buys three properties cheaply:
   bulk insert with its ids known before the statement runs;
 * a full state sync is consistent without any locking.
 
+Several controllers may share one PostgreSQL database; only the one holding the leadership lease
+writes, and each of its transactions starts by proving it still holds it (the fence, see
+:mod:`xce.controller.leadership`), so the three properties hold across a takeover too: the new
+leader reloads its counters from the database before its first write. The others are followers:
+the API sends their callers to the leader (:mod:`xce.controller.gate`).
+
 Store calls are short (one indexed statement, or one bulk insert); the waiting endpoints (long
 polls) await :class:`Signal` and hold no transaction. Everything a transaction produces beyond the
 job rows themselves (history, events, worker actions) is buffered and written with one
@@ -27,17 +33,18 @@ import os
 import time
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator
 
 import sqlalchemy as sa
 
 from xce.config.convert import to_sched_config
-from xce.config.loader import load_config
+from xce.config.loader import ConfigError, load_config
 from xce.config.schema import ClusterConfig
-from xce.controller import accounting, statedir, states
+from xce.controller import accounting, leadership, statedir, states
 from xce.controller.errors import Conflict, NotFound
+from xce.controller.leadership import NotLeader
 from xce.controller.store import engine as store_engine
 from xce.controller.store import migrate
 from xce.controller.token_store import TokenStore
@@ -62,13 +69,20 @@ class Settings:
     worker_timeout: float = 30.0
     #: Events kept in the log; older ones are pruned (a scheduler that far behind resyncs).
     event_retention: int = 200_000
-    #: How long applied decision ids are remembered for idempotency.
+    #: How long applied decision ids and submission keys are remembered for idempotency.
     decision_retention_s: float = 24 * 3600.0
     host: str = "127.0.0.1"
     port: int = 0
     #: A personal cluster's owner: every job runs as this user, so only they (and the admin token)
     #: are served. None: a multi-user cluster.
     single_user: str | None = None
+    #: The address other hosts reach this controller at; recorded in the lease so that followers
+    #: can send clients to the leader.
+    url: str = ""
+    #: Seconds a leader's lease lasts without renewal (several controllers on PostgreSQL).
+    lease_s: float = leadership.DEFAULT_TTL_S
+    #: What to tell an administrator to run when the database's schema is older than this XCE's.
+    upgrade_hint: str = "xceadmin db upgrade"
 
 
 class Signal:
@@ -125,6 +139,17 @@ class Controller:
         self.first_seq = 1
         self.next_job = self.next_seq = self.next_action = self.next_control = 1
         self.metrics = None  # set by the app (xce.controller.metrics.Metrics)
+        self.lease: leadership.Lease | leadership.SoloLease | None = None
+        #: True while this controller holds the lease; only then may a transaction run.
+        self.leader = False
+        #: The lease as last read (the leader's address for redirects, its term, its expiry).
+        self.lease_info: leadership.LeaseInfo | None = None
+        self.lease_read_mono = 0.0
+        #: Monotonic time of the scheduler's last feed request (None: never seen by this leader).
+        self.sched_seen_mono: float | None = None
+        self.sched_lost_said = False
+        self._cannot_lead: str | None = None
+        self.started_ns = time.time_ns()
         self._lock_fd: int | None = None
         self._in_tx = False
         self._buf_events: list[dict[str, Any]] = []
@@ -137,20 +162,88 @@ class Controller:
 
     # -- start and stop --------------------------------------------------------------------
 
-    def open(self) -> None:
-        """Take the state directory, bring the store to the current schema and reload state."""
+    def open(self, lead: bool = True) -> None:
+        """Take the state directory, check the store's schema, and (``lead``) try to lead at once.
+
+        ``xce controller`` opens without leading, binds its socket, says where it is reached
+        (:meth:`advertise`) and then tries: the lease records that address."""
         sd = statedir.ensure(self.state_dir)
         self._lock(sd)
         url = store_engine.normalize_url(self.settings.db, statedir.sqlite_path(sd))
-        self.engine = store_engine.open_engine(url)
-        migrate.upgrade(self.engine)
+        self.engine = store_engine.open_engine(url, lease_s=self.settings.lease_s)
+        migrate.ensure_current(self.engine, self.settings.upgrade_hint)
         self.conn = self.engine.connect()
+        me = leadership.Identity.this_process(self.settings.url, str(sd.absolute()))
+        self.lease = leadership.for_dialect(self.engine.dialect.name, me, self.settings.lease_s)
+        self.config = self._startup_config()  # every controller checks its file, leader or not
+        with self._begin():
+            self.tokens.load(self.conn)  # a follower, too, authenticates callers of /v1/status and /metrics
+        if lead:
+            self.try_lead()
+
+    def advertise(self, url: str) -> None:
+        """The address this controller is reached at, as the lease will record it when it leads."""
+        assert self.lease is not None
+        self.settings.url = url
+        self.lease.me = replace(self.lease.me, url=url)
+
+    # -- leadership ------------------------------------------------------------------------
+
+    def try_lead(self) -> bool:
+        """Take the lease if nobody holds it; the new leader reloads everything it keeps in memory."""
+        assert self.lease is not None and self.conn is not None
+        if self.leader:
+            return True
+        try:
+            cfg = self._startup_config()
+        except ConfigError as exc:
+            if not self.lease.shared:
+                raise
+            # Another controller, with a valid file, had better lead; say so once.
+            if self._cannot_lead != str(exc):
+                self._cannot_lead = str(exc)
+                log.error("this controller will not lead while its configuration is invalid:\n%s", exc)
+            return False
+        self._cannot_lead = None
+        before = self.lease.try_acquire(self.conn)
+        if before is None:
+            return False
+        # Whatever this process remembers from an earlier term is stale; in particular every host gets
+        # a full worker timeout of grace from now, as after a restart.
+        self.hosts = {}
+        self.sched_seen_mono, self.sched_lost_said, self.sched_cursor = None, False, 0
         self._reload()
+        self.leader = True
         with self.tx() as conn:
-            self._apply_config(self._startup_config(), actor="controller start")
-            self.tokens.ensure_service_tokens(conn, sd)
+            self._apply_config(cfg, actor="controller start")
+            # Only the leader writes, so service tokens are issued (or reissued) when a controller leads.
+            self.tokens.ensure_service_tokens(conn, self.state_dir)
+        self.lease_info = self.lease.read(self.conn)
+        self.lease_read_mono = time.monotonic()
+        if self.lease.shared:
+            log.warning("this controller leads (term %s) at %s%s", self.lease.term, self.settings.url or "(no URL)",
+                        f", taking over from {before.url or before.holder} (term {before.term})" if before.term else "",
+                        extra={"fields": {"term": self.lease.term, "previous": before.holder or None}})
+        return True
+
+    def step_down(self, why: str) -> None:
+        """Stop writing at once; waiting requests wake up and are sent to the leader."""
+        if not self.leader:
+            return
+        self.leader = False
+        log.warning("this controller no longer leads: %s", why, extra={"fields": {"term": self.lease.term}})
+        self.events_signal.fire()
+        self.control_signal.fire()
+        for sig in self.action_signals.values():
+            sig.fire()
 
     def close(self) -> None:
+        if self.conn is not None and self.leader and self.lease is not None:
+            try:
+                self.lease.release(self.conn)
+            except sa.exc.SQLAlchemyError:
+                pass  # the lease runs out on its own
+            self.leader = False
         if self.conn is not None:
             self.conn.close()
             self.conn = None
@@ -222,17 +315,20 @@ class Controller:
         if self._in_tx:
             yield self.conn  # type: ignore[misc]
             return
+        if not self.leader:
+            raise NotLeader("this controller does not lead", self.lease_info.url if self.lease_info else None)
         self._in_tx = True
         try:
             with self._begin():
+                self.lease.fence(self.conn)  # type: ignore[union-attr]
                 yield self.conn  # type: ignore[misc]
                 self._flush()
-        except BaseException:
+        except BaseException as exc:
             self._buf_events, self._buf_history, self._buf_actions = [], [], []
             self._buf_accounting = []
             self._wake_hosts, self._wake_control, self._events_written = set(), False, False
             self._in_tx = False
-            self._reload()
+            self._recover(exc)
             raise
         self._in_tx = False
         if self._events_written:
@@ -246,6 +342,20 @@ class Controller:
         if self._wake_control:
             self._wake_control = False
             self.control_signal.fire()
+
+    def _recover(self, exc: BaseException) -> None:
+        """After a failed transaction: reload what memory holds, or stop leading when that is unsafe."""
+        if isinstance(exc, NotLeader):
+            self.step_down(str(exc))
+            return
+        try:
+            self._reload()
+        except sa.exc.DBAPIError:
+            if not self.lease.shared:  # type: ignore[union-attr]
+                raise
+            # The database went away: whether we still lead is unknown until it is back. Stepping down
+            # makes the next look at the lease decide (and reload, if it is still ours).
+            self.step_down("lost the connection to the database")
 
     def _flush(self) -> None:
         c = self.conn
@@ -304,6 +414,10 @@ class Controller:
         self.counts[(job["queue"], old)] -= 1
         self.counts[(job["queue"], new)] += 1
         job.update(values)
+        if log.isEnabledFor(logging.INFO):
+            log.info("job %d %s -> %s: %s", job["id"], old, new, reason,
+                     extra={"fields": {"job": job["id"], "from": old, "to": new, "reason": reason, "actor": actor,
+                                       "user": job["user"], "queue": job["queue"]}})
         if new in (states.DONE, states.EXIT):
             # Every way a job ends goes through here, so this is where its accounting record is
             # written: finished, failed, killed, lost alike.

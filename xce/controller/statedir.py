@@ -8,7 +8,8 @@ paths by reading this module rather than by convention::
       tokens/admin|worker|scheduler   0600  service tokens, issued on first start (stored hashed in
                                       the database; reissued when revoked or removed)
       token                     0600  optional: this user's own token (the CLI reads it first)
-      controller.json           0644  {"url", "pid", "ca_file"?, ...} of the running controller
+      controller.json           0644  {"url", "pid", "ca_file"?, ...} of the running controller; ``xce up``
+                                      with several controllers writes {"urls": [...]} here instead
       controller.lock                 held (flock) while a controller runs
       xce.db                          the default SQLite store (WAL)
 
@@ -79,6 +80,14 @@ def read_info(state_dir: Path) -> dict[str, Any] | None:
         return json.loads(info_path(state_dir).read_text())
     except (OSError, ValueError):
         return None
+
+
+def controller_urls(state_dir: Path) -> list[str]:
+    """The controllers of this state directory's cluster: ``urls`` of ``controller.json`` (written by
+    ``xce up --controllers N``), else its ``url``; empty when there is no such file."""
+    info = read_info(state_dir) or {}
+    urls = info.get("urls") or ([info["url"]] if info.get("url") else [])
+    return [str(u) for u in urls]
 
 
 def read_token(state_dir: Path) -> str | None:

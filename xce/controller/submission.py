@@ -16,19 +16,24 @@ user's text and both dictionaries are stored unchanged beside it.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from typing import Any
 
+import sqlalchemy as sa
+
 from xce.controller.errors import FieldErrors, field_error
 from xce.controller.models import MAX_COMMAND_BYTES, MAX_ENV_BYTES, SubmitRequest
 from xce.controller.service import JOBS_PER_PUSH, Controller, dumps
-from xce.controller.store.schema import jobs
+from xce.controller.store.schema import jobs, submit_keys
 from xce.core.specs import PEND
 
 #: Built-in names that describe a host, not something a job consumes or may be capped at.
 NOT_REQUESTABLE = frozenset({"r15s", "r1m", "r15m", "ut", "type", "model"})
 _RUSAGE = re.compile(r"rusage\s*\[([^\]]*)\]")
+log = logging.getLogger("xce.controller")
+_KEY = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
 def _loc(*parts: str | int) -> tuple[str | int, ...]:
@@ -165,8 +170,36 @@ def jobspec_json(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def submit(ctl: Controller, user: str, req: SubmitRequest) -> dict[str, Any]:
-    """Validate, then commit the job(s) and their JOBS_PUSH in one transaction."""
+def _applied(ctl: Controller, user: str, key: str) -> dict[str, Any] | None:
+    """The answer to a submission already applied under ``key`` (a client's retry after a failover)."""
+    with ctl.tx() as conn:
+        hit = conn.execute(sa.select(submit_keys.c.jobid, submit_keys.c.count)
+                           .where(submit_keys.c.user == user, submit_keys.c.key == key)).first()
+    if hit is None:
+        return None
+    row = ctl.job(hit.jobid)
+    return {"jobid": hit.jobid, "jobids": list(range(hit.jobid, hit.jobid + hit.count)), "count": hit.count,
+            "array_id": row["array_id"], "queue": row["queue"], "user": user, "state": PEND, "row": row,
+            "duplicate": True}
+
+
+def check_key(key: str | None) -> str | None:
+    if key is not None and not _KEY.fullmatch(key):
+        raise FieldErrors.one(["header", "Idempotency-Key"], "expected 1-128 letters, digits or . _ : -",
+                              "value_error.idempotency_key")
+    return key
+
+
+def submit(ctl: Controller, user: str, req: SubmitRequest, key: str | None = None) -> dict[str, Any]:
+    """Validate, then commit the job(s) and their JOBS_PUSH in one transaction.
+
+    With ``key`` (the client's ``Idempotency-Key``), a second submission under the same key by the
+    same user creates nothing and answers with the jobs of the first.
+    """
+    if key is not None:
+        done = _applied(ctl, user, key)
+        if done is not None:
+            return done
     v = validate(ctl, req)
     count = req.array or 1
     now = time.time_ns()
@@ -202,7 +235,13 @@ def submit(ctl: Controller, user: str, req: SubmitRequest) -> dict[str, Any]:
         for start in range(0, count, JOBS_PER_PUSH):
             chunk = [dict(spec, jobid=first + i) for i in range(start, min(count, start + JOBS_PER_PUSH))]
             ctl.publish("JOBS_PUSH", {"njobs": len(chunk), "jobs": chunk}, ts=now)
+        if key is not None:
+            conn.execute(sa.insert(submit_keys).values(user=user, key=key, jobid=first, count=count, ts=now))
     ctl.counts[(v["queue"], PEND)] += count
+    if log.isEnabledFor(logging.INFO):
+        what = f"job {first}" if count == 1 else f"jobs {first}-{first + count - 1} (an array of {count})"
+        log.info("%s submitted by %s to queue %s: PEND", what, user, v["queue"],
+                 extra={"fields": {"job": first, "count": count, "to": PEND, "user": user, "queue": v["queue"]}})
     if ctl.metrics is not None:
         ctl.metrics.submitted.labels(v["queue"]).inc(count)
     return {"jobid": first, "jobids": list(range(first, first + count)), "count": count,

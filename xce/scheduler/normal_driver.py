@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from xce.controller import follow
 from xce.core import SchedulerCore
 from xce.core import events as ev
 from xce.core.decisions import Decision
@@ -47,9 +48,10 @@ class NormalDriver:
                  ca_file: str | None = None, record_dir: str | None = None) -> None:
         from xce.controller.statedir import client_ssl_context
 
-        verify = client_ssl_context(ca_file) if url.startswith("https") else True
-        self.http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30.0,
-                                 verify=verify)
+        verify = client_ssl_context(ca_file) if "https://" in url else True
+        # Several controllers (``--url a,b``): every request goes to the leader, through a takeover;
+        # the feed continues from the same seq there (the leader's log is the database's).
+        self.http = follow.httpx_client(url, token, timeout=30.0, verify=verify)
         self.record_dir = record_dir
         self.seed = seed
         self.round_interval = round_interval
@@ -70,7 +72,9 @@ class NormalDriver:
 
     # -- feed ----------------------------------------------------------------------------
     def _get(self, path: str, **params: Any) -> Any:
-        r = self.http.get(path, params=params, timeout=max(30.0, self.poll_wait + 10))
+        # A long poll that outlasts its wait by 10 s went to a controller that hangs (paused): give up on
+        # it, so that the request goes to the leader.
+        r = self.http.get(path, params=params, timeout=float(params["wait"]) + 10 if params.get("wait") else 30.0)
         if r.status_code == 410:
             raise ResyncNeeded(r.text)
         r.raise_for_status()
@@ -140,7 +144,10 @@ class NormalDriver:
             try:
                 fp = _new_file(path)
             except OSError as exc:
-                log.warning("not recording: cannot create %s: %s", path, exc.strerror or exc)
+                # A path this process cannot write (a typo, another host's directory, a full disk) is the
+                # administrator's to fix; scheduling must not stop over it.
+                log.error("cannot record to %s: %s; recording not started, scheduling goes on", path,
+                          exc.strerror or exc, extra={"fields": {"path": str(path)}})
                 return
             # The recording starts at the last time pushed: events fetched but not yet pushed
             # must not look as if they went back in time.
@@ -160,12 +167,29 @@ class NormalDriver:
 
     # -- rounds --------------------------------------------------------------------------
     def run_round(self) -> int:
+        started = time.perf_counter()
+        nevents = len(self.pending)
         for event in self.pending:
             self._push(event)
         self.pending = []
         self._push(ev.BeginRound(ts=max(time.time_ns(), self.last_ts)))
         self.rounds += 1
+        if log.isEnabledFor(logging.DEBUG):
+            self._log_round(nevents, time.perf_counter() - started)
         return self.flush()
+
+    def _log_round(self, nevents: int, seconds: float) -> None:
+        assert self.core is not None
+        ops: dict[str, int] = {}
+        for d in self.outbox:
+            ops[d.OP] = ops.get(d.OP, 0) + 1
+        pending = sum(q.pending for q in self.core.queues.values())
+        figures = {"round": self.rounds, "events": nevents, "decisions": len(self.outbox),
+                   **{op.lower(): n for op, n in sorted(ops.items())}, "pending": pending,
+                   "ms": round(seconds * 1000, 3)}
+        log.debug("round %d: %d event(s) in, %d decision(s) out (%s), %d job(s) pending, %.1f ms", self.rounds, nevents,
+                  len(self.outbox), ", ".join(f"{n} {op}" for op, n in sorted(ops.items())) or "none", pending,
+                  seconds * 1000, extra={"fields": figures})
 
     def flush(self) -> int:
         if not self.outbox:
@@ -228,22 +252,29 @@ def _new_file(path: str):
 
 def main(*, url: str | None = None, token: str | None = None, state_dir: str | None = None, seed: int = 0,
          round_interval: float = 0.2, max_round_interval: float = 5.0, record_snapshot_interval: int = 10_000,
-         **_: Any) -> None:
+         log_level: str = "INFO", log_format: str | None = None, **_: Any) -> None:
+    from xce import logs
     from xce.controller import statedir
 
+    try:
+        logs.configure("scheduler", log_level, log_format)
+    except ValueError as exc:
+        raise SystemExit(f"xce scheduler: {exc}") from None
+
     sd = statedir.resolve(state_dir)
-    info = statedir.read_info(sd) or {}
-    url = url or os.environ.get("XCE_URL") or info.get("url")
+    url = url or os.environ.get("XCE_URL") or ",".join(statedir.controller_urls(sd))
     if not url:
         raise SystemExit(f"xce scheduler: no controller found: {sd}/controller.json is missing; "
                          f"start one (xce controller) or pass --url")
+    try:
+        follow.parse_urls(url, "--url")
+    except ValueError as exc:
+        raise SystemExit(f"xce scheduler: {exc}") from None
     token_file = statedir.token_path(sd, "scheduler")
     token = token or os.environ.get("XCE_SCHEDULER_TOKEN") or (
         token_file.read_text().strip() if token_file.exists() else None)
     if not token:
         raise SystemExit(f"xce scheduler: no scheduler token: {token_file} is missing; pass --token")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s scheduler %(levelname)s %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
     from xce.plugins import load_entry_points
 
     for problem in load_entry_points():
@@ -272,4 +303,6 @@ if __name__ == "__main__":
     parser.add_argument("--round-interval", type=float, default=0.2)
     parser.add_argument("--max-round-interval", type=float, default=5.0)
     parser.add_argument("--record-snapshot-interval", type=int, default=10_000)
+    parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--log-format")
     main(**vars(parser.parse_args()))

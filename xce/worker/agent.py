@@ -29,6 +29,7 @@ from typing import Any, Callable
 
 import httpx
 
+from xce.controller import follow
 from xce.worker import launch, measure, runner, usage
 from xce.worker.jobstate import JobStateDir, still_alive
 from xce.worker.runner import JobProcess, StartError
@@ -76,9 +77,9 @@ class Agent:
     def _client(self) -> httpx.Client:
         from xce.controller.statedir import client_ssl_context
 
-        verify = client_ssl_context(self.ca_file) if self.url.startswith("https") else True
-        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=30.0,
-                            verify=verify)
+        verify = client_ssl_context(self.ca_file) if "https://" in self.url else True
+        # Several controllers (``--url a,b``): every request goes to the leader, through a takeover.
+        return follow.httpx_client(self.url, self.token, timeout=30.0, verify=verify)
 
     # -- registration ----------------------------------------------------------------------
     def register(self, http: httpx.Client) -> dict[str, Any]:
@@ -333,7 +334,7 @@ class Agent:
                     return 1
             try:
                 r = http.get(f"/v1/workers/{self.name}/actions", params={"after": self.after, "wait": POLL_WAIT_S},
-                             timeout=POLL_WAIT_S + 30)
+                             timeout=POLL_WAIT_S + 10)  # a paused controller: move on to the leader
             except httpx.HTTPError as exc:
                 log.warning("controller unreachable (%s); retrying", exc)
                 self.stopping.wait(1.0)
@@ -378,14 +379,19 @@ def _describe(r: httpx.Response) -> str:
 def main(*, name: str | None = None, slots: int | None = None, state_dir: str | None = None, url: str | None = None,
          token: str | None = None, work_dir: str | None = None, report_interval: float = 3.0,
          run_as_self: bool = False, allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False,
-         log_level: str = "WARNING") -> int:
+         log_level: str = "WARNING", log_format: str | None = None) -> int:
     from xce.controller import statedir
 
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s worker %(levelname)s %(message)s")
+    from xce import logs
+
+    try:
+        logs.configure(f"worker[{name or socket.gethostname()}]", log_level, log_format)
+    except ValueError as exc:
+        print(f"xce worker: {exc}", file=sys.stderr)
+        return 2
     sd = statedir.resolve(state_dir)
     if not url:
-        info = statedir.read_info(sd)
-        url = os.environ.get("XCE_URL") or (info or {}).get("url")
+        url = os.environ.get("XCE_URL") or ",".join(statedir.controller_urls(sd))
     if not token:
         try:
             token = os.environ.get("XCE_WORKER_TOKEN") or statedir.token_path(sd, "worker").read_text().strip()
@@ -394,6 +400,11 @@ def main(*, name: str | None = None, slots: int | None = None, state_dir: str | 
     if not url or not token:
         print(f"xce worker: need the controller's address and a worker token: pass --url and --token, or "
               f"--state-dir of a running controller (looked in {sd})", file=sys.stderr)
+        return 2
+    try:
+        follow.parse_urls(url, "--url")
+    except ValueError as exc:
+        print(f"xce worker: {exc}", file=sys.stderr)
         return 2
     name = name or socket.gethostname()
     agent = Agent(url, token, name=name, slots=slots, job_state=sd / "workers" / name / "jobs", work_dir=work_dir,
@@ -423,6 +434,7 @@ def _parser():
     p.add_argument("--allow-root-jobs", action="store_true")
     p.add_argument("--stop-jobs-on-exit", action="store_true")
     p.add_argument("--log-level", default="WARNING")
+    p.add_argument("--log-format")
     return p
 
 

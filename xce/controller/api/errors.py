@@ -1,12 +1,17 @@
-"""Domain refusals to HTTP: 422 field errors in FastAPI's shape, 409/403/404/410 with a sentence."""
+"""Domain refusals to HTTP: 422 field errors in FastAPI's shape, 409/403/404/410 with a sentence, 503 from a
+controller that lost the lead mid-request."""
 
 from __future__ import annotations
 
+import json
+
 from fastapi import FastAPI, Request
+from fastapi.responses import Response
 
 from xce.config.loader import ConfigError
 from xce.controller.api.responses import json_response
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, Gone, NotFound
+from xce.controller.leadership import NotLeader
 from xce.controller.states import TransitionError
 
 
@@ -18,6 +23,14 @@ def install(app: FastAPI) -> None:
     for exc_type, status in ((TransitionError, 409), (Conflict, 409), (Forbidden, 403), (NotFound, 404),
                              (Gone, 410)):
         app.add_exception_handler(exc_type, _sentence(status))
+
+    @app.exception_handler(NotLeader)
+    async def _not_leader(_: Request, exc: NotLeader):
+        # The transaction was rolled back: the client may send the request again, to the leader.
+        from xce.controller.follow import LEADER_HEADER
+
+        return Response(json.dumps({"detail": str(exc)}), 503, media_type="application/json",
+                        headers={LEADER_HEADER: exc.leader_url or "", "Retry-After": "1"})
 
     @app.exception_handler(ConfigError)
     async def _config(_: Request, exc: ConfigError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 
 from xce.controller import control, submission, views
 from xce.controller.api.responses import COMMON, JobId, MAX_ID, ctl_of, documented, json_response
@@ -20,9 +20,11 @@ Caller = Annotated[Principal, Depends(people)]
 
 @router.post("", status_code=201, summary="Submit a job, or an array of N jobs with `array: N`",
              responses=documented(413))
-async def submit(body: SubmitRequest, request: Request, p: Caller):
+async def submit(body: SubmitRequest, request: Request, p: Caller,
+                 idempotency_key: str | None = Header(None, description="Retrying with the same key (after a "
+                                                      "failover) returns the jobs the first attempt created")):
     ctl = ctl_of(request)
-    res = submission.submit(ctl, p.name, body)
+    res = submission.submit(ctl, p.name, body, submission.check_key(idempotency_key))
     row = res.pop("row")
     res["job"] = views.job_detail(row, [{"ts": row["submit_time"], "from_state": None, "to_state": "PEND",
                                          "reason": "submitted", "actor": p.name}])

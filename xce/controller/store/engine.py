@@ -3,6 +3,11 @@
 SQLite runs in WAL mode with ``synchronous=NORMAL``: a commit survives the controller being
 killed (the WAL is in the OS before ``COMMIT`` returns) and costs no fsync; only a power cut
 can lose the last transactions. PostgreSQL URLs are steered to the psycopg (3) driver.
+
+On PostgreSQL every session of a controller ends a transaction left idle for twice the leadership
+lease (a controller paused inside one must not keep the lease row, or rows a new leader needs,
+locked; see :mod:`xce.controller.leadership`), and waits for a row lock at most a little longer
+than that, so that a stuck session is the one that fails, never the new leader's loop forever.
 """
 
 from __future__ import annotations
@@ -40,9 +45,23 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur.close()
 
 
-def open_engine(url: str) -> Engine:
+def _postgres_session(idle_ms: int):
+    def configure(dbapi_conn, _record) -> None:
+        autocommit = dbapi_conn.autocommit
+        dbapi_conn.autocommit = True
+        with dbapi_conn.cursor() as cur:
+            cur.execute(f"SET idle_in_transaction_session_timeout = {idle_ms}")
+            cur.execute(f"SET lock_timeout = {idle_ms + 2000}")
+        dbapi_conn.autocommit = autocommit
+
+    return configure
+
+
+def open_engine(url: str, lease_s: float = 3.0) -> Engine:
     if url.startswith("sqlite"):
         engine = sa.create_engine(url, connect_args={"check_same_thread": False})
         sa.event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return sa.create_engine(url, pool_pre_ping=True)
+    engine = sa.create_engine(url, pool_pre_ping=True)
+    sa.event.listen(engine, "connect", _postgres_session(max(1000, int(2 * lease_s * 1000))))
+    return engine

@@ -164,3 +164,36 @@ api_tokens = sa.Table(
     sa.Column("revoked_by", sa.String(160)),
     sa.Column("note", sa.Text, nullable=False),
 )
+
+#: The leadership lease of several controllers sharing one PostgreSQL database: one row (id 1). A
+#: controller leads while it holds ``term``; taking over increments it, and every write transaction
+#: of the leader first reads the row ``FOR SHARE`` and checks its term (the fence), so a deposed
+#: leader's transaction either commits before the takeover or fails. ``expires`` is on the
+#: database's clock (microseconds since the epoch), so controllers' clocks never matter.
+leadership = sa.Table(
+    "leadership",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("term", sa.BigInteger, nullable=False),
+    sa.Column("holder", sa.String(255), nullable=False),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("state_dir", sa.Text, nullable=False),
+    sa.Column("url", sa.Text, nullable=False),
+    sa.Column("since", sa.BigInteger, nullable=False),
+    sa.Column("expires", sa.BigInteger, nullable=False),
+)
+
+#: Submissions already applied, by the client's ``Idempotency-Key``: a submission retried after a
+#: failover (the leader died after committing, before answering) returns the jobs it created the
+#: first time instead of creating them again. Pruned after a day, like decision ids.
+submit_keys = sa.Table(
+    "submit_keys",
+    metadata,
+    sa.Column("user", sa.String(128), primary_key=True),
+    sa.Column("key", sa.String(128), primary_key=True),
+    sa.Column("jobid", sa.BigInteger, nullable=False),
+    sa.Column("count", sa.Integer, nullable=False),
+    sa.Column("ts", sa.BigInteger, nullable=False),
+    sa.Index("ix_submit_keys_ts", "ts"),
+)

@@ -1,0 +1,94 @@
+"""Explicit migrations: a controller refuses an older (or newer) schema and says what to run;
+``xceadmin db current`` / ``upgrade`` do it; a new, empty database is created by the first controller."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.script import ScriptDirectory
+
+from xce.controller import statedir
+from xce.controller.launch import LaunchError, start_controller
+from xce.controller.store import engine as store_engine
+from xce.controller.store import migrate
+
+pytestmark = [pytest.mark.integration]
+
+HEAD = migrate.head()
+#: The revision before the newest: "an older schema" (whatever the newest migration is).
+OLDER = ScriptDirectory.from_config(migrate.alembic_config()).get_revision(HEAD).down_revision
+
+
+def xceadmin(*args: str, cwd) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XCE_")}
+    return subprocess.run([sys.executable, "-m", "xce.cli.admin", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=120)
+
+
+def at_revision(url: str, rev: str) -> None:
+    engine = store_engine.open_engine(url)
+    try:
+        with engine.begin() as conn:
+            command.upgrade(migrate.alembic_config(conn), rev)
+    finally:
+        engine.dispose()
+
+
+def where(tmp_path, db_url):
+    """(controller --db arguments, xceadmin db arguments, SQLAlchemy URL) for this store."""
+    if db_url is None:
+        return (), ("--state-dir", str(tmp_path)), store_engine.normalize_url(None, statedir.sqlite_path(tmp_path))
+    return (), ("--db", db_url), db_url
+
+
+def test_an_older_schema_is_refused_until_upgraded(tmp_path, db_url):
+    statedir.ensure(tmp_path)
+    _, db_args, url = where(tmp_path, db_url)
+    at_revision(url, OLDER)
+
+    with pytest.raises(LaunchError) as refused:
+        start_controller(tmp_path, db=db_url, timeout=60)
+    assert f"the database schema is at revision {OLDER}, this XCE needs {HEAD}" in str(refused.value)
+    assert "xceadmin db upgrade " in str(refused.value) and "Traceback" not in str(refused.value)
+
+    cur = xceadmin("db", "current", *db_args, cwd=tmp_path)
+    assert cur.returncode == 1 and f"revision {OLDER}; this XCE needs {HEAD}: run `xceadmin db upgrade`" in cur.stdout
+
+    up = xceadmin("db", "upgrade", *db_args, cwd=tmp_path)
+    assert up.returncode == 0, up.stderr
+    assert f"upgraded from revision {OLDER} to {HEAD}" in up.stdout
+    again = xceadmin("db", "upgrade", *db_args, cwd=tmp_path)
+    assert again.returncode == 0 and f"already at revision {HEAD}; nothing to do" in again.stdout
+    cur = xceadmin("db", "current", *db_args, cwd=tmp_path)
+    assert cur.returncode == 0 and f"revision {HEAD} (up to date)" in cur.stdout
+
+    ctl = start_controller(tmp_path, db=db_url)
+    try:
+        # While it runs, an upgrade is refused: the controller would be migrated under its feet.
+        busy = xceadmin("db", "upgrade", *db_args, cwd=tmp_path)
+        assert busy.returncode == 1 and "stop every controller first" in busy.stderr
+    finally:
+        ctl.stop()
+
+
+def test_a_schema_newer_than_this_xce_is_refused(tmp_path, pg_url):
+    at_revision(pg_url, "head")
+    engine = sa.create_engine(pg_url)
+    with engine.begin() as c:
+        c.exec_driver_sql("update alembic_version set version_num = '0099'")
+    engine.dispose()
+    with pytest.raises(LaunchError) as refused:
+        start_controller(tmp_path, db=pg_url, timeout=60)
+    assert f"revision 0099, which this XCE (newest revision {HEAD}) does not know" in str(refused.value)
+
+
+def test_db_commands_say_what_is_wrong_with_their_arguments(tmp_path):
+    nothing = xceadmin("db", "current", "--state-dir", str(tmp_path / "none"), cwd=tmp_path)
+    assert nothing.returncode == 1 and "does not exist" in nothing.stderr and "Traceback" not in nothing.stderr
+    bad = xceadmin("db", "upgrade", "--db", "mysql://x/y", cwd=tmp_path)
+    assert bad.returncode == 2 and "unsupported database URL" in bad.stderr
