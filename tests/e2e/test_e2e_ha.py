@@ -97,8 +97,11 @@ def test_up_restarts_what_dies_and_down_stops_the_restarted(tmp_path):
         assert f"scheduler restarted (pid {new}, restart 1)" in log
         print(f"\nscheduler back {back:.2f}s after SIGKILL; its pending jobs done after {started:.2f}s")
 
-        # A recording path the scheduler cannot write: refused, said, and scheduling goes on.
-        r = c.xceadmin("scheduler", "record", "start", str(tmp_path / "no" / "such" / "dir" / "rec.jsonl"))
+        # A recording the scheduler cannot write (the file exists already, and it never overwrites one):
+        # refused, said, and scheduling goes on.
+        (c.state / "recordings").mkdir(exist_ok=True)
+        (c.state / "recordings" / "taken.jsonl").write_text("someone else's\n")
+        r = c.xceadmin("scheduler", "record", "start", "taken.jsonl")
         assert r.returncode == 0, r.stderr
         wait_for(lambda: "cannot record to" in c.log("scheduler"), 20, "the scheduler to refuse the path")
         assert "ERROR cannot record to" in c.log("scheduler") and "scheduling goes on" in c.log("scheduler")
