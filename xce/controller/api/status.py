@@ -7,11 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 
 from xce.controller import status as status_view
-from xce.controller.api.responses import ctl_of, json_response
+from xce.controller.api.responses import COMMON, ctl_of, json_response
 from xce.controller.security import any_role
 from xce.controller.tokens import Principal
 
-router = APIRouter(prefix="/v1", tags=["cluster"])
+router = APIRouter(prefix="/v1", tags=["cluster"], responses=COMMON)
 
 
 @router.get("/status", summary="This controller's role, the leader, the database, the scheduler and workers")
