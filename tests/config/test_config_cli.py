@@ -5,28 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import typer
-from typer.testing import CliRunner
 
-from xce.cli.config_cmd import register
+from xce.cli.main import XCE
+from xce.testing.cli import invoke
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture
-def app() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:
-        """Stands in for the real ``xce`` app, which registers this command the same way."""
-
-    register(app)
-    return app
+def app():
+    return XCE
 
 
 def run(app, *args):
-    return CliRunner().invoke(app, ["config", "check", *map(str, args)])
+    return invoke(app, ["config", "check", *map(str, args)])
 
 
 def test_ok_summary(app):
@@ -69,7 +61,7 @@ def test_no_plugins_skips_the_registry_check(app, tmp_path):
 
 
 def test_help_has_an_example(app):
-    result = CliRunner().invoke(app, ["config", "check", "--help"])
+    result = invoke(app, ["config", "check", "--help"])
     assert result.exit_code == 0
     assert "$ xce config check /etc/xce/xce.toml" in result.stdout
     assert "--no-plugins" in result.stdout

@@ -4,28 +4,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import typer
-from typer.testing import CliRunner
-
-from xce.cli.sim_cmd import parse_window, register
+from xce.cli.main import XCE
+from xce.cli.sim_cmd import parse_window
+from xce.testing.cli import invoke
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _app():
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        pass
-
-    register(app)
-    return app
-
-
 def _run(*args):
-    return CliRunner().invoke(_app(), ["sim", "run", *map(str, args)])
+    return invoke(XCE, ["sim", "run", *map(str, args)])
 
 
 def test_json_summary_and_files(tmp_path):
@@ -129,9 +117,9 @@ def test_batsim_layout_reads_back(tmp_path):
 
 def test_a_plain_run_imports_neither_matplotlib_nor_the_config_loader():
     """Fast start: plotting and configuration validation cost ~0.7 s of imports; a run that needs neither skips them."""
-    code = ("import sys\nfrom xce.cli.sim_cmd import sim_app\n"
-            "try:\n    sim_app(['run', '--workload', sys.argv[1], '--max-jobs', '50', '--json'])\n"
-            "except SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+    code = ("import sys\nfrom xce.cli.main import XCE\n"
+            "code = XCE.run(['sim', 'run', '--workload', sys.argv[1], '--max-jobs', '50', '--json'])\n"
+            "assert code == 0, code\n"
             "print(sorted(m for m in ('matplotlib', 'xce.config.loader', 'xce.config.schema', 'rich.progress') if m in sys.modules), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code, str(ROOT / "examples" / "traces" / "NASA-iPSC-1993-3.1-cln.swf")],
                          capture_output=True, text=True, cwd=ROOT)

@@ -1,29 +1,15 @@
 """The ``xceadmin`` command: tokens, configuration reload, scheduler recording, the database schema,
 checking a running cluster.
 
-Commands are registered exactly as for ``xce`` (see :mod:`xce.cli.main`): one line in
-:data:`COMMANDS` naming a module with a ``register(app)`` function.
+Commands are declared exactly as for ``xce`` (see :mod:`xce.cli.main` and :mod:`xce.cli.spec`):
+one line in :data:`COMMANDS` naming a module whose ``COMMAND_SPECS`` declares the command.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
-from urllib.parse import quote
 
-import typer
-
-from xce.cli.spec import examples_epilog
-
-from xce.cli.client import call, connect, fail, print_json
-
-UrlOpt = Annotated[str | None, typer.Option("--url", help="Controller URL [env XCE_URL; default from the state dir]",
-                                            show_default=False)]
-TokenOpt = Annotated[str | None, typer.Option("--token", help="Admin token [env XCE_TOKEN; default from the state "
-                                              "dir]", show_default=False)]
-StateDirOpt = Annotated[str | None, typer.Option("--state-dir", help="State directory [env XCE_STATE_DIR; ~/.xce]",
-                                                 show_default=False)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+from xce.cli.spec import JSON, Arg, Command, Group, Opt, Program, common_options
 
 COMMANDS: dict[str, str] = {
     "user": "xce.cli.admin",
@@ -68,135 +54,156 @@ def _when(ns: int | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ns / 1e9))
 
 
-def register(app: typer.Typer) -> None:
-    user_app = typer.Typer(help="Users and their tokens.", no_args_is_help=True)
-    app.add_typer(user_app, name="user")
+def user_add(name: str, admin: bool, as_json: bool, url: str | None, token: str | None,
+             state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, print_json
 
-    @user_app.command("add", help="Issue a token for user NAME (the same as `xceadmin token create NAME`).",
-                      epilog=examples_epilog("xceadmin user add ann", "xceadmin user add bob --admin"))
-    def user_add(
-        name: Annotated[str, typer.Argument(help="Unix user name (the owner of the jobs this token submits).")],
-        admin: Annotated[bool, typer.Option("--admin", help="Make the token an admin token.")] = False,
-        as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None, state_dir: StateDirOpt = None,
-    ) -> None:
-        res = call(connect(url, token, state_dir).post, "/v1/admin/users", {"name": name, "admin": admin})
-        if as_json:
-            print_json(res)
-        else:
-            print(res["token"])
+    res = call(connect(url, token, state_dir).post, "/v1/admin/users", {"name": name, "admin": admin})
+    if as_json:
+        print_json(res)
+    else:
+        print(res["token"])
 
-    token_app = typer.Typer(help="Tokens: issue, list, revoke.", no_args_is_help=True)
-    app.add_typer(token_app, name="token")
 
-    @token_app.command("create", help="Issue a token for NAME and print it (it is shown only this once).",
-                       epilog=examples_epilog("xceadmin token create ann --expires 90d",
-                                              "xceadmin token create node07 --role worker --note 'rack 3'",
-                                              "xceadmin token create ops --role admin --expires 12h"))
-    def token_create(
-        name: Annotated[str, typer.Argument(help="Unix user name (user, admin), host name or '*' (worker), "
-                                           "service name (scheduler).")],
-        role: Annotated[str, typer.Option("--role", help="user, admin, worker or scheduler.")] = "user",
-        expires: Annotated[str | None, typer.Option("--expires", help="Lifetime (90d, 12h, 30m, 2w) or expiry time "
-                                                    "(ISO-8601); default: until revoked.", show_default=False)] = None,
-        note: Annotated[str, typer.Option("--note", help="Why the token exists (shown by `token list`).")] = "",
-        as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None, state_dir: StateDirOpt = None,
-    ) -> None:
-        try:
-            lifetime = parse_lifetime(expires) if expires else None
-        except ValueError as exc:
-            fail(str(exc), 2)
-        res = call(connect(url, token, state_dir).post, "/v1/admin/tokens",
-                   {"name": name, "role": role, "expires_in_s": lifetime, "note": note})
-        if as_json:
-            print_json(res)
-        else:
-            print(res["token"])
-            print(f"xceadmin: token {res['id']} for {res['name']} (role {res['role']}, expires {_when(res['expires'])})"
-                  f"; it is not shown again", file=sys.stderr)
+def token_create(name: str, role: str, expires: str | None, note: str, as_json: bool, url: str | None,
+                 token: str | None, state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, fail, print_json
 
-    @token_app.command("list", help="Issued tokens with their id, owner, role, creation and expiry (never the "
-                       "token itself).", epilog=examples_epilog("xceadmin token list", "xceadmin token list --all"))
-    def token_list(
-        show_all: Annotated[bool, typer.Option("--all", help="Include revoked and expired tokens.")] = False,
-        as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None, state_dir: StateDirOpt = None,
-    ) -> None:
-        res = call(connect(url, token, state_dir).get, "/v1/admin/tokens", all=str(show_all).lower())
-        if as_json:
-            print_json(res)
-            return
-        rows = [("ID", "NAME", "ROLE", "STATUS", "CREATED", "EXPIRES", "NOTE")]
-        rows += [(t["id"], t["name"], t["role"], t["status"], _when(t["created"]), _when(t["expires"]), t["note"])
-                 for t in res["tokens"]]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-        for r in rows:
-            print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
+    try:
+        lifetime = parse_lifetime(expires) if expires else None
+    except ValueError as exc:
+        fail(str(exc), 2)
+    res = call(connect(url, token, state_dir).post, "/v1/admin/tokens",
+               {"name": name, "role": role, "expires_in_s": lifetime, "note": note})
+    if as_json:
+        print_json(res)
+    else:
+        print(res["token"])
+        print(f"xceadmin: token {res['id']} for {res['name']} (role {res['role']}, expires {_when(res['expires'])})"
+              f"; it is not shown again", file=sys.stderr)
 
-    @token_app.command("revoke", help="Revoke tokens by id: every later request with them is refused (401).",
-                       epilog=examples_epilog("xceadmin token revoke 3f2a9c0d1e4b5a67"))
-    def token_revoke(
-        ids: Annotated[list[str], typer.Argument(help="Token ids (from `xceadmin token list`).")],
-        as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None, state_dir: StateDirOpt = None,
-    ) -> None:
-        client = connect(url, token, state_dir)
-        done = [call(client.post, f"/v1/admin/tokens/{quote(i, safe='')}/revoke") for i in ids]
-        if as_json:
-            print_json({"tokens": done})
-        else:
-            for t in done:
-                print(f"Token {t['id']} of {t['name']} ({t['role']}) revoked.")
 
-    @app.command(help="Reload the controller's configuration file; an invalid file is refused and nothing changes.",
-                 epilog=examples_epilog("xce config check xce.toml && xceadmin reconfig"))
-    def reconfig(as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
-                 state_dir: StateDirOpt = None) -> None:
-        res = call(connect(url, token, state_dir).post, "/v1/admin/reconfig")
-        if as_json:
-            print_json(res)
-        elif res["changed"]:
-            print(f"Configuration reloaded from {res['config_file']}; pushed to the scheduler.")
-        else:
-            print(f"Configuration in {res['config_file']} is unchanged.")
+def token_list(show_all: bool, as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, print_json
 
-    sched_app = typer.Typer(help="Scheduler control.", no_args_is_help=True)
-    record_app = typer.Typer(help="Record the scheduler's input events and decisions to a replay file.",
-                             no_args_is_help=True)
-    app.add_typer(sched_app, name="scheduler")
-    sched_app.add_typer(record_app, name="record")
+    res = call(connect(url, token, state_dir).get, "/v1/admin/tokens", all=str(show_all).lower())
+    if as_json:
+        print_json(res)
+        return
+    rows = [("ID", "NAME", "ROLE", "STATUS", "CREATED", "EXPIRES", "NOTE")]
+    rows += [(t["id"], t["name"], t["role"], t["status"], _when(t["created"]), _when(t["expires"]), t["note"])
+             for t in res["tokens"]]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
 
-    @record_app.command("start", help="Snapshot, then record every event and decision to FILE.",
-                        epilog=examples_epilog("xceadmin scheduler record start /var/tmp/rec.jsonl --record-snapshot-interval 5000",
-                                               "xce scheduler --sim /var/tmp/rec.jsonl --sim-verify"))
-    def record_start(
-        file: Annotated[str | None, typer.Argument(help="Replay file on the scheduler's host "
-                                                   "(default: the scheduler's choice).")] = None,
-        record_snapshot_interval: Annotated[int | None, typer.Option(
-            "--record-snapshot-interval", min=0, help="Append a fresh snapshot every N events (0: only the first).")] = None,
-        as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None, state_dir: StateDirOpt = None,
-    ) -> None:
-        res = call(connect(url, token, state_dir).post, "/v1/admin/scheduler/record",
-                   {"action": "start", "file": file, "snapshot_interval": record_snapshot_interval})
-        if as_json:
-            print_json(res)
-        else:
-            print(f"Recording start requested (control command {res['seq']}); the scheduler picks it up.")
 
-    @record_app.command("stop", help="Stop recording and close the replay file.")
-    def record_stop(as_json: JsonOpt = False, url: UrlOpt = None, token: TokenOpt = None,
-                    state_dir: StateDirOpt = None) -> None:
-        res = call(connect(url, token, state_dir).post, "/v1/admin/scheduler/record", {"action": "stop"})
-        if as_json:
-            print_json(res)
-        else:
-            print(f"Recording stop requested (control command {res['seq']}).")
+def token_revoke(ids: list[str], as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, print_json, quote
+
+    client = connect(url, token, state_dir)
+    done = [call(client.post, f"/v1/admin/tokens/{quote(i)}/revoke") for i in ids]
+    if as_json:
+        print_json({"tokens": done})
+    else:
+        for t in done:
+            print(f"Token {t['id']} of {t['name']} ({t['role']}) revoked.")
+
+
+def reconfig(as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, print_json
+
+    res = call(connect(url, token, state_dir).post, "/v1/admin/reconfig")
+    if as_json:
+        print_json(res)
+    elif res["changed"]:
+        print(f"Configuration reloaded from {res['config_file']}; pushed to the scheduler.")
+    else:
+        print(f"Configuration in {res['config_file']} is unchanged.")
+
+
+def record_start(file: str | None, record_snapshot_interval: int | None, as_json: bool, url: str | None,
+                 token: str | None, state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, print_json
+
+    res = call(connect(url, token, state_dir).post, "/v1/admin/scheduler/record",
+               {"action": "start", "file": file, "snapshot_interval": record_snapshot_interval})
+    if as_json:
+        print_json(res)
+    else:
+        print(f"Recording start requested (control command {res['seq']}); the scheduler picks it up.")
+
+
+def record_stop(as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, print_json
+
+    res = call(connect(url, token, state_dir).post, "/v1/admin/scheduler/record", {"action": "stop"})
+    if as_json:
+        print_json(res)
+    else:
+        print(f"Recording stop requested (control command {res['seq']}).")
+
+
+def _admin_options() -> list[Opt]:
+    return [JSON, *common_options()]
+
+
+COMMAND_SPECS = [
+    Group("user", "Users and their tokens.", [
+        Command("add", "Issue a token for user NAME (the same as `xceadmin token create NAME`).",
+                [Arg("name", help="Unix user name (the owner of the jobs this token submits)."),
+                 Opt("admin", ("--admin",), bool, False, help="Make the token an admin token."),
+                 *_admin_options()],
+                user_add, examples=("xceadmin user add ann", "xceadmin user add bob --admin")),
+    ], examples=("xceadmin user add ann",)),
+    Group("token", "Tokens: issue, list, revoke.", [
+        Command("create", "Issue a token for NAME and print it (it is shown only this once).",
+                [Arg("name", help="Unix user name (user, admin), host name or '*' (worker), service name "
+                                  "(scheduler)."),
+                 Opt("role", ("--role",), default="user", choices=("user", "admin", "worker", "scheduler"),
+                     help="The token's role."),
+                 Opt("expires", ("--expires",), metavar="WHEN",
+                     help="Lifetime (90d, 12h, 30m, 2w) or expiry time (ISO-8601); default: until revoked."),
+                 Opt("note", ("--note",), default="", help="Why the token exists (shown by `token list`)."),
+                 *_admin_options()],
+                token_create, examples=("xceadmin token create ann --expires 90d",
+                                        "xceadmin token create node07 --role worker --note 'rack 3'",
+                                        "xceadmin token create ops --role admin --expires 12h")),
+        Command("list", "Issued tokens with their id, owner, role, creation and expiry (never the token itself).",
+                [Opt("show_all", ("--all",), bool, False, help="Include revoked and expired tokens."),
+                 *_admin_options()],
+                token_list, examples=("xceadmin token list", "xceadmin token list --all")),
+        Command("revoke", "Revoke tokens by id: every later request with them is refused (401).",
+                [Arg("ids", many=True, metavar="ID", help="Token ids (from `xceadmin token list`)."),
+                 *_admin_options()],
+                token_revoke, examples=("xceadmin token revoke 3f2a9c0d1e4b5a67",)),
+    ], examples=("xceadmin token create ann --expires 90d", "xceadmin token list")),
+    Command("reconfig", "Reload the controller's configuration file; an invalid file is refused and nothing changes.",
+            _admin_options(), reconfig, examples=("xce config check xce.toml && xceadmin reconfig",)),
+    Group("scheduler", "Scheduler control.", [
+        Group("record", "Record the scheduler's input events and decisions to a replay file.", [
+            Command("start", "Snapshot, then record every event and decision to FILE.",
+                    [Arg("file", required=False, complete="file",
+                         help="Replay file on the scheduler's host (default: the scheduler's choice)."),
+                     Opt("record_snapshot_interval", ("--record-snapshot-interval",), int, None, min=0,
+                         metavar="N", help="Append a fresh snapshot every N events (0: only the first)."),
+                     *_admin_options()],
+                    record_start,
+                    examples=("xceadmin scheduler record start /var/tmp/rec.jsonl --record-snapshot-interval 5000",
+                              "xce scheduler --sim /var/tmp/rec.jsonl --sim-verify")),
+            Command("stop", "Stop recording and close the replay file.", _admin_options(), record_stop,
+                    examples=("xceadmin scheduler record stop",)),
+        ], examples=("xceadmin scheduler record start /var/tmp/rec.jsonl",)),
+    ], examples=("xceadmin scheduler record start /var/tmp/rec.jsonl", "xceadmin scheduler record stop")),
+]
+
+XCEADMIN = Program("xceadmin", "XCE administration: tokens, configuration, scheduler control, the database, "
+                               "checking the cluster.", COMMANDS,
+                   examples=("xceadmin token create ann --expires 90d", "xceadmin reconfig", "xceadmin check"))
 
 
 def main(argv: list[str] | None = None) -> None:
-    from xce.cli.main import build
-
-    args = sys.argv[1:] if argv is None else argv
-    app = build(COMMANDS, args, "xceadmin", "XCE administration: users, configuration, scheduler control, "
-                                             "the database, checking the cluster.")
-    app(args=args, prog_name="xceadmin")
+    XCEADMIN.main(argv)
 
 
 if __name__ == "__main__":

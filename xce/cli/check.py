@@ -10,18 +10,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from xce.cli.spec import examples_epilog
-
-UrlOpt = Annotated[str | None, typer.Option("--url", help="Controller URL(s), comma-separated [env XCE_URL; default "
-                                            "from the state dir]", show_default=False)]
-TokenOpt = Annotated[str | None, typer.Option("--token", help="Admin token [env XCE_TOKEN; default from the state "
-                                              "dir]", show_default=False)]
-StateDirOpt = Annotated[str | None, typer.Option("--state-dir", help="State directory [env XCE_STATE_DIR; ~/.xce]",
-                                                 show_default=False)]
+from xce.cli.spec import JSON, Command, Opt, common_options
 
 #: Default tolerances: a clock further off than this from the database's, a scheduler silent longer
 #: than this, a database round trip slower than this, are problems.
@@ -181,42 +172,46 @@ def _workers(rep: Report, st: dict[str, Any]) -> None:
         rep.ok("workers", f"{len(ok)} reporting ({shown})")
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("check", help="Verify a running cluster: controllers, leader, database, clocks, scheduler, "
-                               "workers; print what is wrong (exit 0 all well, 1 problems, 3 no controller answers).",
-                 epilog=examples_epilog("xceadmin check", "xceadmin check --url http://ctl1:6820,http://ctl2:6820",
-                                        "xceadmin check --json"))
-    def check(url: UrlOpt = None, token: TokenOpt = None, state_dir: StateDirOpt = None,
-              as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
-              clock_tolerance: Annotated[float, typer.Option(help="Seconds a clock may be off the database's.",
-                                                             min=0.0)] = CLOCK_TOLERANCE_S,
-              scheduler_silence: Annotated[float, typer.Option(help="Seconds the scheduler may go without reading "
-                                                               "the event log.", min=0.0)] = SCHEDULER_SILENT_S) -> None:
-        import os
+def check(as_json: bool, clock_tolerance: float, scheduler_silence: float, url: str | None, token: str | None,
+          state_dir: str | None) -> int:
+    import os
 
-        from xce.cli.client import EXIT_UNREACHABLE, fail, print_json
-        from xce.controller import follow, statedir
+    from xce.cli.client import EXIT_UNREACHABLE, fail, print_json
+    from xce.controller import follow, statedir
 
-        sd = statedir.resolve(state_dir)
-        text = url or os.environ.get("XCE_URL") or ",".join(statedir.controller_urls(sd))
-        if not text:
-            fail(f"no controller address: pass --url, set XCE_URL, or --state-dir of a cluster "
-                 f"(no {statedir.info_path(sd)})", EXIT_UNREACHABLE)
-        try:
-            urls = follow.parse_urls(text)
-        except ValueError as exc:
-            fail(str(exc), 2)
-        token = token or os.environ.get("XCE_TOKEN") or statedir.read_token(sd)
-        rep = judge(urls, token, Limits(clock_tolerance, scheduler_silence))
-        reachable = rep.answered > 0
-        if as_json:
-            print_json({"ok": rep.problems == 0 and reachable,
-                        "checks": [{"ok": ok, "what": what, "detail": d} for ok, what, d in rep.lines]})
-        else:
-            for ok, what, detail in rep.lines:
-                print(f"{'OK     ' if ok else 'PROBLEM'}  {what}: {detail}")
-            print("all well" if rep.problems == 0 else f"{rep.problems} problem(s)")
-        if not reachable:
-            raise typer.Exit(EXIT_UNREACHABLE)
-        if rep.problems:
-            raise typer.Exit(1)
+    sd = statedir.resolve(state_dir)
+    text = url or os.environ.get("XCE_URL") or ",".join(statedir.controller_urls(sd))
+    if not text:
+        fail(f"no controller address: pass --url, set XCE_URL, or --state-dir of a cluster "
+             f"(no {statedir.info_path(sd)})", EXIT_UNREACHABLE)
+    try:
+        urls = follow.parse_urls(text)
+    except ValueError as exc:
+        fail(str(exc), 2)
+    token = token or os.environ.get("XCE_TOKEN") or statedir.read_token(sd)
+    rep = judge(urls, token, Limits(clock_tolerance, scheduler_silence))
+    reachable = rep.answered > 0
+    if as_json:
+        print_json({"ok": rep.problems == 0 and reachable,
+                    "checks": [{"ok": ok, "what": what, "detail": d} for ok, what, d in rep.lines]})
+    else:
+        for ok, what, detail in rep.lines:
+            print(f"{'OK     ' if ok else 'PROBLEM'}  {what}: {detail}")
+        print("all well" if rep.problems == 0 else f"{rep.problems} problem(s)")
+    if not reachable:
+        return EXIT_UNREACHABLE
+    return 1 if rep.problems else 0
+
+
+COMMAND_SPECS = [Command(
+    "check", "Verify a running cluster: controllers, leader, database, clocks, scheduler, workers; print what is "
+             "wrong (exit 0 all well, 1 problems, 3 no controller answers).",
+    [JSON,
+     Opt("clock_tolerance", ("--clock-tolerance",), float, CLOCK_TOLERANCE_S, min=0.0, metavar="SECONDS",
+         help="Seconds a clock may be off the database's."),
+     Opt("scheduler_silence", ("--scheduler-silence",), float, SCHEDULER_SILENT_S, min=0.0, metavar="SECONDS",
+         help="Seconds the scheduler may go without reading the event log."),
+     *common_options()],
+    check,
+    examples=("xceadmin check", "xceadmin check --url http://ctl1:6820,http://ctl2:6820", "xceadmin check --json"),
+)]

@@ -1,9 +1,9 @@
 """Talking to the controller from a short-lived CLI process.
 
-Uses the standard library's ``http.client`` rather than httpx on purpose: ``xce submit`` and
-``xce jobs`` run in shell loops, and importing httpx alone costs ~80-100 ms (it pulls in its own
-CLI, rich and click), which is most of the time budget of a whole command. One keep-alive
-connection serves every request of a command.
+``xce submit`` and ``xce jobs`` run in shell loops, so a client process imports only the standard
+library's ``json``, ``os`` and ``_socket`` (see :mod:`xce.cli.transport` for why not httpx or
+``http.client``; ``ssl`` only for ``https://``). One keep-alive connection serves every request of a
+command.
 
 Where the controller is and which token to use, first match wins:
 
@@ -16,22 +16,21 @@ Where the controller is and which token to use, first match wins:
   else the system's
 * state dir: ``--state-dir``, ``$XCE_STATE_DIR``, ``~/.xce``
 
-No typer import here: the fast path of :mod:`xce.cli.spec` runs commands without typer. Exit codes
-shared by all commands: 0 ok, 1 refused or failed, 2 usage, 3 controller unreachable.
+Exit codes shared by all commands: 0 ok, 1 refused or failed, 2 usage, 3 controller unreachable.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import sys
-from typing import Any, NoReturn
-from urllib.parse import urlencode, urlsplit
 
+from xce.cli.transport import Connection, Endpoint, TransportError
 from xce.controller import statedir
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+
+_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
 class Unreachable(Exception):
@@ -39,13 +38,13 @@ class Unreachable(Exception):
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, detail: Any) -> None:
+    def __init__(self, status: int, detail) -> None:
         super().__init__(f"HTTP {status}")
         self.status = status
         self.detail = detail
 
 
-def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
+def fail(message: str, code: int = EXIT_FAILED):
     print(f"xce: {message}", file=sys.stderr)
     raise SystemExit(code)
 
@@ -64,9 +63,26 @@ def describe(err: ApiError) -> list[str]:
     return [f"HTTP {err.status}: {detail}"]
 
 
+def quote(text: str) -> str:
+    """Percent-encoding of a path segment or query value (RFC 3986 unreserved characters stay)."""
+    return "".join(chr(b) if b in _SAFE else f"%{b:02X}" for b in text.encode())
+
+
+def query(params: dict) -> str:
+    """``a=1&id=2&id=3`` from a dict whose list values repeat the key; None values are left out."""
+    pairs = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        for v in value if isinstance(value, (list, tuple)) else (value,):
+            pairs.append(f"{quote(str(key))}={quote(str(v))}")
+    return "&".join(pairs)
+
+
 class Client:
-    """One controller, or several (``http://a:8000,http://b:8000``): requests go to the leader, found
-    and followed by :class:`xce.controller.follow.Leader`."""
+    """JSON requests to one controller, or to the leader of several (``http://a:8000,http://b:8000``,
+    found and followed by :class:`xce.controller.follow.Leader`). :meth:`send` is the one place that
+    touches the network."""
 
     def __init__(self, url: str, token: str | None, timeout: float = 60.0, *, munge_socket: str | None = None,
                  ca_file: str | None = None) -> None:
@@ -74,6 +90,7 @@ class Client:
 
         try:
             self.leader = Leader(parse_urls(url))
+            self._endpoints = {u: Endpoint(u, ca_file=ca_file, timeout=timeout) for u in self.leader.urls}
         except ValueError as exc:
             fail(str(exc), EXIT_USAGE)
         self.timeout = timeout
@@ -82,25 +99,20 @@ class Client:
             self.headers["Authorization"] = f"Bearer {token}"
         self.munge_socket = None if token else munge_socket
         self.ca_file = ca_file
-        self._conn: http.client.HTTPConnection | None = None
-        self._conn_url: str | None = None
+        self._conn: Connection | None = None
 
     @property
     def url(self) -> str:
         return self.leader.url
 
-    def _connection(self, url: str) -> tuple[http.client.HTTPConnection, str]:
-        parts = urlsplit(url)
-        if self._conn is None or self._conn_url != url:
+    def _connection(self, url: str) -> Connection:
+        if self._conn is None or self._conn.endpoint.url != url:
             self.close()
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-            if parts.scheme == "https":
-                context = statedir.client_ssl_context(self.ca_file)
-                self._conn = http.client.HTTPSConnection(parts.hostname, port, timeout=self.timeout, context=context)
-            else:
-                self._conn = http.client.HTTPConnection(parts.hostname, port, timeout=self.timeout)
-            self._conn_url = url
-        return self._conn, parts.path.rstrip("/")
+            endpoint = self._endpoints.get(url)
+            if endpoint is None:  # a leader named by a follower, not in the list we were given
+                endpoint = self._endpoints[url] = Endpoint(url, ca_file=self.ca_file, timeout=self.timeout)
+            self._conn = Connection(endpoint)
+        return self._conn
 
     def _munge_header(self, method: str, path: str) -> str:
         """A fresh credential for this one request (munged refuses a credential decoded twice)."""
@@ -112,46 +124,55 @@ class Client:
             raise Unreachable(f"cannot get a MUNGE credential from {self.munge_socket}: {exc}") from None
         return f"MUNGE {cred}"
 
-    def _send(self, url: str, method: str, path: str, data: bytes | None, headers: dict[str, str]):
-        """One exchange with the controller at ``url``: (status, headers, body)."""
+    def _exchange(self, url: str, method: str, target: str, data: bytes | None, headers: dict[str, str]):
+        """One exchange with the controller at ``url``: (status, headers, (status, body)). A kept-alive
+        connection the server closed meanwhile is retried once on a fresh one."""
         for attempt in (1, 2):
-            conn, base = self._connection(url)
+            conn = self._connection(url)
             if self.munge_socket:
-                headers = dict(headers, Authorization=self._munge_header(method, base + path))
+                headers = dict(headers, Authorization=self._munge_header(method, conn.endpoint.base + target))
             try:
-                conn.request(method, base + path, body=data, headers=headers)
-                resp = conn.getresponse()
-                raw = resp.read()
-                return resp.status, resp.headers, (resp.status, raw)
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
-                # A kept-alive connection the server closed: retry once on a fresh one.
+                resp = conn.request(method, target, data, headers)
+                return resp.status, resp.headers, (resp.status, resp.body)
+            except TransportError as exc:
                 self.close()
-                if attempt == 2:
+                if not exc.retryable or attempt == 2:
                     raise
-            except (OSError, http.client.HTTPException):
+            except OSError:
                 self.close()
                 raise
         raise AssertionError("unreachable")
 
-    def request(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None) -> Any:
-        """The decoded JSON answer of a 2xx response; ApiError otherwise; Unreachable on network failure."""
-        from xce.controller.follow import KEY_HEADER, NoLeader, request_key
+    def send(self, method: str, target: str, data: bytes | None, headers: dict[str, str] | None = None
+             ) -> tuple[int, bytes]:
+        """Status and raw body of one request to the leader; Unreachable when no controller answers."""
+        from xce.controller.follow import NoLeader
 
-        if params:
-            path += "?" + urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
-        data = json.dumps(body).encode() if body is not None else None
-        headers = self.headers if method != "POST" else {**self.headers, KEY_HEADER: request_key()}
-        where = self.leader.url if len(self.leader.urls) == 1 else "any of " + ", ".join(self.leader.urls)
+        headers = headers or self.headers
+        urls = self.leader.urls
+        where = self.leader.url if len(urls) == 1 else "any of " + ", ".join(urls)
         try:
-            status, raw = self.leader.exchange(lambda url: self._send(url, method, path, data, headers),
-                                               (OSError, http.client.HTTPException))
+            return self.leader.exchange(lambda url: self._exchange(url, method, target, data, headers), (OSError,))
         except NoLeader as exc:
             raise Unreachable(f"no controller leads: {exc}") from None
         except ssl_errors() as exc:
             raise Unreachable(f"cannot reach the controller at {where} securely: {exc}") from None
-        except (OSError, http.client.HTTPException) as exc:
+        except OSError as exc:
             reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
             raise Unreachable(f"cannot reach the controller at {where}: {reason}") from None
+
+    def request(self, method: str, path: str, body=None, params: dict | None = None):
+        """The decoded JSON answer of a 2xx response; ApiError otherwise; Unreachable on network failure."""
+        from xce.controller.follow import KEY_HEADER, request_key
+
+        if params:
+            q = query(params)
+            if q:
+                path += "?" + q
+        data = json.dumps(body).encode() if body is not None else None
+        # A retried POST (a new leader, a dropped connection) is recognised by its key and not done twice.
+        headers = self.headers if method != "POST" else {**self.headers, KEY_HEADER: request_key()}
+        status, raw = self.send(method, path, data, headers)
         try:
             obj = json.loads(raw) if raw else None
         except ValueError:
@@ -160,13 +181,13 @@ class Client:
             raise ApiError(status, obj.get("detail", obj) if isinstance(obj, dict) else obj)
         return obj
 
-    def get(self, path: str, **params: Any) -> Any:
+    def get(self, path: str, **params):
         return self.request("GET", path, params=params)
 
-    def post(self, path: str, body: Any = None) -> Any:
+    def post(self, path: str, body=None):
         return self.request("POST", path, body=body if body is not None else {})
 
-    def patch(self, path: str, body: Any) -> Any:
+    def patch(self, path: str, body):
         return self.request("PATCH", path, body=body)
 
     def close(self) -> None:
@@ -197,7 +218,7 @@ def ssl_errors() -> tuple[type[BaseException], ...]:
     return (ssl.SSLError, ssl.CertificateError) if ssl is not None else ()
 
 
-def call(fn, *args: Any, **kwargs: Any) -> Any:
+def call(fn, *args, **kwargs):
     """Run one API call, turning failures into the CLI's messages and exit codes."""
     try:
         return fn(*args, **kwargs)
@@ -209,5 +230,5 @@ def call(fn, *args: Any, **kwargs: Any) -> Any:
         raise SystemExit(EXIT_FAILED) from None
 
 
-def print_json(obj: Any) -> None:
+def print_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True) + "\n")

@@ -69,8 +69,3 @@ COMMAND_SPECS = [
     Command("queues", "Queues: priority, status, job counts.", [JSON, *common_options()], queues,
             examples=("xce queues", "xce queues --json")),
 ]
-
-
-def register(app) -> None:
-    for c in COMMAND_SPECS:
-        c.register(app)

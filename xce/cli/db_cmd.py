@@ -11,18 +11,10 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
-from typing import Annotated
 
-import typer
+from xce.cli.spec import JSON, Command, Group, Opt
 
-from xce.cli.spec import examples_epilog
 
-DbOpt = Annotated[str | None, typer.Option("--db", envvar="XCE_DB", show_default=False,
-                                           help="Database URL (postgresql://...) [env XCE_DB; default: the SQLite "
-                                                "store of the state directory]")]
-StateDirOpt = Annotated[str | None, typer.Option("--state-dir", help="State directory [env XCE_STATE_DIR; ~/.xce]",
-                                                 show_default=False)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
 def _engine(db: str | None, state_dir: str | None):
@@ -42,7 +34,7 @@ def _engine(db: str | None, state_dir: str | None):
 
 def _fail(message: str, code: int = 1):
     print(f"xceadmin db: {message}", file=sys.stderr)
-    raise typer.Exit(code)
+    raise SystemExit(code)
 
 
 def _shown(engine) -> str:
@@ -76,68 +68,76 @@ def _running_controller(engine, sd) -> str | None:
     return None
 
 
-def register(app: typer.Typer) -> None:
-    db_app = typer.Typer(help="The database schema: which revision it is at, and upgrading it.",
-                         no_args_is_help=True)
-    app.add_typer(db_app, name="db")
+def current(db: str | None, state_dir: str | None, as_json: bool) -> int:
+    import sqlalchemy as sa
 
-    @db_app.command("current", help="Print the database's schema revision and whether it needs an upgrade "
-                                    "(exit 0 up to date, 1 needs `xceadmin db upgrade`).",
-                    epilog=examples_epilog("xceadmin db current --state-dir /var/lib/xce",
-                                           "XCE_DB=postgresql://xce@db/xce xceadmin db current"))
-    def current(db: DbOpt = None, state_dir: StateDirOpt = None, as_json: JsonOpt = False) -> None:
-        import sqlalchemy as sa
+    from xce.cli.client import print_json
+    from xce.controller.store import migrate
 
-        from xce.cli.client import print_json
-        from xce.controller.store import migrate
+    engine, _ = _engine(db, state_dir)
+    try:
+        rev = migrate.revision(engine)
+    except sa.exc.SQLAlchemyError as exc:
+        _fail(f"cannot read {_shown(engine)}: {str(exc).splitlines()[0]}")
+    finally:
+        engine.dispose()
+    if as_json:
+        print_json({"database": _shown(engine), "revision": rev.current, "head": rev.head,
+                    "up_to_date": rev.at_head})
+    elif rev.current is None:
+        print(f"{_shown(engine)}: no XCE schema yet (a controller or `xceadmin db upgrade` creates revision "
+              f"{rev.head})")
+    elif rev.at_head:
+        print(f"{_shown(engine)}: revision {rev.current} (up to date)")
+    else:
+        print(f"{_shown(engine)}: revision {rev.current}; this XCE needs {rev.head}: run `xceadmin db upgrade`")
+    return 0 if rev.at_head else 1
 
-        engine, _ = _engine(db, state_dir)
-        try:
-            rev = migrate.revision(engine)
-        except sa.exc.SQLAlchemyError as exc:
-            _fail(f"cannot read {_shown(engine)}: {str(exc).splitlines()[0]}")
-        finally:
-            engine.dispose()
-        if as_json:
-            print_json({"database": _shown(engine), "revision": rev.current, "head": rev.head,
-                        "up_to_date": rev.at_head})
-        elif rev.current is None:
-            print(f"{_shown(engine)}: no XCE schema yet (a controller or `xceadmin db upgrade` creates revision "
-                  f"{rev.head})")
-        elif rev.at_head:
-            print(f"{_shown(engine)}: revision {rev.current} (up to date)")
-        else:
-            print(f"{_shown(engine)}: revision {rev.current}; this XCE needs {rev.head}: run `xceadmin db upgrade`")
-        if not rev.at_head:
-            raise typer.Exit(1)
 
-    @db_app.command("upgrade", help="Bring the database's schema to this XCE's revision. Stop every controller "
-                                    "and back the database up first.",
-                    epilog=examples_epilog("xceadmin db upgrade --state-dir /var/lib/xce",
-                                           "XCE_DB=postgresql://xce@db/xce xceadmin db upgrade"))
-    def upgrade(db: DbOpt = None, state_dir: StateDirOpt = None, force: Annotated[bool, typer.Option(
-                    "--force", help="Upgrade even though a controller seems to run on the database.")] = False,
-                as_json: JsonOpt = False) -> None:
-        import sqlalchemy as sa
+def upgrade(db: str | None, state_dir: str | None, force: bool, as_json: bool) -> int:
+    import sqlalchemy as sa
 
-        from xce.cli.client import print_json
-        from xce.controller.store import migrate
+    from xce.cli.client import print_json
+    from xce.controller.store import migrate
 
-        engine, sd = _engine(db, state_dir)
-        try:
-            busy = _running_controller(engine, sd)
-            if busy and not force:
-                _fail(f"{busy}: stop every controller first (or pass --force)")
-            rev = migrate.upgrade(engine)
-        except sa.exc.SQLAlchemyError as exc:
-            _fail(f"upgrading {_shown(engine)} failed, nothing was changed: {str(exc).splitlines()[0]}")
-        finally:
-            engine.dispose()
-        if as_json:
-            print_json({"database": _shown(engine), "from": rev.current, "to": rev.head})
-        elif rev.current == rev.head:
-            print(f"{_shown(engine)}: already at revision {rev.head}; nothing to do")
-        elif rev.current is None:
-            print(f"{_shown(engine)}: created the XCE schema (revision {rev.head})")
-        else:
-            print(f"{_shown(engine)}: upgraded from revision {rev.current} to {rev.head}")
+    engine, sd = _engine(db, state_dir)
+    try:
+        busy = _running_controller(engine, sd)
+        if busy and not force:
+            _fail(f"{busy}: stop every controller first (or pass --force)")
+        rev = migrate.upgrade(engine)
+    except sa.exc.SQLAlchemyError as exc:
+        _fail(f"upgrading {_shown(engine)} failed, nothing was changed: {str(exc).splitlines()[0]}")
+    finally:
+        engine.dispose()
+    if as_json:
+        print_json({"database": _shown(engine), "from": rev.current, "to": rev.head})
+    elif rev.current == rev.head:
+        print(f"{_shown(engine)}: already at revision {rev.head}; nothing to do")
+    elif rev.current is None:
+        print(f"{_shown(engine)}: created the XCE schema (revision {rev.head})")
+    else:
+        print(f"{_shown(engine)}: upgraded from revision {rev.current} to {rev.head}")
+    return 0
+
+
+def _db_options() -> list[Opt]:
+    return [Opt("db", ("--db",), env="XCE_DB", metavar="URL",
+                help="Database URL (postgresql://...); default: the SQLite store of the state directory."),
+            Opt("state_dir", ("--state-dir",), complete="dir", help="State directory [env XCE_STATE_DIR; ~/.xce]")]
+
+
+COMMAND_SPECS = [Group("db", "The database schema: which revision it is at, and upgrading it.", [
+    Command("current", "Print the database's schema revision and whether it needs an upgrade (exit 0 up to date, "
+                       "1 needs `xceadmin db upgrade`).",
+            [*_db_options(), JSON], current,
+            examples=("xceadmin db current --state-dir /var/lib/xce",
+                      "XCE_DB=postgresql://xce@db/xce xceadmin db current")),
+    Command("upgrade", "Bring the database's schema to this XCE's revision. Stop every controller and back the "
+                       "database up first.",
+            [*_db_options(), Opt("force", ("--force",), bool, False,
+                                 help="Upgrade even though a controller seems to run on the database."), JSON],
+            upgrade,
+            examples=("xceadmin db upgrade --state-dir /var/lib/xce",
+                      "XCE_DB=postgresql://xce@db/xce xceadmin db upgrade")),
+], examples=("xceadmin db current", "xceadmin db upgrade"))]

@@ -12,12 +12,7 @@ decision the core makes, including a job that waits with its shortfall named.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
-import typer
-
-from xce.cli.spec import examples_epilog
+from xce.cli.spec import Command, Opt, path
 
 G = 1024**3
 
@@ -73,7 +68,7 @@ def run_demo(console=None) -> list:
     return rows
 
 
-def run_live(state_dir: str | None, config: Path | None) -> int:
+def run_live(state_dir: str | None, config) -> int:
     """The live demo; returns the exit status (0 only if every job ended DONE and the preemption was seen)."""
     import os
     import signal
@@ -108,23 +103,23 @@ def run_live(state_dir: str | None, config: Path | None) -> int:
     return 1
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("demo", epilog=examples_epilog("xce demo", "xce demo --state-dir /tmp/demo", "xce demo --core"))
-    def demo(
-        core: Annotated[bool, typer.Option("--core", help="Run the scenario through the scheduling core only "
-                                                          "(no processes) and print every decision.")] = False,
-        state_dir: Annotated[str | None, typer.Option(help="State directory of the demo cluster "
-                                                           "[default: a new temporary one, kept afterwards].",
-                                                      show_default=False)] = None,
-        config: Annotated[Path | None, typer.Option(help="Cluster configuration; must define queues normal, "
-                                                         "low and high [default: examples/demo.toml].",
-                                                    show_default=False)] = None,
-    ) -> None:
-        """Start a local cluster, run a small mixed workload on it with a preemption, and stop it.
+def demo(core: bool, state_dir: str | None, config) -> int:
+    if core:
+        run_demo()
+        return 0
+    return run_live(state_dir, config)
 
-        Examples: ``xce demo``, ``xce demo --state-dir /tmp/demo``, ``xce demo --core``
-        """
-        if core:
-            run_demo()
-            return
-        raise typer.Exit(run_live(state_dir, config))
+
+COMMAND_SPECS = [Command(
+    "demo", "Start a local cluster, run a small mixed workload on it with a preemption, and stop it.",
+    [
+        Opt("core", ("--core",), bool, False,
+            help="Run the scenario through the scheduling core only (no processes) and print every decision."),
+        Opt("state_dir", ("--state-dir",), complete="dir",
+            help="State directory of the demo cluster [default: a new temporary one, kept afterwards]."),
+        Opt("config", ("--config",), path, metavar="FILE",
+            help="Cluster configuration; must define queues normal, low and high [default: examples/demo.toml]."),
+    ],
+    demo,
+    examples=("xce demo", "xce demo --state-dir /tmp/demo", "xce demo --core"),
+)]

@@ -66,7 +66,4 @@ DRIFT = Command(
 COMMAND_SPECS = [DRIFT]
 
 
-def register(app) -> None:
-    DRIFT.register(app)
-
 DRIFT.examples = ("xce drift", "xce drift --type etl --min-samples 50", "xce drift --low 0.25 --high 2 --json")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from functools import partial
-from typing import Any
+
 
 from xce.cli.client import (EXIT_FAILED, EXIT_UNREACHABLE, EXIT_USAGE, ApiError, Unreachable, call, connect, describe,
                             fail, print_json)
@@ -68,8 +68,3 @@ COMMAND_SPECS = [
              JSON, *common_options()],
             modify, examples=("xce modify 12 --priority 10", "xce modify 12 -q high")),
 ]
-
-
-def register(app) -> None:
-    for c in COMMAND_SPECS:
-        c.register(app)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+
 
 from xce.cli.client import call, connect, print_json
 from xce.cli.output import placement, size, stamp, table, when
@@ -120,8 +120,5 @@ JOBS = Command(
 
 COMMAND_SPECS = [JOBS]
 
-
-def register(app) -> None:
-    JOBS.register(app)
 
 JOBS.examples = ("xce jobs", "xce jobs -a -u all -q normal", "xce jobs -l 12", "xce jobs -s PEND --json")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Sequence
+
 
 
 def when(ns: int | None) -> str:

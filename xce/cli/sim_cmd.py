@@ -11,24 +11,12 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import typer
-
-sim_app = typer.Typer(
-    name="sim",
-    help="Simulate a workload trace (SWF) on a simulated cluster with the real scheduling core.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
-
-
-@sim_app.callback()
-def _root() -> None:
-    """Keeps typer in multi-command mode: ``sim run`` stays ``sim run``."""
+from xce.cli.spec import Command, Group, Opt, path, standalone
 
 
 def _fail(message: str, code: int = 2) -> None:
-    typer.echo(f"xce sim run: {message}", err=True)
-    raise typer.Exit(code)
+    print(f"xce sim run: {message}", file=sys.stderr)
+    raise SystemExit(code)
 
 
 def _progress_bar():
@@ -72,51 +60,11 @@ def parse_window(text: str) -> tuple[int, int]:
     return a, b
 
 
-@sim_app.command(
-    "run",
-    epilog=(
-        "Examples:\n\n"
-        "\b\n"
-        "  $ xce sim run --workload NASA-iPSC-1993-3.1-cln.swf --report nasa.html\n"
-        "  $ xce sim run --workload CEA-Curie-2011-2.4-cln.swf.gz --out curie --plots --csv-layout batsim\n"
-        "  $ xce sim run --workload lublin_256.swf --hosts 128 --slots-per-host 2 --json\n"
-        "  $ xce sim run --workload trace.swf --cluster examples/sim/cluster.toml --queues-from-trace\n"
-        "  $ xce sim run --workload trace.swf --record run.jsonl && xce scheduler --sim run.jsonl --sim-verify"
-    ),
-)
-def run(
-    workload: Path = typer.Option(..., "--workload",
-                                  help="Trace in the Standard Workload Format (.swf, or gzip/bzip2/xz compressed)."),
-    hosts: Optional[int] = typer.Option(None, "--hosts", min=1,
-                                        help="Number of identical hosts (default: the trace header's MaxNodes)."),
-    slots_per_host: Optional[int] = typer.Option(None, "--slots-per-host", min=1, help="Slots on each host."),
-    mem_per_host: Optional[str] = typer.Option(
-        None, "--mem-per-host", help="Memory of each host (e.g. 32G); enables the trace's memory requests."),
-    cluster: Optional[Path] = typer.Option(
-        None, "--cluster", help="Cluster file: xce.toml queues plus [[sim.hosts]] (see examples/sim/cluster.toml)."),
-    picker: Optional[str] = typer.Option(None, "--picker", help="Job picker plugin (default: the configuration's)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the core's random generator."),
-    record: Optional[Path] = typer.Option(
-        None, "--record", help="Write a replay file that `xce scheduler --sim FILE --sim-verify` checks."),
-    snapshot_interval: int = typer.Option(10000, "--snapshot-interval", min=0, help="Events between snapshots in --record."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Directory for jobs.csv, summary.json, drift.txt (and --plots)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
-    queues_from_trace: bool = typer.Option(
-        False, "--queues-from-trace", help="Put each job in queue q<N> for its SWF queue number N (default: one queue)."),
-    plots: bool = typer.Option(False, "--plots/--no-plots", help="Draw the plots (PNG and SVG) into --out."),
-    report_file: Optional[Path] = typer.Option(
-        None, "--report", help="Write one self-contained HTML page: summary, plots and the per-picker table."),
-    csv_layout: str = typer.Option("xce", "--csv-layout", help="Columns of jobs.csv: xce, or batsim (Batsim's _jobs.csv, "
-                                                               "read by evalys)."),
-    gantt_window: Optional[str] = typer.Option(
-        None, "--gantt-window", help="Time window of the Gantt chart, START:END after the first submission "
-                                     "(e.g. 30d:31d; default: one day around the longest queue)."),
-    max_jobs: Optional[int] = typer.Option(None, "--max-jobs", min=1, help="Simulate only the first N jobs."),
-    skip_malformed: bool = typer.Option(
-        False, "--skip-malformed", help="Simulate the readable jobs even when many lines are malformed (counted)."),
-    drift_min_samples: int = typer.Option(
-        20, "--drift-min-samples", min=1, help="Fewest runs of a job type for a drift verdict."),
-) -> None:
+def run(workload: Path, hosts: Optional[int], slots_per_host: Optional[int], mem_per_host: Optional[str],
+        cluster: Optional[Path], picker: Optional[str], seed: int, record: Optional[Path], snapshot_interval: int,
+        out: Optional[Path], json_out: bool, queues_from_trace: bool, plots: bool, report_file: Optional[Path],
+        csv_layout: str, gantt_window: Optional[str], max_jobs: Optional[int], skip_malformed: bool,
+        drift_min_samples: int) -> None:
     """Run a trace to completion on a simulated cluster and report waits, slowdown and utilization."""
     from xce.sim import report
     from xce.sim.engine import SimulationError, simulate
@@ -142,19 +90,19 @@ def run(
         _fail(f"cannot read the workload {workload}: {exc.strerror or exc}", 1)
     if trace.malformed:
         line, detail = trace.first_malformed or (0, "")
-        typer.echo(f"xce sim run: warning: {trace.malformed} malformed line(s) skipped, the first at "
-                   f"{workload}:{line}: {detail}", err=True)
+        print(f"xce sim run: warning: {trace.malformed} malformed line(s) skipped, the first at "
+                   f"{workload}:{line}: {detail}", file=sys.stderr)
     sim_cluster = _cluster(trace, workload, cluster, hosts, slots_per_host, mem_per_host)
     for key, problem in sorted(trace.header_problems.items()):
         if key not in ("MaxNodes", "MaxProcs") or hosts is not None or cluster is not None:
-            typer.echo(f"xce sim run: warning: {workload}: {problem} (ignored)", err=True)
+            print(f"xce sim run: warning: {workload}: {problem} (ignored)", file=sys.stderr)
     sim_cluster = sim_cluster.with_picker(picker)
     if picker:
         from xce.core.pickers import registry
         from xce.plugins import load_entry_points
 
         for problem in load_entry_points():
-            typer.echo(f"xce sim run: warning: {problem}", err=True)
+            print(f"xce sim run: warning: {problem}", file=sys.stderr)
 
         if picker not in registry.available():
             _fail(f"unknown picker {picker!r} (registered: {', '.join(sorted(registry.available()))})")
@@ -195,12 +143,12 @@ def run(
         write_run_report(report_file, result, summary, gantt_window=window)
         written.append(str(report_file))
     if json_out:
-        typer.echo(json.dumps(summary, indent=2))
+        print(json.dumps(summary, indent=2))
     else:
-        typer.echo(report.summary_text(summary))
-        typer.echo(report.drift_text(drift))
+        print(report.summary_text(summary))
+        print(report.drift_text(drift))
         if written:
-            typer.echo("Wrote " + ", ".join(written))
+            print("Wrote " + ", ".join(written))
 
 
 def _cluster(trace, workload: Path, cluster: Optional[Path], hosts: Optional[int], slots_per_host: Optional[int],
@@ -214,8 +162,8 @@ def _cluster(trace, workload: Path, cluster: Optional[Path], hosts: Optional[int
         try:
             return load_cluster_file(cluster)
         except ConfigError as exc:
-            typer.echo(str(exc), err=True)
-            raise typer.Exit(1)
+            print(str(exc), file=sys.stderr)
+            raise SystemExit(1)
     if hosts is None:
         machine = trace.machine()
         if machine is None:
@@ -235,10 +183,57 @@ def _cluster(trace, workload: Path, cluster: Optional[Path], hosts: Optional[int
     return uniform_cluster(n_hosts, slots, mem)
 
 
-def register(app: typer.Typer) -> None:
-    """Attach ``xce sim`` to the main CLI, which belongs to another module."""
-    app.add_typer(sim_app, name="sim")
+RUN = Command(
+    "run", "Run a trace to completion on a simulated cluster and report waits, slowdown and utilization.",
+    [
+        Opt("workload", ("--workload",), path, required=True, metavar="FILE",
+            help="Trace in the Standard Workload Format (.swf, or gzip/bzip2/xz compressed)."),
+        Opt("hosts", ("--hosts",), int, None, min=1, metavar="N",
+            help="Number of identical hosts (default: the trace header's MaxNodes)."),
+        Opt("slots_per_host", ("--slots-per-host",), int, None, min=1, metavar="N", help="Slots on each host."),
+        Opt("mem_per_host", ("--mem-per-host",), metavar="SIZE",
+            help="Memory of each host (e.g. 32G); enables the trace's memory requests."),
+        Opt("cluster", ("--cluster",), path, metavar="FILE",
+            help="Cluster file: xce.toml queues plus [[sim.hosts]] (see examples/sim/cluster.toml)."),
+        Opt("picker", ("--picker",), help="Job picker plugin (default: the configuration's)."),
+        Opt("seed", ("--seed",), int, 0, show_default=False, help="Seed of the core's random generator."),
+        Opt("record", ("--record",), path, metavar="FILE",
+            help="Write a replay file that `xce scheduler --sim FILE --sim-verify` checks."),
+        Opt("snapshot_interval", ("--snapshot-interval",), int, 10000, min=0, metavar="N",
+            help="Events between snapshots in --record."),
+        Opt("out", ("--out",), path, metavar="DIR", complete="dir",
+            help="Directory for jobs.csv, summary.json, drift.txt (and --plots)."),
+        Opt("json_out", ("--json",), bool, False, help="Print the summary as JSON on stdout."),
+        Opt("queues_from_trace", ("--queues-from-trace",), bool, False,
+            help="Put each job in queue q<N> for its SWF queue number N (default: one queue)."),
+        Opt("plots", ("--plots",), bool, False, negate=("--no-plots",), show_default=False,
+            help="Draw the plots (PNG and SVG) into --out."),
+        Opt("report_file", ("--report",), path, metavar="FILE",
+            help="Write one self-contained HTML page: summary, plots and the per-picker table."),
+        Opt("csv_layout", ("--csv-layout",), default="xce", metavar="LAYOUT",
+            help="Columns of jobs.csv: xce, or batsim (Batsim's _jobs.csv, read by evalys)."),
+        Opt("gantt_window", ("--gantt-window",), metavar="START:END",
+            help="Time window of the Gantt chart, START:END after the first submission (e.g. 30d:31d; default: "
+                 "one day around the longest queue)."),
+        Opt("max_jobs", ("--max-jobs",), int, None, min=1, metavar="N", help="Simulate only the first N jobs."),
+        Opt("skip_malformed", ("--skip-malformed",), bool, False,
+            help="Simulate the readable jobs even when many lines are malformed (counted)."),
+        Opt("drift_min_samples", ("--drift-min-samples",), int, 20, min=1, metavar="N",
+            help="Fewest runs of a job type for a drift verdict."),
+    ],
+    run,
+    examples=("xce sim run --workload NASA-iPSC-1993-3.1-cln.swf --report nasa.html",
+              "xce sim run --workload CEA-Curie-2011-2.4-cln.swf.gz --out curie --plots --csv-layout batsim",
+              "xce sim run --workload lublin_256.swf --hosts 128 --slots-per-host 2 --json",
+              "xce sim run --workload trace.swf --cluster examples/sim/cluster.toml --queues-from-trace",
+              "xce sim run --workload trace.swf --record run.jsonl && xce scheduler --sim run.jsonl --sim-verify"),
+)
+
+SIM = Group("sim", "Simulate a workload trace (SWF) on a simulated cluster with the real scheduling core.", [RUN],
+            examples=("xce sim run --workload trace.swf --report report.html",))
+
+COMMAND_SPECS = [SIM]
 
 
 if __name__ == "__main__":
-    sim_app(prog_name="python -m xce.cli.sim_cmd")
+    standalone(SIM, "python -m xce.cli.sim_cmd")

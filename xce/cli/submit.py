@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
 from xce.cli.client import EXIT_USAGE, call, connect, fail, print_json
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
 
 #: Memory resources: a bare number means MiB, as in -R rusage[mem=...] (LSF's habit).
 MEMORY = frozenset({"mem", "maxmem", "swp"})
 UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
-_QTY = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGT])?B?\s*$", re.IGNORECASE)
+_QTY = r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGT])?B?\s*$"
 
 
 def parse_quantity(name: str, text: str) -> int | float:
     """``4G`` -> bytes; a bare memory number is MiB. A fraction that is not whole is passed on as a
     float so the controller refuses it with the naming rules' message."""
-    m = _QTY.match(text)
+    import re  # only when a quantity is given: `xce submit -- cmd` stays free of it
+
+    m = re.match(_QTY, text, re.IGNORECASE)
     if not m:
         fail(f"invalid quantity {text!r} for {name} (expected a whole number, optionally with K, M, G or T)", EXIT_USAGE)
     number, unit = m.group(1), (m.group(2) or "").upper()
@@ -30,8 +29,8 @@ def parse_quantity(name: str, text: str) -> int | float:
     return int(number) * mult
 
 
-def parse_pairs(kind: str, items: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def parse_pairs(kind: str, items: list[str]) -> dict:
+    out: dict = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
@@ -46,7 +45,7 @@ def submit(command: list[str], queue: str | None, tasks: int, request: str, proj
            url: str | None, token: str | None, state_dir: str | None) -> None:
     import os
 
-    body: dict[str, Any] = {"command": command, "tasks": tasks, "priority": priority, "job_type": job_type,
+    body: dict = {"command": command, "tasks": tasks, "priority": priority, "job_type": job_type,
                             "cwd": cwd or os.getcwd()}
     if request:
         body["request"] = request
@@ -74,39 +73,34 @@ def submit(command: list[str], queue: str | None, tasks: int, request: str, proj
 
 
 SUBMIT = Command(
-    "submit", "Submit a job: xce submit [OPTIONS] -- COMMAND [ARGS]...",
+    "submit", "Submit a job, like bsub: everything after -- (or from the first word that is not an option) is the command and its arguments.",
     [
         Arg("command", many=True, help="The command and its arguments."),
         Opt("queue", ("-q", "--queue"), help="Queue (default: the cluster's default queue)."),
-        Opt("tasks", ("-n", "--tasks"), int, 1, help="Number of tasks (slots).", min=1),
+        Opt("tasks", ("-n", "--tasks"), int, 1, help="Number of tasks (slots).", min=1, metavar="N"),
         Opt("request", ("-R", "--resreq"), str, "", help='Resource requirement, e.g. "select[mem>4G] rusage[mem=4G]".'),
         Opt("project", ("-P", "--project"), help="Project to charge."),
         Opt("job_type", ("--type",), str, "", help="Job type (for drift reports)."),
-        Opt("priority", ("--priority",), int, 0, help="User priority; higher runs first."),
-        Opt("requests", ("--request",), multiple=True,
-            help="Reserve NAME=QTY (repeatable); memory in MiB unless a unit (K, M, G, T) is given."),
-        Opt("limits", ("--limit",), multiple=True, help="Cap NAME=QTY the worker enforces (repeatable)."),
-        Opt("stdout", ("-o",), help="Output file (%J job id, %I array index)."),
-        Opt("stderr", ("-e",), help="Error file (%J job id, %I array index)."),
-        Opt("array", ("--array",), int, None, help="Submit N similar jobs.", min=1),
-        Opt("cwd", ("--cwd",), help="Working directory (default: the current one)."),
-        Opt("env", ("--env",), multiple=True, help="NAME=VALUE for the job (repeatable)."),
+        Opt("priority", ("--priority",), int, 0, help="User priority; higher runs first.", metavar="N"),
+        Opt("requests", ("--request",), multiple=True, metavar="NAME=QTY",
+            help="Reserve NAME=QTY; memory in MiB unless a unit (K, M, G, T) is given."),
+        Opt("limits", ("--limit",), multiple=True, metavar="NAME=QTY", help="Cap NAME=QTY the worker enforces."),
+        Opt("stdout", ("-o",), help="Output file (%J job id, %I array index).", metavar="FILE", complete="file"),
+        Opt("stderr", ("-e",), help="Error file (%J job id, %I array index).", metavar="FILE", complete="file"),
+        Opt("array", ("--array",), int, None, help="Submit N similar jobs.", min=1, metavar="N"),
+        Opt("cwd", ("--cwd",), help="Working directory (default: the current one).", metavar="DIR", complete="dir"),
+        Opt("env", ("--env",), multiple=True, help="NAME=VALUE for the job.", metavar="NAME=VALUE"),
         JSON,
         *common_options(),
     ],
     submit,
     interspersed=False,
+    examples=(
+        "xce submit -- sleep 60",
+        "xce submit -n 8 -R \"span[ptile=4] rusage[mem=2G]\" -q normal -- mpirun ./solver",
+        "xce submit --type etl --request mem=500M --limit mem=1G -o out.%J -- python etl.py",
+        "xce submit --array 100 --priority 5 -- ./task.sh",
+    ),
 )
 
 COMMAND_SPECS = [SUBMIT]
-
-
-def register(app) -> None:
-    SUBMIT.register(app)
-
-SUBMIT.examples = (
-    "xce submit -- sleep 60",
-    "xce submit -n 8 -R \"span[ptile=4] rusage[mem=2G]\" -q normal -- mpirun ./solver",
-    "xce submit --type etl --request mem=500M --limit mem=1G -o out.%J -- python etl.py",
-    "xce submit --array 100 --priority 5 -- ./task.sh",
-)

@@ -2,47 +2,43 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from xce.cli.spec import examples_epilog
+from xce.cli.spec import LOG_FORMATS, LOG_LEVELS, Command, Opt, upper
 
 
-def register(app: typer.Typer) -> None:
-    @app.command(help="Run the worker agent on this host: register, run the jobs placed here, report.",
-                 epilog=examples_epilog("xce worker", "xce worker --name node07 --slots 16"))
-    def worker(
-        name: Annotated[str | None, typer.Option(help="Host name to register [default: this machine's hostname].",
-                                                 show_default=False)] = None,
-        slots: Annotated[int | None, typer.Option(help="Job slots [default: usable CPUs].", min=1,
-                                                  show_default=False)] = None,
-        state_dir: Annotated[str | None, typer.Option(help="Controller state directory to read the address and "
-                                                      "worker token from [env XCE_STATE_DIR; ~/.xce].",
-                                                      show_default=False)] = None,
-        url: Annotated[str | None, typer.Option(help="Controller URL, or several separated by commas (the worker "
-                                                "follows the leader) [env XCE_URL].", show_default=False)] = None,
-        token: Annotated[str | None, typer.Option(help="Worker token [env XCE_WORKER_TOKEN].",
-                                                  show_default=False)] = None,
-        work_dir: Annotated[str | None, typer.Option(help="Directory for job output files when a job names none "
-                                                     "[default: the job's working directory].",
-                                                     show_default=False)] = None,
-        report_interval: Annotated[float, typer.Option(help="Seconds between load and usage reports.",
-                                                       min=0.05)] = 3.0,
-        run_as_self: Annotated[bool, typer.Option("--run-as-self", help="Run every job as the worker's own user "
-                                                  "(a personal cluster), whoever submitted it.")] = False,
-        allow_root_jobs: Annotated[bool, typer.Option("--allow-root-jobs",
-                                                      help="Let jobs owned by root run as root.")] = False,
-        stop_jobs_on_exit: Annotated[bool, typer.Option("--stop-jobs-on-exit", help="Kill running jobs when the "
-                                                        "worker stops (default: leave them for the next start).")] = False,
-        log_level: Annotated[str, typer.Option(help="Logging level: DEBUG, INFO, WARNING, ERROR.")] = "WARNING",
-        log_format: Annotated[str | None, typer.Option(help="Log format: text or json [env XCE_LOG_FORMAT].",
-                                                       show_default=False)] = None,
-    ) -> None:
-        from xce.worker.agent import main
+def worker(name: str | None, slots: int | None, state_dir: str | None, url: str | None, token: str | None,
+           work_dir: str | None, report_interval: float, run_as_self: bool, allow_root_jobs: bool,
+           stop_jobs_on_exit: bool, log_level: str, log_format: str | None) -> int:
+    from xce.worker.agent import main
 
-        code = main(name=name, slots=slots, state_dir=state_dir, url=url, token=token, work_dir=work_dir,
-                    report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
-                    stop_jobs_on_exit=stop_jobs_on_exit, log_level=log_level, log_format=log_format)
-        if code:
-            raise typer.Exit(code)
+    return main(name=name, slots=slots, state_dir=state_dir, url=url, token=token, work_dir=work_dir,
+                report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
+                stop_jobs_on_exit=stop_jobs_on_exit, log_level=log_level, log_format=log_format)
+
+
+COMMAND_SPECS = [Command(
+    "worker", "Run the worker agent on this host: register, run the jobs placed here, report.",
+    [
+        Opt("name", ("--name",), help="Host name to register [default: this machine's hostname]."),
+        Opt("slots", ("--slots",), int, None, min=1, metavar="N", help="Job slots [default: usable CPUs]."),
+        Opt("state_dir", ("--state-dir",), complete="dir",
+            help="Controller state directory to read the address and worker token from [env XCE_STATE_DIR; ~/.xce]."),
+        Opt("url", ("--url",), help="Controller URL, or several separated by commas (the worker follows the leader) "
+                                    "[env XCE_URL]."),
+        Opt("token", ("--token",), help="Worker token [env XCE_WORKER_TOKEN]."),
+        Opt("work_dir", ("--work-dir",), complete="dir",
+            help="Directory for job output files when a job names none [default: the job's working directory]."),
+        Opt("report_interval", ("--report-interval",), float, 3.0, min=0.05, metavar="SECONDS",
+            help="Seconds between load and usage reports."),
+        Opt("run_as_self", ("--run-as-self",), bool, False,
+            help="Run every job as the worker's own user (a personal cluster), whoever submitted it."),
+        Opt("allow_root_jobs", ("--allow-root-jobs",), bool, False, help="Let jobs owned by root run as root."),
+        Opt("stop_jobs_on_exit", ("--stop-jobs-on-exit",), bool, False,
+            help="Kill running jobs when the worker stops (default: leave them for the next start)."),
+        Opt("log_level", ("--log-level",), upper, "WARNING", choices=LOG_LEVELS, metavar="LEVEL",
+            help="Logging level: DEBUG, INFO, WARNING, ERROR."),
+        Opt("log_format", ("--log-format",), choices=LOG_FORMATS, metavar="FORMAT",
+            help="Log format: text or json [env XCE_LOG_FORMAT]."),
+    ],
+    worker,
+    examples=("xce worker", "xce worker --name node07 --slots 16"),
+)]

@@ -203,7 +203,7 @@ class LocalCluster:
             self.start_worker(name)
         self._wait(f"{self.nworkers} worker(s) to register", [*self.controller_keys, *self.worker_names],
                    lambda: self._registered() >= set(self.worker_names))
-        self._spawn("scheduler", ["xce.scheduler.normal_driver", "--state-dir", str(self.state_dir),
+        self._spawn("scheduler", ["xce.cli.main", "scheduler", "--state-dir", str(self.state_dir),
                                   "--url", ",".join(self.urls), "--round-interval", str(self.round_interval),
                                   *self._log_args(at_least="INFO")])  # its few INFO lines: syncs, recordings
         self._write_cluster_file()
@@ -244,8 +244,9 @@ class LocalCluster:
 
     def start_worker(self, name: str) -> subprocess.Popen:
         """Start (or restart, after :meth:`kill`) one worker; a restarted one adopts its running jobs."""
-        wargs = ["xce.worker.agent", "--name", name, "--state-dir", str(self.state_dir), "--url", ",".join(self.urls),
-                 "--report-interval", str(self.report_interval), "--stop-jobs-on-exit", *self._log_args()]
+        wargs = ["xce.cli.main", "worker", "--name", name, "--state-dir", str(self.state_dir),
+                 "--url", ",".join(self.urls), "--report-interval", str(self.report_interval), "--stop-jobs-on-exit",
+                 *self._log_args()]
         if self.run_as_self:
             wargs += ["--run-as-self"]
         if self.slots is not None:

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable, Mapping, TypeVar
+# No ``typing`` import: every ``xce submit`` loads this module, and the names below are only used in
+# annotations, which ``from __future__ import annotations`` leaves as strings (T is the result type).
 from urllib.parse import urlsplit
 
 LEADER_HEADER = "X-XCE-Leader"
@@ -36,7 +37,6 @@ KEY_HEADER = "Idempotency-Key"
 DEFAULT_PATIENCE_S = 20.0
 _PAUSE_S = 0.2
 
-T = TypeVar("T")
 
 
 class NoLeader(Exception):

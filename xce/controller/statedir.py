@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 DEFAULT_STATE_DIR = "~/.xce"
 SERVICE_ROLES = ("admin", "worker", "scheduler")

@@ -290,19 +290,3 @@ def main(*, url: str | None = None, token: str | None = None, state_dir: str | N
     signal.signal(signal.SIGINT, stop)
     driver.run()
 
-
-if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m xce.scheduler.normal_driver",
-                                     description="Run the normal-mode scheduler against a controller.")
-    parser.add_argument("--url")
-    parser.add_argument("--token")
-    parser.add_argument("--state-dir")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--round-interval", type=float, default=0.2)
-    parser.add_argument("--max-round-interval", type=float, default=5.0)
-    parser.add_argument("--record-snapshot-interval", type=int, default=10_000)
-    parser.add_argument("--log-level", default="INFO")
-    parser.add_argument("--log-format")
-    main(**vars(parser.parse_args()))

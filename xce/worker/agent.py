@@ -418,25 +418,3 @@ def main(*, name: str | None = None, slots: int | None = None, state_dir: str | 
     signal.signal(signal.SIGINT, stop)
     return agent.run()
 
-
-def _parser():
-    import argparse
-
-    p = argparse.ArgumentParser(prog="python -m xce.worker.agent", description="Run the XCE worker agent.")
-    p.add_argument("--name")
-    p.add_argument("--slots", type=int)
-    p.add_argument("--state-dir")
-    p.add_argument("--url")
-    p.add_argument("--token")
-    p.add_argument("--work-dir")
-    p.add_argument("--report-interval", type=float, default=3.0)
-    p.add_argument("--run-as-self", action="store_true")
-    p.add_argument("--allow-root-jobs", action="store_true")
-    p.add_argument("--stop-jobs-on-exit", action="store_true")
-    p.add_argument("--log-level", default="WARNING")
-    p.add_argument("--log-format")
-    return p
-
-
-if __name__ == "__main__":
-    sys.exit(main(**vars(_parser().parse_args())))
