@@ -116,9 +116,6 @@ class Connection:
     def request(self, method: str, target: str, body: bytes | None = None,
                 headers: dict[str, str] | None = None) -> Response:
         """Send one request and read its whole answer; the connection stays open for the next."""
-        reused = self._sock is not None
-        if self._sock is None:
-            self._sock = self._connect()
         head = [f"{method} {self.endpoint.base}{target} HTTP/1.1", f"Host: {self.endpoint.host_header}"]
         for k, v in (headers or {}).items():
             if "\r" in v or "\n" in v or "\r" in k or "\n" in k:
@@ -127,6 +124,9 @@ class Connection:
         if body is not None or method in ("POST", "PUT", "PATCH"):
             head.append(f"Content-Length: {len(body or b'')}")
         data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (body or b"")
+        reused = self._sock is not None
+        if self._sock is None:
+            self._sock = self._connect()
         try:
             self._sock.sendall(data)
             resp = self._read_response(method)
