@@ -5,7 +5,10 @@ scheduler) raises ``ReplayFileError`` naming the file, the 1-based line and what
 fix is one editor jump away. A configuration-hash mismatch only warns: the events still replay,
 the person just learns that the file was spliced or edited.
 
-Speed matters (recordings of 100,000+ events): one ``json.loads`` per line, no regexes.
+Speed matters (recordings of a million events and more): lines are read as
+bytes and decoded with orjson, 3-4x faster than ``json.loads``; a line orjson refuses is decoded
+again with ``json`` so that the message (and what it accepts: NaN, huge integers) stays the
+standard library's.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator
+
+import orjson
 
 from xce.core import events as ev
 from xce.replay import format as fmt
@@ -115,48 +120,51 @@ class ReplayReader:
             raise self._error(lineno, f"HEADER: 'config_hash' must be a sha256 hex string, got {chash!r}")
         return Header(version, chash, start_ts, str(obj.get("start_wall", "")), obj)
 
-    def _first_non_utf8(self) -> tuple[int, int]:
-        """(line, byte in that line) of the first byte sequence that is not UTF-8 (the slow path)."""
-        with open(self.path, "rb") as fp:
-            for lineno, raw in enumerate(fp, 1):
-                try:
-                    raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    return lineno, exc.start + 1
-        return max(self.lines, 1), 1
+    def _decode(self, lineno: int, raw: bytes) -> Any:
+        """The slow path for a line orjson refused (or read differently): the standard library's verdict
+        and message, with NaN, Infinity and out-of-range numbers refused."""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise self._error(lineno, f"not UTF-8 text (byte {exc.start + 1} of the line): a replay file is JSON "
+                                      "lines; is this the right file?") from None
+        try:
+            return _loads(text)
+        except json.JSONDecodeError as exc:
+            if not text.endswith("\n"):
+                raise self._error(lineno, f"truncated line: the file ends in the middle of a JSON "
+                                          f"object ({exc.msg} at column {exc.colno})") from None
+            raise self._error(lineno, f"corrupt JSON: {exc.msg} at column {exc.colno}") from None
+        except RecursionError:
+            raise self._error(lineno, "JSON nested too deep: no replay line nests more than a few "
+                                      "levels") from None
+        except ValueError as exc:  # a number json cannot (or must not) turn into a value
+            why = "a number with thousands of digits" if "digits" in str(exc) else str(exc)
+            raise self._error(lineno, f"bad number: {why}") from None
 
     def __iter__(self) -> Iterator[Record]:
-        try:
-            yield from self._records()
-        except UnicodeDecodeError:
-            lineno, col = self._first_non_utf8()
-            raise self._error(lineno, f"not UTF-8 text (byte {col} of the line): a replay file is JSON "
-                                      "lines; is this the right file?") from None
-
-    def _records(self) -> Iterator[Record]:
-        loads = _loads
+        loads = orjson.loads
+        decode_error = orjson.JSONDecodeError
         event_types = ev.EVENT_TYPES
+        from_parts = ev.from_parts
+        format_error = ev.EventFormatError
         last = 0
         first = True
         expected_hash: str | None = None
-        with open(self.path, encoding="utf-8") as fp:
+        with open(self.path, "rb") as fp:
             for lineno, raw in enumerate(fp, 1):
                 self.lines = lineno
-                if not raw.strip():
-                    continue
                 try:
                     obj = loads(raw)
-                except json.JSONDecodeError as exc:
-                    if not raw.endswith("\n"):
-                        raise self._error(lineno, f"truncated line: the file ends in the middle of a JSON "
-                                                  f"object ({exc.msg} at column {exc.colno})") from None
-                    raise self._error(lineno, f"corrupt JSON: {exc.msg} at column {exc.colno}") from None
-                except RecursionError:
-                    raise self._error(lineno, "JSON nested too deep: no replay line nests more than a few "
-                                              "levels") from None
-                except ValueError as exc:  # a number json cannot (or must not) turn into a value
-                    why = "a number with thousands of digits" if "digits" in str(exc) else str(exc)
-                    raise self._error(lineno, f"bad number: {why}") from None
+                except decode_error:
+                    if not raw.strip():
+                        continue
+                    obj = self._decode(lineno, raw)
+                else:
+                    # orjson reads an integer beyond 64 bits as a float: let json read the line, so that
+                    # an out-of-range time is reported as such.
+                    if type(obj) is dict and type(obj.get("ts")) is float:
+                        obj = self._decode(lineno, raw)
                 if type(obj) is not dict:
                     raise self._error(lineno, f"expected a JSON object, got {type(obj).__name__}")
                 kind = obj.get("type")
@@ -177,8 +185,8 @@ class ReplayReader:
                         ts = self._ts(lineno, kind, obj, last)  # raises with the precise problem
                     payload = obj.get("payload", _EMPTY)
                     try:
-                        event = ev.from_parts(cls, ts, payload)
-                    except ev.EventFormatError as exc:
+                        event = from_parts(cls, ts, payload)
+                    except format_error as exc:
                         raise self._error(lineno, str(exc)) from None
                     last = ts
                     if kind == "CONFIG_PUSH" and expected_hash is not None:

@@ -61,17 +61,30 @@ def _body(payload: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in payload.items() if k != "seq"}
 
 
+def _key(body: dict[str, Any], ts: int) -> str:
+    return dec.from_json(body, ts).key()
+
+
 @dataclass
 class Verifier:
-    recorded: dict[int, list[tuple[str, dict[str, Any]]]] = field(default_factory=dict)
-    produced: dict[int, list[tuple[str, dict[str, Any]]]] = field(default_factory=dict)
+    """Recorded and produced decisions, by logical time, as JSON bodies without ``seq``.
+
+    A round whose two lists are equal as JSON (the usual case, and a cheap comparison) is not
+    looked at again; only a round that differs is compared by ``Decision.key()``, which also
+    forgives what ``from_json`` fills in (a missing default, an int written as a float).
+    """
+
+    recorded: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    produced: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
     def add_recorded(self, ts: int, payload: dict[str, Any]) -> None:
-        key = dec.from_json(payload, ts).key()
-        self.recorded.setdefault(ts, []).append((key, _body(payload)))
+        dec.from_json(payload, ts)  # a malformed recorded decision is an error now, not a mismatch later
+        self.recorded.setdefault(ts, []).append(_body(payload))
 
     def add_produced(self, d: Decision) -> None:
-        self.produced.setdefault(d.ts, []).append((d.key(), _body(d.to_json())))
+        body = d.to_json()
+        del body["seq"]
+        self.produced.setdefault(d.ts, []).append(body)
 
     @property
     def n_recorded(self) -> int:
@@ -86,8 +99,10 @@ class Verifier:
         for ts in sorted(self.recorded.keys() | self.produced.keys()):
             rec = self.recorded.get(ts, [])
             got = self.produced.get(ts, [])
-            rk = [k for k, _ in rec]
-            gk = [k for k, _ in got]
+            if rec == got:
+                continue
+            rk = [_key(b, ts) for b in rec]
+            gk = [_key(b, ts) for b in got]
             if rk == gk:
                 continue
             for tag, i1, i2, j1, j2 in SequenceMatcher(None, rk, gk, autojunk=False).get_opcodes():
@@ -95,11 +110,11 @@ class Verifier:
                     continue
                 pairs = min(i2 - i1, j2 - j1) if tag == "replace" else 0
                 for n in range(pairs):
-                    out.append(Mismatch("different", ts, rec[i1 + n][1], got[j1 + n][1]))
+                    out.append(Mismatch("different", ts, rec[i1 + n], got[j1 + n]))
                 for i in range(i1 + pairs, i2):
-                    out.append(Mismatch("missing", ts, rec[i][1], None))
+                    out.append(Mismatch("missing", ts, rec[i], None))
                 for j in range(j1 + pairs, j2):
-                    out.append(Mismatch("extra", ts, None, got[j][1]))
+                    out.append(Mismatch("extra", ts, None, got[j]))
         return out
 
     def outcome_changes(self) -> list[str]:
@@ -124,10 +139,10 @@ class Verifier:
         return lines
 
 
-def _first_dispatch(by_ts: dict[int, list[tuple[str, dict[str, Any]]]]) -> dict[int, tuple[int, tuple]]:
+def _first_dispatch(by_ts: dict[int, list[dict[str, Any]]]) -> dict[int, tuple[int, tuple]]:
     first: dict[int, tuple[int, tuple]] = {}
     for ts in sorted(by_ts):
-        for _, body in by_ts[ts]:
+        for body in by_ts[ts]:
             if body.get("op") == "DISPATCH" and body["jobid"] not in first:
                 first[body["jobid"]] = (ts, tuple(tuple(p) for p in body["placement"]))
     return first

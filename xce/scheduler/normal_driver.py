@@ -2,9 +2,10 @@
 decisions back to the controller (Req 10 AC 7-10).
 
 The controller's feed already carries core events in their JSON form, so translation is
-``events.from_json``. Events are buffered between rounds; a round runs when events arrived
-(no more often than ``round_interval``, or ``release_interval`` when capacity was freed while jobs
-wait) and at least every ``max_round_interval`` even when
+``events.from_json``. Events are buffered between rounds (usage ticks that a later tick of the
+same job makes redundant are dropped there, :mod:`xce.scheduler.coalesce`, and so never recorded);
+a round runs when events arrived (no more often than ``round_interval``, or ``release_interval``
+when capacity was freed while jobs wait) and at least every ``max_round_interval`` even when
 nothing arrived. Decisions are posted in one batch per round with ids ``<epoch>-<seq>``, so a
 retried post is applied once.
 
@@ -29,6 +30,7 @@ from xce.controller import follow
 from xce.core import SchedulerCore
 from xce.core import events as ev
 from xce.core.decisions import Decision
+from xce.scheduler.coalesce import coalesce_pending
 
 log = logging.getLogger("xce.scheduler")
 
@@ -169,7 +171,7 @@ class NormalDriver:
     def run_round(self) -> int:
         started = time.perf_counter()
         nevents = len(self.pending)
-        for event in self.pending:
+        for event in coalesce_pending(self.core, self.pending):
             self._push(event)
         self.pending = []
         self._push(ev.BeginRound(ts=max(time.time_ns(), self.last_ts)))

@@ -6,6 +6,10 @@ at speed N it runs N times faster than the wall clock and the driver, never the 
 until the virtual time of the next event. Decisions go to the driver, which counts them,
 remembers each job's last pend reasons (for the pause prompt) and, with ``verify``, compares them
 with the recorded ones.
+
+At speed 0, runs of consecutive usage ticks are coalesced before they reach the core
+(:mod:`xce.scheduler.coalesce`: a tick that a later one of the same job makes redundant is read
+but not pushed); ``coalesce=False`` pushes every one.
 """
 
 from __future__ import annotations
@@ -19,18 +23,20 @@ from typing import IO, Any
 
 from xce.core import SchedulerCore
 from xce.core.decisions import Decision, Dispatch, Pend
-from xce.core.events import BeginRound
+from xce.core.events import BeginRound, JobRusage
 from xce.core.snapshot import SnapshotError
 from xce.replay import format as fmt
 from xce.replay.reader import EVENT, Record, ReplayFileError, ReplayReader
 from xce.replay.verify import Verifier, describe
+from xce.scheduler.coalesce import coalesce as coalesce_usage
 
 
 class SimDriver:
     def __init__(self, path: str | os.PathLike, *, start_ts: int | None = None, speed: int = 0,
                  pause_at: int | None = None, verify: bool = False, alt_events: str | os.PathLike | None = None,
                  seed: int = 0, out: IO[str] | None = None, err: IO[str] | None = None,
-                 interactive: bool | None = None, keep_decisions: bool = False, max_report: int = 200) -> None:
+                 interactive: bool | None = None, keep_decisions: bool = False, max_report: int = 200,
+                 coalesce: bool = True) -> None:
         if speed < 0:
             raise ValueError(f"speed must be >= 0 (0 = as fast as possible), got {speed}")
         self.path = os.fspath(path)
@@ -47,7 +53,9 @@ class SimDriver:
         self.by_op: Counter[str] = Counter()
         self.last_pend: dict[int, Pend] = {}
         self.core = SchedulerCore(self._on_decision, seed=seed)
+        self.coalesce = coalesce and not speed
         self.events = 0
+        self.coalesced = 0
         self.rounds = 0
         self.snapshot_ts: int | None = None
         self.snapshot_line: int | None = None
@@ -96,35 +104,25 @@ class SimDriver:
     def _replay_base(self, reader: ReplayReader) -> None:
         candidate: Record | None = None
         buffered: list[Record] = []
-        started = False
-        for rec in reader:
+        records = iter(reader)
+        for rec in records:
             if rec.kind == fmt.SNAPSHOT:
-                if not started and self._choose(rec, candidate):
+                if self._choose(rec, candidate):
                     candidate, buffered = rec, []
-                continue
-            if started:
-                if not self._handle(rec):
-                    return
                 continue
             if candidate is None:
                 raise ReplayFileError(self.path, rec.lineno, f"{_kind(rec)} before the first SNAPSHOT: "
                                       "there is no state to start the replay from")
             if self._starts(rec):
-                started = True
                 self._begin(candidate)
-                for r in (*buffered, rec):
-                    if not self._handle(r):
-                        return
-                buffered = []
-            else:
-                buffered.append(rec)
-        if not started:
-            if candidate is None:
-                raise ReplayFileError(self.path, max(reader.lines, 1), "no SNAPSHOT in the file: nothing to replay from")
-            self._begin(candidate)
-            for r in buffered:
-                if not self._handle(r):
-                    return
+                if self._feed(buffered) and self._feed((rec,)):
+                    self._feed(records)
+                return
+            buffered.append(rec)
+        if candidate is None:
+            raise ReplayFileError(self.path, max(reader.lines, 1), "no SNAPSHOT in the file: nothing to replay from")
+        self._begin(candidate)
+        self._feed(buffered)
 
     def _replay_alt(self, base: ReplayReader) -> None:
         """What-if: the state from the base file, the events from the alternative file."""
@@ -146,12 +144,9 @@ class SimDriver:
         self._begin(candidate)
         alt = ReplayReader(self.alt_events, require_header=False)  # type: ignore[arg-type]
         try:
-            for rec in alt:
-                # Events up to the snapshot are already in its state; recorded decisions are not inputs.
-                if rec.kind != EVENT or rec.ts <= candidate.ts:
-                    continue
-                if not self._handle(rec, verify_recorded=False, source=self.alt_events):
-                    return
+            # Events up to the snapshot are already in its state; recorded decisions are not inputs.
+            self._feed((rec for rec in alt if rec.kind == EVENT and rec.ts > candidate.ts), verify_recorded=False,
+                       source=self.alt_events)
         finally:
             base.warnings.extend(alt.warnings)
 
@@ -168,30 +163,66 @@ class SimDriver:
         if self.speed:
             self.core.clock.set(snap.ts, None, self.speed, 1)
 
-    def _handle(self, rec: Record, verify_recorded: bool = True, source: str | None = None) -> bool:
-        if rec.kind == fmt.DECISION:
-            if verify_recorded and self.verifier is not None:
-                self.verifier.add_recorded(rec.ts, rec.item)
-            return True
-        ts = rec.ts
-        if self.pause_at is not None and self.paused_at is None and ts > self.pause_at:
-            if not self._pause(ts):
+    def _feed(self, records, verify_recorded: bool = True, source: str | None = None) -> bool:
+        """Push the events of ``records`` (recorded decisions go to the verifier; snapshots after the
+        start are skipped). False when the replay stopped at a pause."""
+        core = self.core
+        freeze = core.clock.freeze_at
+        verifier = self.verifier if verify_recorded else None
+        coalesce = self.coalesce
+        run: list[Record] = []
+        clock_ts = -1
+        for rec in records:
+            kind = rec.kind
+            if kind != EVENT:
+                if kind == fmt.DECISION and verifier is not None:
+                    verifier.add_recorded(rec.ts, rec.item)
+                continue
+            event = rec.item
+            ts = rec.ts
+            pausing = self.pause_at is not None and self.paused_at is None and ts > self.pause_at
+            if coalesce and type(event) is JobRusage and not pausing:
+                run.append(rec)
+                continue
+            if run:
+                clock_ts = self._push_run(run, clock_ts, source)
+                run = []
+            if pausing and not self._pause(ts):
                 self.stopped = True
                 return False
-        clock = self.core.clock
-        if self.speed:
-            self._wait_until(ts)
-        else:
-            clock.freeze_at(ts)
+            if self.speed:
+                self._wait_until(ts)
+            elif ts != clock_ts:
+                freeze(ts)
+                clock_ts = ts
+            self._push(rec, source)
+            self.events += 1
+            if type(event) is BeginRound:
+                self.rounds += 1
+        if run:
+            self._push_run(run, clock_ts, source)
+        return True
+
+    def _push(self, rec: Record, source: str | None) -> None:
         try:
             self.core.push_event(rec.item)
         except Exception as exc:  # noqa: BLE001 - a file's event the core cannot take: say which line
             raise ReplayFileError(source or self.path, rec.lineno, f"{rec.item.TYPE} refused by the core: "
-                                                         f"{type(exc).__name__}: {exc}") from None
-        self.events += 1
-        if type(rec.item) is BeginRound:
-            self.rounds += 1
-        return True
+                                                                   f"{type(exc).__name__}: {exc}") from None
+
+    def _push_run(self, run: list[Record], clock_ts: int, source: str | None) -> int:
+        kept = coalesce_usage(self.core, [r.item for r in run])
+        self.events += len(run)
+        self.coalesced += len(run) - len(kept)
+        left = iter(run)
+        freeze = self.core.clock.freeze_at
+        for event in kept:
+            rec = next(r for r in left if r.item is event)
+            if event.ts != clock_ts:
+                freeze(event.ts)
+                clock_ts = event.ts
+            self._push(rec, source)
+        return clock_ts
 
     def _wait_until(self, ts: int) -> None:
         clock = self.core.clock
@@ -280,6 +311,7 @@ class SimDriver:
         s: dict[str, Any] = {
             "file": self.path, "alt_events": self.alt_events, "snapshot_ts": self.snapshot_ts,
             "snapshot_line": self.snapshot_line, "events": self.events, "rounds": self.rounds,
+            "usage_coalesced": self.coalesced,
             "decisions": dict(sorted(self.by_op.items())), "wall_s": round(self.wall_s, 6),
             "events_per_s": round(self.events / self.wall_s, 1) if self.wall_s > 0 else None,
             "paused_at": self.paused_at, "pause_snapshot": self.pause_file, "stopped": self.stopped,
