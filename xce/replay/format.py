@@ -13,6 +13,8 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
+import orjson
+
 from xce.core.events import EVENT_TYPES
 
 #: The file format version this build writes; readers accept any 1.x.y.
@@ -27,11 +29,19 @@ DECISION = "DECISION"
 LINE_TYPES: tuple[str, ...] = (HEADER, SNAPSHOT, DECISION, *EVENT_TYPES)
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
 def line(obj: dict[str, Any]) -> str:
-    """One JSONL line (with its newline); compact so a 100,000-event file stays small."""
-    return _dumps(obj) + "\n"
+    """One JSONL line (with its newline); compact so a 100,000-event file stays small.
+
+    orjson writes it ~5x faster than ``json``; what orjson refuses (an integer beyond 64 bits)
+    goes through ``json``, so every line a core can produce is written.
+    """
+    try:
+        return orjson.dumps(obj, option=_OPTIONS).decode()
+    except TypeError:
+        return _dumps(obj) + "\n"
 
 
 def canonical_json(obj: Any) -> str:
