@@ -304,3 +304,44 @@ def test_metrics(api):
     assert 'xce_api_request_seconds_bucket{le="0.005",method="POST",route="/v1/jobs",status="201"}' in text
     assert "xce_decisions_total" in text or "xce_decisions_created" not in text
     assert 'xce_workers{status="ok"}' in text
+
+
+def test_batched_reports_apply_in_order_in_one_transaction(api):
+    cl = Cluster(api, "hbatch1")
+    short, other, elsewhere = cl.submit(command=["true"]), cl.submit(), cl.submit()
+    cl.events()
+    cl.decide(dispatch(short, ("hbatch1", 1)), dispatch(other, ("hbatch1", 1)))
+    cl.events()
+    r = cl.worker.post("/v1/workers/hbatch1/reports", json={"reports": [
+        {"jobid": short, "status": "started", "pid": 10},
+        {"jobid": elsewhere, "status": "finished", "exit_code": 0},            # not placed here: refused alone
+        {"jobid": other, "status": "usage", "usage": {"memory_rss": 1 << 20}},
+        {"jobid": short, "status": "finished", "exit_code": 0, "usage": {"memory_rss": 2 << 20}},
+        {"jobid": other, "status": "rejected", "reason": "x"},                 # fine: it is RUN
+        {"jobid": other, "status": "rejected", "reason": "again"},             # now PEND, nowhere: refused alone
+    ]})
+    assert r.status_code == 200, r.text
+    res = r.json()["results"]
+    assert [x.get("status", x.get("state")) for x in res] == ["RUN", 409, "RUN", "DONE", "PEND", 409]
+    assert res[1]["error"] == f"job {elsewhere} is not placed on hbatch1 (it is PEND)"
+    assert res[5]["error"] == f"job {other} is not placed on hbatch1 (it is PEND)"  # requeued just before
+    assert cl.job(short)["state"] == "DONE" and cl.job(short)["usage"]["peak"]["memory_rss"] == 2 << 20
+    assert cl.job(elsewhere)["state"] == "PEND"
+    # the scheduler sees the same order the worker reported
+    assert [(e["type"], e["payload"].get("jobid"), e["payload"].get("state")) for e in cl.events()] == [
+        ("JOB_RUSAGE", other, None), ("JOB_STATE_CHANGE", short, "DONE"), ("JOB_STATE_CHANGE", other, "PEND")]
+
+
+def test_batched_reports_refuse_bad_usage_alone_and_unknown_workers_whole(api):
+    cl = Cluster(api, "hbatch2")
+    jobid = cl.submit()
+    cl.decide(dispatch(jobid, ("hbatch2", 1)))
+    r = cl.worker.post("/v1/workers/hbatch2/reports", json={"reports": [
+        {"jobid": jobid, "status": "usage", "usage": {"memory_rss": -5}},
+        {"jobid": jobid, "status": "usage", "usage": {"memory_rss": 5}}]})
+    assert r.status_code == 200 and [x.get("status") for x in r.json()["results"]] == [422, None]
+    assert cl.job(jobid)["usage"]["samples"] == 1
+    r = cl.worker.post("/v1/workers/nosuchhost/reports", json={"reports": [{"jobid": jobid, "status": "usage"}]})
+    assert r.status_code == 404 and "not registered" in r.json()["detail"]
+    r = cl.worker.post("/v1/workers/hbatch2/reports", json={"reports": [{"jobid": 0, "status": "usage"}]})
+    assert r.status_code == 422

@@ -34,7 +34,7 @@ def test_gpus_are_picked_lowest_free_first_and_refused_when_short(tmp_path):
         reports = []
         while not a.outbox.empty():
             reports.append(a.outbox.get_nowait())
-        failed = [body for _, path, body in reports if "/jobs/3/" in path]
+        failed = [body for kind, _, body in reports if kind == "status" and body["jobid"] == 3]
         assert failed and failed[0]["status"] == "start_failed" and "GPU" in failed[0]["reason"]
         deadline = time.monotonic() + 5
         while not (tmp_path / "xce-2.out").exists() or not (tmp_path / "xce-2.out").read_text():

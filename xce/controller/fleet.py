@@ -28,8 +28,9 @@ import sqlalchemy as sa
 from xce.controller import accounting
 from xce.controller.control import KILL_GRACE_S, drop_undelivered_start, signal_kill
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, NotFound, field_error
-from xce.controller.models import JobStatusReport, LoadReport, RegisterRequest
+from xce.controller.models import JobReport, JobStatusReport, LoadReport, RegisterRequest
 from xce.controller.service import Controller, HostLive, dumps
+from xce.controller.states import TransitionError, target
 from xce.controller.store.schema import actions, hosts, jobs
 from xce.controller.tokens import Principal
 from xce.core.specs import DONE, EXIT, RUN, SSUSP, USUSP
@@ -235,52 +236,91 @@ def _fold_usage(stored: dict[str, Any], tick: dict[str, int], ts: int) -> dict[s
 def job_status(ctl: Controller, name: str, jobid: int, rep: JobStatusReport) -> dict[str, Any]:
     """One report about one job from the worker that runs it; returns what the worker should do."""
     h = _host(ctl, name)
+    job, tick = _check_report(ctl, name, jobid, rep)
+    with ctl.tx():
+        _touch(ctl, h)
+        return _apply_report(ctl, name, job, rep, tick)
+
+
+def job_reports(ctl: Controller, name: str, reports: list[JobReport]) -> dict[str, Any]:
+    """Every report a worker made since its last request, in order, in one transaction.
+
+    A report that is refused (a job that is not on this host, a requeue of a job that no longer
+    runs) gets its refusal in ``results`` and the others are applied: a worker's batch is a list
+    of independent facts, and one stale fact must not hold back the rest.
+    """
+    h = _host(ctl, name)
+    results: list[dict[str, Any]] = []
+    with ctl.tx():
+        _touch(ctl, h)
+        for rep in reports:
+            try:
+                job, tick = _check_report(ctl, name, rep.jobid, rep)
+            except (NotFound, Conflict, TransitionError) as exc:
+                results.append({"jobid": rep.jobid, "error": str(exc),
+                                "status": 404 if isinstance(exc, NotFound) else 409})
+                continue
+            except FieldErrors as exc:
+                results.append({"jobid": rep.jobid, "error": exc.errors, "status": 422})
+                continue
+            results.append(_apply_report(ctl, name, job, rep, tick))
+    return {"results": results}
+
+
+def _check_report(ctl: Controller, name: str, jobid: int, rep: JobStatusReport) -> tuple[dict[str, Any], Any]:
+    """Everything that can refuse a report, before anything changes: the job as it is now, and the
+    validated usage tick."""
     job = ctl.job(jobid)
     if job["head_host"] != name:
         raise Conflict(f"job {jobid} is not placed on {name} (it is {job['state']}"
                        + (f" on {job['head_host']})" if job["head_host"] else ")"))
+    tick = _usage_tick(rep.usage) if rep.usage else None
+    state = job["state"]
+    if rep.status == "rejected" and state != RUN:
+        raise Conflict(f"cannot requeue job {jobid}: it is {state} (only a RUN job can be requeued)")
+    if rep.status == "start_failed":
+        target(jobid, state, "fail")
+    return job, tick
+
+
+def _apply_report(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatusReport, tick: Any) -> dict[str, Any]:
+    conn = ctl.conn
+    jobid = job["id"]
     action = None
-    with ctl.tx() as conn:
-        _touch(ctl, h)
-        state = job["state"]
-        if rep.status in ("usage", "started", "running", "suspended", "resumed"):
-            if rep.usage:
-                tick = _usage_tick(rep.usage)
-                now = time.time_ns()
-                ctl.publish("JOB_RUSAGE", {"jobid": jobid, "usage": dict(sorted(tick.items()))}, ts=now)
-                usage = _fold_usage(json.loads(job["usage"]) if job["usage"] else {}, tick, now)
-                conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(usage=dumps(usage)))
+    state = job["state"]
+    if rep.status in ("usage", "started", "running", "suspended", "resumed"):
+        if tick:
+            now = time.time_ns()
+            ctl.publish("JOB_RUSAGE", {"jobid": jobid, "usage": dict(sorted(tick.items()))}, ts=now)
+            usage = _fold_usage(json.loads(job["usage"]) if job["usage"] else {}, tick, now)
+            conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(usage=dumps(usage)))
+        if state in (DONE, EXIT):
+            # It runs although the controller gave up on it (lost, killed, requeued): stop it.
+            signal_kill(ctl, job, f"job {jobid} is {state} in the controller")
+            action = "kill"
+    elif rep.status == "finished":
+        reason = rep.reason or (f"exit code {rep.exit_code}" if not rep.signal else f"killed by signal {rep.signal}")
+        ok = rep.exit_code == 0 and not rep.signal
+        values: dict[str, Any] = {"exit_code": rep.exit_code, "exit_signal": rep.signal}
+        if tick:
+            values["usage"] = dumps(_fold_usage(json.loads(job["usage"]) if job["usage"] else {}, tick,
+                                                time.time_ns()))
+        if state in ON_HOST:
+            ctl.move(job, "finish" if ok else "fail", "done" if ok else reason, name, **values)
+        else:
+            # Already decided (killed, lost): keep the verdict, record what really happened.
+            conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(**values))
             if state in (DONE, EXIT):
-                # It runs although the controller gave up on it (lost, killed, requeued): stop it.
-                signal_kill(ctl, job, f"job {jobid} is {state} in the controller")
-                action = "kill"
-        elif rep.status == "finished":
-            reason = rep.reason or (f"exit code {rep.exit_code}" if not rep.signal else f"killed by signal {rep.signal}")
-            ok = rep.exit_code == 0 and not rep.signal
-            values: dict[str, Any] = {"exit_code": rep.exit_code, "exit_signal": rep.signal}
-            if rep.usage:
-                tick = _usage_tick(rep.usage)
-                values["usage"] = dumps(_fold_usage(json.loads(job["usage"]) if job["usage"] else {}, tick,
-                                                    time.time_ns()))
-            if state in ON_HOST:
-                ctl.move(job, "finish" if ok else "fail", "done" if ok else reason, name, **values)
-            else:
-                # Already decided (killed, lost): keep the verdict, record what really happened.
-                conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(**values))
-                if state in (DONE, EXIT):
-                    job.update(values)
-                    accounting.rewrite(conn, job, ctl.config.resource_names)
-            conn.execute(sa.delete(actions).where(actions.c.jobid == jobid, actions.c.host == name))
-        elif rep.status == "rejected":
-            if state == RUN:
-                ctl.move(job, "requeue", f"requeued: worker {name} refused it ({rep.reason or 'no reason given'})",
-                         name, placement=None, head_host=None, start_time=None)
-                conn.execute(sa.delete(actions).where(actions.c.jobid == jobid, actions.c.host == name))
-            else:
-                raise Conflict(f"cannot requeue job {jobid}: it is {state} (only a RUN job can be requeued)")
-        elif rep.status == "start_failed":
-            ctl.move(job, "fail", f"could not start: {rep.reason or 'no reason given'}", name,
-                     exit_code=rep.exit_code, exit_signal=rep.signal)
+                job.update(values)
+                accounting.rewrite(conn, job, ctl.config.resource_names)
+        conn.execute(sa.delete(actions).where(actions.c.jobid == jobid, actions.c.host == name))
+    elif rep.status == "rejected":
+        ctl.move(job, "requeue", f"requeued: worker {name} refused it ({rep.reason or 'no reason given'})",
+                 name, placement=None, head_host=None, start_time=None)
+        conn.execute(sa.delete(actions).where(actions.c.jobid == jobid, actions.c.host == name))
+    elif rep.status == "start_failed":
+        ctl.move(job, "fail", f"could not start: {rep.reason or 'no reason given'}", name,
+                 exit_code=rep.exit_code, exit_signal=rep.signal)
     return {"jobid": jobid, "state": job["state"], "action": action}
 
 

@@ -107,6 +107,15 @@ class JobStatusReport(_Body):
     pid: Int32 | None = None
 
 
+class JobReport(JobStatusReport):
+    jobid: int = Field(..., ge=1, description="The job this report is about.")
+
+
+class JobReportBatch(_Body):
+    reports: list[JobReport] = Field(..., max_length=10_000,
+                                     description="Reports in the order the worker made them; applied in that order.")
+
+
 class UserRequest(_Body):
     name: Name = Field(..., description="A Unix user name: the owner of the jobs the token submits.")
     admin: bool = False

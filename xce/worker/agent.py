@@ -4,10 +4,14 @@ Three threads, each with one job, so that a slow request never delays a job's st
 
 * the **main thread** long-polls ``GET /v1/workers/NAME/actions`` and carries each action out
   (start, suspend, resume, kill), acknowledging it with the next poll's ``after``;
-* the **monitor** reaps ended jobs every few tens of milliseconds, samples usage and load every
-  report interval, and enforces memory limits;
+* the **monitor** reaps ended jobs (at once when a child process exits, which the **child
+  watcher** thread notices with ``waitid``; otherwise every few tens of milliseconds, for jobs
+  adopted after a restart), samples usage and load every report interval, and enforces memory
+  limits;
 * the **poster** sends every report in the order it was made (``started`` before ``usage`` before
-  ``finished``), retrying while the controller is unreachable, so nothing is lost to a blip.
+  ``finished``), retrying while the controller is unreachable, so nothing is lost to a blip. All
+  job reports queued while a request was on its way go together in the next one: a short job's
+  ``started`` and ``finished`` are one request and one transaction.
 
 Actions are delivered at least once, so each is idempotent here: a second ``start`` of a job this
 worker runs, or ran, is ignored.
@@ -73,6 +77,9 @@ class Agent:
         #: Steps run as root on each job's process before it switches to the job's owner (see
         #: :data:`xce.worker.launch.PrepareStep`), given the job (the start action's ``job``).
         self.prepare: Callable[[dict[str, Any]], list[launch.PrepareStep]] = lambda job: []
+        self.child_exited = threading.Event()  # the child watcher saw a process end: reap now
+        self.reaped = threading.Event()
+        self.child_started = threading.Event()
 
     def _client(self) -> httpx.Client:
         from xce.controller.statedir import client_ssl_context
@@ -191,6 +198,7 @@ class Agent:
         jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen)
         with self.lock:
             self.jobs[jobid] = jp
+        self.child_started.set()
         self.state.save(jp.record())
         self._post_status(jobid, {"status": "started", "pid": popen.pid})
 
@@ -225,7 +233,27 @@ class Agent:
             if now >= next_report and not self.stopping.is_set():
                 next_report = now + self.report_interval
                 self._report()
-            time.sleep(REAP_INTERVAL_S)
+            self.reaped.set()
+            if self.child_exited.wait(REAP_INTERVAL_S):
+                self.child_exited.clear()
+
+    def child_watcher(self) -> None:
+        """Wake the monitor the moment a child process (a job's leader) ends, so that a short job's
+        slot is reported free at once rather than at the next reap tick. ``WNOWAIT`` leaves the
+        reaping itself to the job's ``Popen``."""
+        while not self.stopping.is_set():
+            try:
+                os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
+            except ChildProcessError:  # no child yet: wait for a start
+                if self.child_started.wait(1.0):
+                    self.child_started.clear()
+                continue
+            except InterruptedError:
+                continue
+            self.reaped.clear()
+            self.child_exited.set()
+            # The same zombie is seen until the monitor reaps it (or, if it is no job, for a while).
+            self.reaped.wait(REAP_INTERVAL_S)
 
     def _reap(self) -> None:
         with self.lock:
@@ -263,46 +291,91 @@ class Agent:
         self.outbox.put(("load", f"/v1/workers/{self.name}/load", {"load": self.sampler.sample(), "usage": ticks}))
 
     def _post_status(self, jobid: int, body: dict[str, Any]) -> None:
-        self.outbox.put(("status", f"/v1/workers/{self.name}/jobs/{jobid}/status", body))
+        self.outbox.put(("status", "", {"jobid": jobid, **body}))
 
     # -- posting ---------------------------------------------------------------------------
     def poster(self) -> None:
+        """Send reports in the order they were made: every job report queued since the last request
+        goes in one ``reports`` request (one transaction in the controller), load reports on their own."""
         http = self._client()
         while True:
             item = self.outbox.get()
             if item is None:
                 return
-            kind, path, body = item
-            if kind == "load":
-                body = dict(body, usage={k: self._wire(v) for k, v in body["usage"].items()})
-            elif body.get("usage"):
-                body = dict(body, usage=self._wire(body["usage"]))
-            while True:
+            batch = [item]
+            while True:  # everything else already queued rides along
                 try:
-                    r = http.post(path, json=body)
-                except httpx.HTTPError as exc:
-                    if self.stopping.is_set() and self.outbox.empty() and kind == "load":
-                        break
-                    log.warning("controller unreachable (%s); will retry", exc)
-                    time.sleep(0.5)
+                    nxt = self.outbox.get_nowait()
+                except queue.Empty:
+                    break
+                batch.append(nxt)
+            stop = batch[-1] is None
+            pending: list[dict[str, Any]] = []
+            for entry in batch:
+                if entry is None:
                     continue
-                if r.status_code == 422 and self.rss_name == "memory_rss" and "memory_rss" in r.text:
-                    # Workaround for a controller that refuses the wire name memory_rss: the core
-                    # maps memory_rss to mem, so sending mem is charged the same way.
-                    log.warning("controller refuses usage name memory_rss; reporting it as mem")
-                    self.rss_name = "mem"
-                    if kind == "load":
-                        body = dict(body, usage={k: self._rename(v) for k, v in body["usage"].items()})
+                kind, path, body = entry
+                if kind == "status":
+                    pending.append(body)
                     continue
-                if r.status_code == 404 and kind == "load":
-                    self.need_register.set()
-                elif r.status_code >= 400:
-                    log.warning("report %s %s refused: HTTP %s %s", path, body.get("status", ""), r.status_code,
-                                r.text[:300])
-                elif kind == "load":
-                    for jobid in r.json().get("kill", []):
-                        self._kill(int(jobid), 2.0, f"job {jobid} must not run on {self.name}")
-                break
+                if pending:
+                    self._send_reports(http, pending)
+                    pending = []
+                self._send_load(http, path, body)
+            if pending:
+                self._send_reports(http, pending)
+            if stop:
+                return
+
+    def _post(self, http: httpx.Client, path: str, make_body, give_up: bool = False) -> httpx.Response | None:
+        """POST until the controller answers (None: gave up because the worker is stopping)."""
+        while True:
+            try:
+                r = http.post(path, json=make_body())
+            except httpx.HTTPError as exc:
+                if give_up and self.stopping.is_set() and self.outbox.empty():
+                    return None
+                log.warning("controller unreachable (%s); will retry", exc)
+                time.sleep(0.5)
+                continue
+            if r.status_code == 422 and self.rss_name == "memory_rss" and "memory_rss" in r.text:
+                # Workaround for a controller that refuses the wire name memory_rss: the core
+                # maps memory_rss to mem, so sending mem is charged the same way.
+                log.warning("controller refuses usage name memory_rss; reporting it as mem")
+                self.rss_name = "mem"
+                continue
+            return r
+
+    def _send_reports(self, http: httpx.Client, reports: list[dict[str, Any]]) -> None:
+        def body() -> dict[str, Any]:
+            return {"reports": [dict(rep, usage=self._wire(rep["usage"])) if rep.get("usage") else rep
+                                for rep in reports]}
+
+        r = self._post(http, f"/v1/workers/{self.name}/reports", body)
+        if r is None:
+            return
+        if r.status_code == 404:
+            self.need_register.set()
+        elif r.status_code >= 400:
+            log.warning("reports refused: HTTP %s %s", r.status_code, r.text[:300])
+            return
+        else:
+            for res in r.json().get("results", []):
+                if "error" in res:
+                    log.warning("report on job %s refused: %s", res.get("jobid"), res["error"])
+
+    def _send_load(self, http: httpx.Client, path: str, body: dict[str, Any]) -> None:
+        r = self._post(http, path, lambda: dict(body, usage={k: self._wire(v) for k, v in body["usage"].items()}),
+                       give_up=True)
+        if r is None:
+            return
+        if r.status_code == 404:
+            self.need_register.set()
+        elif r.status_code >= 400:
+            log.warning("load report refused: HTTP %s %s", r.status_code, r.text[:300])
+        else:
+            for jobid in r.json().get("kill", []):
+                self._kill(int(jobid), 2.0, f"job {jobid} must not run on {self.name}")
 
     def _wire(self, tick: dict[str, int]) -> dict[str, int]:
         return self._rename(tick) if self.rss_name != "memory_rss" else tick
@@ -320,7 +393,8 @@ class Agent:
             print(f"xce worker: the controller refused to register {self.name}:\n{exc}", file=sys.stderr)
             return 1
         threads = [threading.Thread(target=self.poster, name="poster", daemon=True),
-                   threading.Thread(target=self.monitor, name="monitor", daemon=True)]
+                   threading.Thread(target=self.monitor, name="monitor", daemon=True),
+                   threading.Thread(target=self.child_watcher, name="child-watcher", daemon=True)]
         for t in threads:
             t.start()
         while not self.stopping.is_set():

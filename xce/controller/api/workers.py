@@ -1,4 +1,9 @@
-"""The workers' endpoints: register, load report (heartbeat), action long-poll, job reports."""
+"""The workers' endpoints: register, load report (heartbeat), action long-poll, job reports.
+
+``POST /v1/workers/NAME/reports`` is what workers send: every job report made since the last
+request (``started`` and ``finished`` of a short job together), applied in one transaction.
+``.../jobs/ID/status`` takes one report, for tools and older workers.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from xce.controller import fleet
 from xce.controller.api.responses import COMMON, Cursor, JobId, MAX_WAIT_S, ctl_of, documented, json_response, long_poll
-from xce.controller.models import JobStatusReport, LoadReport, RegisterRequest
+from xce.controller.models import JobReportBatch, JobStatusReport, LoadReport, RegisterRequest
 from xce.controller.security import worker_role
 from xce.controller.service import Signal
 from xce.controller.tokens import Principal
@@ -48,3 +53,10 @@ async def actions(name: str, request: Request, p: Worker, after: Cursor = 0,
 async def job_status(name: str, jobid: JobId, body: JobStatusReport, request: Request, p: Worker):
     fleet.check_worker(p, name)
     return json_response(fleet.job_status(ctl_of(request), name, jobid, body))
+
+
+@router.post("/{name}/reports", summary="Job reports (started / usage / finished ...) in order, in one transaction",
+             responses=documented(404, 413))
+async def job_reports(name: str, body: JobReportBatch, request: Request, p: Worker):
+    fleet.check_worker(p, name)
+    return json_response(fleet.job_reports(ctl_of(request), name, body.reports))
