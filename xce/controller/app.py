@@ -21,6 +21,7 @@ from xce.controller import feed, fleet, hygiene, leadership
 from xce.controller.api import admin, cluster, drift, errors, jobs, sched, status, workers
 from xce.controller.api.responses import COMMON
 from xce.controller.gate import LeaderGate
+from xce.controller.groupcommit import GroupCommitter
 from xce.controller.metrics import LatencyMiddleware, Metrics
 from xce.controller.security import any_role
 from xce.controller.service import Controller
@@ -87,6 +88,7 @@ def create_app(ctl: Controller) -> FastAPI:
     app = FastAPI(title="XCE controller", version=_version(), lifespan=lifespan,
                   description="Authoritative state of an XCE cluster. See docs/api.md.")
     app.state.ctl = ctl
+    app.state.submissions = GroupCommitter(ctl)
     metrics = Metrics(ctl)
     ctl.metrics = metrics
     errors.install(app)

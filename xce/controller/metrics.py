@@ -54,6 +54,8 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=False)
         r = self.registry
         self.submitted = Counter("xce_jobs_submitted", "Jobs accepted by submit", ["queue"], registry=r)
+        self.submit_commits = Counter("xce_submit_commits", "Transactions that committed submissions "
+                                      "(a group commit holds several: submitted / commits = group size)", registry=r)
         self.transitions = Counter("xce_job_transitions", "Job state transitions by cause", ["move"], registry=r)
         self.decisions = Counter("xce_decisions", "Scheduler decisions by op and outcome", ["op", "outcome"], registry=r)
         self.latency = Histogram(

@@ -200,6 +200,12 @@ def submit(ctl: Controller, user: str, req: SubmitRequest, key: str | None = Non
         done = _applied(ctl, user, key)
         if done is not None:
             return done
+    return commit(ctl, [prepare(ctl, user, req, key)])[0]
+
+
+def prepare(ctl: Controller, user: str, req: SubmitRequest, key: str | None = None) -> dict[str, Any]:
+    """Everything a submission writes, checked and with its job ids, before any transaction: a
+    refusal (FieldErrors) happens here, so a group commit never holds a submission that fails."""
     v = validate(ctl, req)
     count = req.array or 1
     now = time.time_ns()
@@ -227,23 +233,37 @@ def submit(ctl: Controller, user: str, req: SubmitRequest, key: str | None = Non
         else:
             row["stdout"], row["stderr"] = req.stdout, req.stderr
         rows.append(row)
-    spec = jobspec_json(rows[0])
+    return {"user": user, "queue": v["queue"], "array": bool(req.array), "first": first, "count": count,
+            "now": now, "rows": rows, "key": key}
+
+
+def commit(ctl: Controller, prepared: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Write prepared submissions in one transaction (one commit, one fsync on PostgreSQL), each
+    with its own history rows and JOBS_PUSH events in submission order; the answer of each."""
     with ctl.tx() as conn:
-        conn.execute(jobs.insert(), rows)
-        for row in rows:
-            ctl.history(row["id"], None, PEND, "submitted", user, now)
-        for start in range(0, count, JOBS_PER_PUSH):
-            chunk = [dict(spec, jobid=first + i) for i in range(start, min(count, start + JOBS_PER_PUSH))]
-            ctl.publish("JOBS_PUSH", {"njobs": len(chunk), "jobs": chunk}, ts=now)
-        if key is not None:
-            conn.execute(sa.insert(submit_keys).values(user=user, key=key, jobid=first, count=count, ts=now))
-    ctl.counts[(v["queue"], PEND)] += count
-    if log.isEnabledFor(logging.INFO):
-        what = f"job {first}" if count == 1 else f"jobs {first}-{first + count - 1} (an array of {count})"
-        log.info("%s submitted by %s to queue %s: PEND", what, user, v["queue"],
-                 extra={"fields": {"job": first, "count": count, "to": PEND, "user": user, "queue": v["queue"]}})
-    if ctl.metrics is not None:
-        ctl.metrics.submitted.labels(v["queue"]).inc(count)
-    return {"jobid": first, "jobids": list(range(first, first + count)), "count": count,
-            "array_id": first if req.array else None, "queue": v["queue"], "user": user, "state": PEND,
-            "row": rows[0]}
+        conn.execute(jobs.insert(), [row for p in prepared for row in p["rows"]])
+        for p in prepared:
+            for row in p["rows"]:
+                ctl.history(row["id"], None, PEND, "submitted", p["user"], p["now"])
+            spec = jobspec_json(p["rows"][0])
+            first, count = p["first"], p["count"]
+            for start in range(0, count, JOBS_PER_PUSH):
+                chunk = [dict(spec, jobid=first + i) for i in range(start, min(count, start + JOBS_PER_PUSH))]
+                ctl.publish("JOBS_PUSH", {"njobs": len(chunk), "jobs": chunk}, ts=p["now"])
+            if p["key"] is not None:
+                conn.execute(sa.insert(submit_keys).values(user=p["user"], key=p["key"], jobid=first, count=count,
+                                                           ts=p["now"]))
+    out = []
+    for p in prepared:
+        first, count, queue, user = p["first"], p["count"], p["queue"], p["user"]
+        ctl.counts[(queue, PEND)] += count
+        if log.isEnabledFor(logging.INFO):
+            what = f"job {first}" if count == 1 else f"jobs {first}-{first + count - 1} (an array of {count})"
+            log.info("%s submitted by %s to queue %s: PEND", what, user, queue,
+                     extra={"fields": {"job": first, "count": count, "to": PEND, "user": user, "queue": queue}})
+        if ctl.metrics is not None:
+            ctl.metrics.submitted.labels(queue).inc(count)
+        out.append({"jobid": first, "jobids": list(range(first, first + count)), "count": count,
+                    "array_id": first if p["array"] else None, "queue": queue, "user": user,
+                    "state": PEND, "row": p["rows"][0]})
+    return out

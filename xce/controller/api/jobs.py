@@ -20,11 +20,11 @@ Caller = Annotated[Principal, Depends(people)]
 
 @router.post("", status_code=201, summary="Submit a job, or an array of N jobs with `array: N`",
              responses=documented(413))
+# Answered after the commit; submissions that arrive together share one (xce.controller.groupcommit).
 async def submit(body: SubmitRequest, request: Request, p: Caller,
                  idempotency_key: str | None = Header(None, description="Retrying with the same key (after a "
                                                       "failover) returns the jobs the first attempt created")):
-    ctl = ctl_of(request)
-    res = submission.submit(ctl, p.name, body, submission.check_key(idempotency_key))
+    res = await request.app.state.submissions.submit(p.name, body, submission.check_key(idempotency_key))
     row = res.pop("row")
     res["job"] = views.job_detail(row, [{"ts": row["submit_time"], "from_state": None, "to_state": "PEND",
                                          "reason": "submitted", "actor": p.name}])
