@@ -18,6 +18,7 @@ SUITES = {
     "replay": "bench.replay",
     "sim": "bench.simulation",
     "live": "bench.live",
+    "peer": "bench.peer",
 }
 
 
