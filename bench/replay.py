@@ -2,6 +2,7 @@
 snapshot of a big core weighs and costs.
 
     python -m bench.replay            # one JSON line per figure
+    python -m bench.replay whole      # only the whole-process figures on ~1M-event recordings
 
 Figures:
   replay_read_lines_per_s       parsing and checking only (the reader's ceiling)
@@ -9,6 +10,9 @@ Figures:
                                 (a dispatch-heavy recording: every job is scheduled once)
   replay_events_per_s_telemetry the same with 8 usage reports per submission, as on a real cluster
   snapshot_*                    a core holding 100,000 jobs on 1,000 hosts
+  replay_whole_process_*        `xce scheduler --sim FILE --sim-verify` as a process, on a recording of
+                                ~1.1M events (90,000 jobs, 8 usage ticks per submission, kept in
+                                bench/out/) and on one without usage ticks (30,000 jobs)
 """
 
 from __future__ import annotations
@@ -99,11 +103,57 @@ def snapshot_figures(tmp: str, njobs: int = 100_000, nhosts: int = 1_000) -> lis
     ]
 
 
+def recording(path: str, njobs: int, ticks: int, nhosts: int = 200) -> str:
+    """A closed-loop recording (made once, then kept at ``path``: generating 1M events takes a minute)."""
+    from xce.replay.writer import record
+    from xce.testing.scenarios import closed_loop_events
+
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        record(closed_loop_events(7, njobs=njobs, nhosts=nhosts, usage_ticks=ticks), path + ".tmp", seed=0,
+               snapshot_interval=10_000)
+        os.replace(path + ".tmp", path)
+    return path
+
+
+def whole_process(repeats: int = 3) -> list[dict]:
+    """``xce scheduler --sim FILE --sim-verify`` as a whole process (interpreter start, imports, reading,
+    verifying) on recordings of about a million events: events in the file / wall time."""
+    import statistics
+    import subprocess
+
+    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
+    rows = []
+    for label, njobs, ticks in (("telemetry_1m", 90_000, 8), ("dispatch_only", 30_000, 0)):
+        path = recording(os.path.join(out_dir, f"replay-{label}-{njobs}-{ticks}.jsonl"), njobs, ticks)
+        xce = os.path.join(os.path.dirname(sys.executable), "xce")
+        walls, summary = [], {}
+        for _ in range(repeats):
+            t = time.perf_counter()
+            p = subprocess.run([xce, "scheduler", "--sim", path, "--sim-verify", "--json"], capture_output=True,
+                               text=True, timeout=1800)
+            walls.append(time.perf_counter() - t)
+            if p.returncode != 0:
+                raise RuntimeError(f"replay of {path} failed: {p.stderr[-2000:]}")
+            summary = json.loads(p.stdout)
+        wall = statistics.median(walls)
+        rows.append(_row("replay_whole_process_events_per_s", summary["events"] / wall, "events/s",
+                         recording=label, events=summary["events"], rounds=summary["rounds"],
+                         decisions=sum(summary["decisions"].values()), mismatches=summary["verify"]["mismatches"],
+                         usage_coalesced=summary["usage_coalesced"], wall_s=[round(w, 2) for w in walls],
+                         file_mb=round(os.path.getsize(path) / 2**20, 1), target=100_000,
+                         met=summary["events"] / wall >= 100_000, load1=round(os.getloadavg()[0], 2)))
+    return rows
+
+
 def run() -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="xce-bench-replay-") as tmp:
-        return replay_figures(tmp) + snapshot_figures(tmp)
+        return replay_figures(tmp) + snapshot_figures(tmp) + whole_process()
 
 
 if __name__ == "__main__":
-    run()
+    if sys.argv[1:] == ["whole"]:
+        whole_process()
+    else:
+        run()
     sys.exit(0)

@@ -50,7 +50,9 @@ def read_events(ctl: Controller, after: int, limit: int) -> tuple[str, int]:
     parts = [f'{{"seq":{seq},"event":{{"type":{json.dumps(type_)},"ts":{ts},"payload":{payload}}}}}'
              for seq, ts, type_, payload in rows]
     last = rows[-1][0] if rows else after
-    return f'{{"events":[{",".join(parts)}],"last_seq":{last},"head_seq":{ctl.last_seq}}}', len(rows)
+    # control_seq: the newest control command, so the scheduler asks for commands only when one is new.
+    return (f'{{"events":[{",".join(parts)}],"last_seq":{last},"head_seq":{ctl.last_seq},'
+            f'"control_seq":{ctl.next_control - 1}}}', len(rows))
 
 
 def full_state(ctl: Controller) -> dict[str, Any]:

@@ -65,6 +65,8 @@ class NormalDriver:
         self.core: SchedulerCore | None = None
         self.seq = 0
         self.control_seq = 0
+        #: The newest control command the controller has (from the event page): fetch only when newer.
+        self.control_head = 0
         self.last_ts = 0
         self.pending: list[ev.Event] = []
         self.outbox: list[Decision] = []
@@ -126,6 +128,7 @@ class NormalDriver:
         for item in body["events"]:
             self.pending.append(ev.from_json(item["event"]))
         self.seq = int(body["last_seq"])
+        self.control_head = int(body.get("control_seq", self.control_seq + 1))
         return len(body["events"])
 
     def poll_control(self) -> None:
@@ -133,6 +136,7 @@ class NormalDriver:
         for item in body["commands"]:
             self.control_seq = int(item["seq"])
             self.apply_control(item["command"])
+        self.control_seq = max(self.control_seq, int(body.get("last_seq", self.control_seq)))
 
     def apply_control(self, command: dict[str, Any]) -> None:
         op = command.get("op")
@@ -225,7 +229,8 @@ class NormalDriver:
                 now = time.monotonic()
                 due = last_round + (self.interval() if self.pending else self.max_round_interval)
                 self.poll(min(self.poll_wait, max(0.0, due - now)) if not self.pending else 0.0)
-                self.poll_control()
+                if self.control_head > self.control_seq:
+                    self.poll_control()
                 now = time.monotonic()
                 wait = self.interval() if self.pending else self.max_round_interval
                 if now - last_round >= wait:
