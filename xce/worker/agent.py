@@ -41,6 +41,9 @@ from xce.worker.runner import JobProcess, StartError
 log = logging.getLogger("xce.worker")
 
 REAP_INTERVAL_S = 0.05
+#: How long ``started`` reports (which change nothing in the controller) wait for company: a short
+#: job's ``finished`` then goes in the same request.
+STARTED_HOLD_S = 0.25
 LIMIT_CHECK_S = 0.25
 POLL_WAIT_S = 1.0
 
@@ -303,11 +306,20 @@ class Agent:
             if item is None:
                 return
             batch = [item]
+            hold_until = time.monotonic() + STARTED_HOLD_S
             while True:  # everything else already queued rides along
                 try:
                     nxt = self.outbox.get_nowait()
                 except queue.Empty:
-                    break
+                    # Only `started` so far: they can wait a little for a report that matters.
+                    left = hold_until - time.monotonic()
+                    if left <= 0 or not all(e is not None and e[0] == "status" and e[2].get("status") == "started"
+                                            for e in batch):
+                        break
+                    try:
+                        nxt = self.outbox.get(timeout=left)
+                    except queue.Empty:
+                        break
                 batch.append(nxt)
             stop = batch[-1] is None
             pending: list[dict[str, Any]] = []
