@@ -116,9 +116,7 @@ JOBS = Command(
         *common_options(),
     ],
     jobs,
+    examples=("xce jobs", "xce jobs -a -u all -q normal", "xce jobs -l 12", "xce jobs -s PEND --json"),
 )
 
 COMMAND_SPECS = [JOBS]
-
-
-JOBS.examples = ("xce jobs", "xce jobs -a -u all -q normal", "xce jobs -l 12", "xce jobs -s PEND --json")
