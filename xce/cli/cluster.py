@@ -63,9 +63,9 @@ def queues(as_json: bool, url: str | None, token: str | None, state_dir: str | N
 
 COMMAND_SPECS = [
     Command("hosts", "Hosts: status, slots, static resources.", [JSON, *common_options()], hosts,
-            examples=("xce hosts", "xce hosts --json")),
+            examples=("xce hosts", "xce hosts --json"), quick_exit=True),
     Command("load", "Load indices each host last reported.", [JSON, *common_options()], load,
-            examples=("xce load", "xce load --json")),
+            examples=("xce load", "xce load --json"), quick_exit=True),
     Command("queues", "Queues: priority, status, job counts.", [JSON, *common_options()], queues,
-            examples=("xce queues", "xce queues --json")),
+            examples=("xce queues", "xce queues --json"), quick_exit=True),
 ]

@@ -61,6 +61,7 @@ DRIFT = Command(
         *common_options(),
     ],
     drift,
+    quick_exit=True,
     examples=("xce drift", "xce drift --type etl --min-samples 50", "xce drift --low 0.25 --high 2 --json"),
 )
 

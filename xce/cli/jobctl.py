@@ -53,7 +53,7 @@ def modify(jobid: int, priority: int | None, queue: str | None, project: str | N
 
 def _verb(verb: str, help_text: str) -> Command:
     return Command(verb, help_text, [Arg("jobids", int, many=True, help="Job ids."), JSON, *common_options()],
-                   partial(act, verb), examples=(f"xce {verb} 12", f"xce {verb} 12 13 14 --json"))
+                   partial(act, verb), examples=(f"xce {verb} 12", f"xce {verb} 12 13 14 --json"), quick_exit=True)
 
 
 COMMAND_SPECS = [
@@ -66,5 +66,5 @@ COMMAND_SPECS = [
              Opt("queue", ("-q", "--queue"), help="Move to this queue."),
              Opt("project", ("-P", "--project"), help="Charge this project."),
              JSON, *common_options()],
-            modify, examples=("xce modify 12 --priority 10", "xce modify 12 -q high")),
+            modify, examples=("xce modify 12 --priority 10", "xce modify 12 -q high"), quick_exit=True),
 ]

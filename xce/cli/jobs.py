@@ -116,6 +116,7 @@ JOBS = Command(
         *common_options(),
     ],
     jobs,
+    quick_exit=True,
     examples=("xce jobs", "xce jobs -a -u all -q normal", "xce jobs -l 12", "xce jobs -s PEND --json"),
 )
 

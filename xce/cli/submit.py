@@ -95,6 +95,7 @@ SUBMIT = Command(
     ],
     submit,
     interspersed=False,
+    quick_exit=True,
     examples=(
         "xce submit -- sleep 60",
         "xce submit -n 8 -R \"span[ptile=4] rusage[mem=2G]\" -q normal -- mpirun ./solver",
