@@ -38,8 +38,10 @@ later): give it a :class:`LaunchSpec`.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
+import platform
 import select
 import signal
 import time
@@ -55,11 +57,27 @@ PrepareStep = Callable[[int], None]
 START_TIMEOUT_S = 30.0
 
 _OUTPUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
-#: Signals whose disposition a job must find at their default (Python ignores SIGPIPE and SIGXFSZ,
-#: and the worker handles SIGTERM/SIGINT; an ignored signal would survive ``execve``).
-_RESET_SIGNALS = tuple(getattr(signal, n) for n in ("SIGPIPE", "SIGXFSZ", "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM",
-                                                    "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGUSR1", "SIGUSR2", "SIGCHLD")
-                       if hasattr(signal, n))
+#: A job finds every signal at its default disposition: an ignored signal survives ``execve`` (Python
+#: ignores SIGPIPE and SIGXFSZ; whatever started the worker may have ignored others). glibc and Python
+#: refuse to touch signals 32 and 33, which glibc keeps for itself, so on the architectures whose
+#: numbers we know the reset is the raw ``rt_sigaction`` call, for every signal.
+_SYS_RT_SIGACTION = {"x86_64": 13, "aarch64": 134}.get(platform.machine())
+_LIBC = ctypes.CDLL(None, use_errno=True) if _SYS_RT_SIGACTION is not None else None
+_SIG_DFL_ACTION = ctypes.create_string_buffer(32)  # handler SIG_DFL (0), no flags, empty mask
+_ALL_SIGNALS = tuple(s for s in range(1, getattr(signal, "NSIG", 65)) if s not in (signal.SIGKILL, signal.SIGSTOP))
+_VALID_SIGNALS = tuple(s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP))
+
+
+def _default_signal_dispositions() -> None:
+    if _LIBC is not None:
+        for sig in _ALL_SIGNALS:
+            _LIBC.syscall(_SYS_RT_SIGACTION, sig, _SIG_DFL_ACTION, None, 8)
+        return
+    for sig in _VALID_SIGNALS:
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
 
 
 @dataclass(frozen=True)
@@ -221,8 +239,7 @@ class _Refused(Exception):
 def _child(plan: _Plan, go_r: int, status_w: int) -> None:
     """The child between ``fork`` and ``execve``. Every exit path ends in ``os._exit``."""
     try:
-        for sig in _RESET_SIGNALS:
-            signal.signal(sig, signal.SIG_DFL)
+        _default_signal_dispositions()
         keep = sorted((go_r, status_w))
         os.closerange(3, keep[0])
         os.closerange(keep[0] + 1, keep[1])
