@@ -132,5 +132,6 @@ def create_app(ctl: Controller) -> FastAPI:
     app.add_middleware(LatencyMiddleware, metrics=metrics)
     app.add_middleware(hygiene.RequestHygiene)
     app.add_middleware(LeaderGate, ctl=ctl)
+    app.add_middleware(apidocs.DocsPolicy)
     app.add_middleware(BodyLimit)
     return app

@@ -56,6 +56,11 @@ def _safe_next(value: str | None) -> str:
     return "/ui/"
 
 
+def _foreign_form(request: Request, p) -> Response:
+    return page(request, "error.html", status=403, viewer=p,
+                message="this form has expired or did not come from this dashboard; reload the page and try again")
+
+
 async def _form(request: Request) -> dict[str, str]:
     body = (await request.body()).decode("utf-8", errors="replace")
     return {k: v[-1] for k, v in parse_qs(body, keep_blank_values=True).items()}
@@ -82,6 +87,9 @@ async def login(request: Request):
 
 @router.post("/logout")
 async def logout(request: Request):
+    p = session.viewer(request)
+    if not session.csrf_ok(request, (await _form(request)).get("csrf")):
+        return _foreign_form(request, p)
     response = RedirectResponse("/ui/login", status_code=303, headers=HEADERS)
     session.log_out(response)
     return response
@@ -202,8 +210,7 @@ async def job_action(request: Request, jobid: str, action: str):
     p = session.viewer(request)
     form = await _form(request)
     if not session.csrf_ok(request, form.get("csrf")):
-        return page(request, "error.html", status=403, viewer=p,
-                    message="this form has expired or did not come from this dashboard; reload the page and try again")
+        return _foreign_form(request, p)
     if action not in ACTIONS or not jobid.isdigit() or len(jobid) > 18:
         return page(request, "error.html", status=404, viewer=p, message=f"no action {action!r} on job {jobid!r}")
     status, message = 303, None
