@@ -16,13 +16,15 @@ MAX_POINTS = 96
 
 
 def append(series: dict[str, Any] | None, tick: dict[str, int], ts: int) -> dict[str, Any]:
-    """The series with the tick at ``ts`` (ns) taken into account (a new dict; the old one is not changed)."""
+    """The series with the tick at ``ts`` (ns) taken into account (a new dict; the old one is not changed).
+
+    Ticks are numbered from 0; tick ``n`` is kept when ``n`` is a multiple of the stride, so the
+    kept points stay evenly spaced in ticks across every thinning."""
     if not series:
-        return {"t0": ts, "stride": 1, "skip": 0, "points": [[0.0, dict(sorted(tick.items()))]]}
-    stride, skip, points = int(series["stride"]), int(series["skip"]) + 1, list(series["points"])
-    if skip >= stride:
-        skip = 0
-        points.append([round((ts - int(series["t0"])) / 1e9, 1), dict(sorted(tick.items()))])
+        return {"t0": ts, "stride": 1, "n": 0, "points": [[0.0, dict(sorted(tick.items()))]]}
+    stride, n, points = int(series["stride"]), int(series["n"]) + 1, series["points"]
+    if n % stride == 0:
+        points = [*points, [round((ts - int(series["t0"])) / 1e9, 1), dict(sorted(tick.items()))]]
         if len(points) >= MAX_POINTS:
             points, stride = points[::2], stride * 2
-    return {"t0": series["t0"], "stride": stride, "skip": skip, "points": points}
+    return {"t0": series["t0"], "stride": stride, "n": n, "points": points}
