@@ -105,6 +105,7 @@ def main(out: Path) -> None:
                     time.sleep(2.5 if name in ("api-docs", "redoc") else 0.5)
                     b.screenshot(out / f"{name}.png", full_page=name not in ("api-docs", "redoc"))
                 # what a user sees of other users' jobs: no command
+                b.get("/ui/")
                 b.css("form.who button").click()
                 b.wait(lambda: b.all("#token"), 30, "the log-in page")
                 log_in(b, users["ann"])

@@ -87,3 +87,14 @@ def test_a_short_job_keeps_every_sample():
     for i in range(5):
         series = usage_series.append(series, {"memory_rss": 100 * i}, 10**9 * i // 2)
     assert [p[0] for p in series["points"]] == [0.0, 0.5, 1.0, 1.5, 2.0]
+
+
+def test_cpu_chart_takes_the_rate_over_a_window_not_between_whole_second_ticks():
+    from xce.controller.ui.charts import usage_lines
+
+    series = None
+    for i in range(41):  # a job using one core, reported every 0.5 s in whole CPU seconds
+        series = usage_series.append(series, {"cpu_time": i // 2, "memory_rss": 1 << 20}, 10**9 * i // 2)
+    cpu = usage_lines(series)["cpu"]
+    assert cpu[-1][0] == 20.0
+    assert all(0.8 <= rate <= 1.25 for t, rate in cpu if t >= 5), cpu

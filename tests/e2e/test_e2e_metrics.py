@@ -83,3 +83,19 @@ def test_metrics_after_a_small_workload(make_cluster):
     assert 0 <= value(fam, "xce_event_feed_lag_seconds") < 30
     assert value(fam, "xce_workers", status="ok") == 2
     assert value(fam, "xce_jobs_submitted", queue="normal") == 7
+
+
+def test_the_grafana_dashboard_and_alerts_use_only_served_metrics(make_cluster):
+    import json
+    import re
+    from pathlib import Path
+
+    cluster, xce = make_cluster(workers=1, slots=1)
+    xce.wait_state(xce.submit("--", "true"), "DONE", 60)
+    served = set(scrape(cluster))
+    examples = Path(__file__).resolve().parents[2] / "examples" / "grafana"
+    dashboard = json.loads((examples / "xce-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+    exprs.append((examples / "xce-alerts.yml").read_text())
+    used = {re.sub(r"_(bucket|count|sum|total)$", "", m) for e in exprs for m in re.findall(r"\bxce_[a-z_]+", e)}
+    assert len(used) >= 15 and used <= served, sorted(used - served)

@@ -11,19 +11,24 @@ from typing import Any, Callable
 from markupsafe import Markup, escape
 
 
+#: CPU time is reported in whole seconds, so a rate between two neighbouring samples jumps between 0
+#: and several cores; the rate is taken over at least this many seconds instead.
+CPU_WINDOW_S = 5.0
+
+
 def usage_lines(series: dict[str, Any] | None) -> dict[str, list[tuple[float, float]]]:
-    """Memory (bytes) and CPU (cores in use, from the growth of ``cpu_time``) over seconds since start."""
+    """Memory (bytes) and CPU (cores in use: growth of ``cpu_time`` over a window) against seconds since start."""
     points = (series or {}).get("points") or []
     memory = [(float(t), float(v["memory_rss"])) for t, v in points if isinstance(v.get("memory_rss"), (int, float))]
+    cpu_points = [(float(t), float(v["cpu_time"])) for t, v in points if isinstance(v.get("cpu_time"), (int, float))]
     cpu: list[tuple[float, float]] = []
-    prev: tuple[float, float] | None = None
-    for t, v in points:
-        c = v.get("cpu_time")
-        if not isinstance(c, (int, float)):
-            continue
-        if prev is not None and t > prev[0]:
-            cpu.append((float(t), max(0.0, (c - prev[1]) / (t - prev[0]))))
-        prev = (float(t), float(c))
+    start = 0
+    for t, c in cpu_points[1:]:
+        while start + 1 < len(cpu_points) and t - cpu_points[start + 1][0] >= CPU_WINDOW_S:
+            start += 1
+        t0, c0 = cpu_points[start]
+        if t > t0:
+            cpu.append((t, max(0.0, (c - c0) / (t - t0))))
     return {"memory": memory, "cpu": cpu}
 
 

@@ -76,6 +76,8 @@ def quantity(amount: Any, resource: str = "") -> str:
         return str(amount)
     if resource in ("mem", "maxmem", "swp", "memory_rss") or resource.endswith("memory-bytes"):
         return human_bytes(amount)
+    if resource == "cpu_time":
+        return duration(amount)
     if isinstance(amount, float):
         return f"{amount:g}"
     return format_quantity(resource, amount)
