@@ -99,20 +99,28 @@ def test_a_user_cannot_see_another_users_command(cluster, people, browser):
             people.api("admin", "POST", f"/v1/jobs/{jobid}/kill")
 
 
-def test_an_admin_kills_a_job_from_its_page(cluster, people, browser, tmp_path):
+def test_an_admin_suspends_resumes_and_kills_a_job_from_its_page(cluster, people, browser, tmp_path):
     jobid = people.submit("erin", ["sleep", "300"])
     wait_for(lambda: people.job(jobid)["state"] == "RUN", 30, f"job {jobid} to run")
     b = browser
     log_in(b, people.token("admin"))
     b.get(f"/ui/jobs/{jobid}")
     assert b.text("#job-state") == "RUN"
-    b.wait(lambda: b.css("#action-kill").click() or True, 10, "a click on Kill")
-    b.driver.switch_to.alert.accept()  # "Kill job N?"
-    b.wait(lambda: b.text("#job-state") == "EXIT", 30, "the page to show EXIT")
+
+    def press(action: str, then: str) -> None:
+        b.wait(lambda: b.css(f"#action-{action}").click() or True, 10, f"a click on {action}")
+        b.driver.switch_to.alert.accept()  # "Kill job N?"
+        b.wait(lambda: b.text("#job-state") == then, 30, f"the page to show {then}")
+
+    press("suspend", "USUSP")
+    assert people.job(jobid)["state"] == "USUSP"
+    press("resume", "RUN")
+    press("kill", "EXIT")
     assert b.text("#job-reason") == "killed by admin"
     job = people.job(jobid)
     assert job["state"] == "EXIT" and job["reason"] == "killed by admin"
-    assert job["history"][-1]["to"] == "EXIT" and job["history"][-1]["by"] == "admin"
+    assert [(h["to"], h["by"]) for h in job["history"]][-4:] == [
+        ("RUN", "scheduler"), ("USUSP", "admin"), ("RUN", "admin"), ("EXIT", "admin")]
     b.screenshot(tmp_path / "killed.png")
 
 
