@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import log_in, wait_for
+from ui_helpers import log_in, wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -114,7 +114,10 @@ def create_app(ctl: Controller) -> FastAPI:
               ui_routes.router):
         app.include_router(r)
     app.mount("/ui/static", StaticFiles(directory=str(files("xce.controller.ui") / "static")), name="ui-static")
-    app.add_exception_handler(NotLoggedIn, lambda request, exc: ui_routes.not_logged_in(request))
+
+    @app.exception_handler(NotLoggedIn)
+    async def _log_in_first(request, exc):
+        return ui_routes.not_logged_in(request)
 
     @app.get("/", include_in_schema=False)
     async def root():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 from fastapi import Request
@@ -87,7 +88,8 @@ def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("xce.controller.ui", "templates"),
                              autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(bytes=human_bytes, when=when, duration=duration, quantity=quantity, span=span)
+    env.filters.update(bytes=human_bytes, when=when, duration=duration, quantity=quantity, span=span,
+                       seg=lambda v: quote(str(v), safe=""))
     env.globals.update(line_chart=charts.line_chart, human_bytes=human_bytes, cores=lambda v: f"{v:.2f}")
     return env
 
