@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui_helpers import log_in, wait_for
+from ui_helpers import browser, cluster, log_in, people, wait_for  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.integration
 

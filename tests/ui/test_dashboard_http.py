@@ -185,6 +185,8 @@ def test_bad_parameters_get_one_line_not_a_traceback(ctl):
         "/ui/jobs?page=0": "page: expected a page number from 1",
         "/ui/jobs?page=abc": "page and size must be whole numbers",
         "/ui/jobs?size=7": "size: expected one of 25, 50, 100, 200",
+        "/ui/jobs?user=a%00b": "user: a NUL character cannot be part of a filter",
+        "/ui/drift?jobType=a%00b": "jobType: expected a job type name",
     }
     for path, message in cases.items():
         r = c.get(path)

@@ -1,4 +1,9 @@
-"""Helpers of the dashboard tests (a module of its own: test modules import it by this unique name)."""
+"""Fixtures and helpers of the dashboard tests: a live cluster on 127.0.0.1, people with their own
+tokens, and a real headless Chromium (Debian's ``chromium`` through ``chromedriver``).
+
+A module of its own rather than a ``conftest.py``: other directories' tests import their conftest
+by the bare name ``conftest``, which a second conftest collected in the same run would shadow.
+Test modules import the fixtures they use from here."""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import httpx
+import pytest
 
 from xce.cluster import LocalCluster
 from xce.testing.browser import Browser
@@ -70,3 +76,31 @@ def log_in(b: Browser, token: str) -> None:
     b.css("#token").send_keys(token)
     b.css("#login").click()
     b.wait(lambda: b.all("#whoami"), 30, "the dashboard after logging in")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    base = tmp_path_factory.mktemp("ui")
+    (base / "xce.toml").write_text(CONFIG)
+    c = LocalCluster(base / "state", 2, 2, config=base / "xce.toml", round_interval=0.05, report_interval=0.5)
+    c.start()
+    yield c
+    c.stop()
+
+
+@pytest.fixture
+def people(cluster, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    return People(cluster, work)
+
+
+@pytest.fixture
+def browser(cluster):
+    """A fresh browser profile per test; fails the test if any page asked anything of another host."""
+    b = Browser(cluster.url)
+    try:
+        yield b
+        assert b.external_requests() == [], "a page requested something from outside the controller"
+    finally:
+        b.close()
