@@ -1,7 +1,7 @@
 """Screenshots of every dashboard page, for the documentation (``make screenshots``).
 
-Starts a small cluster on 127.0.0.1 (three workers of two slots), gives it a little of everything
-(finished jobs of two users, a job that fails, a job that keeps a core and some memory busy for the
+Starts a small personal cluster on 127.0.0.1 (what ``xce up`` starts: three workers of two slots),
+gives it a little of everything (finished jobs of its owner and of the admin, a job that fails, a job that keeps a core and some memory busy for the
 usage chart, a job that cannot fit and waits with its reason, a burst of short jobs for the drift
 report), logs in with a real headless Chromium and saves one PNG per page, reduced to 256 colours
 so that they stay small in the repository.
@@ -18,9 +18,11 @@ from pathlib import Path
 
 import httpx
 
+#: ``admins = []``: the owner is a plain user, so the last screenshot shows what a user sees.
 CONFIG = """\
 cluster_name = "demo"
 default_queue = "normal"
+admins = []
 [queues.normal]
 priority = 30
 description = "The default queue"
@@ -69,11 +71,7 @@ def main(out: Path) -> None:
         cluster.start()
         try:
             admin = {"Authorization": f"Bearer {cluster.token('admin')}"}
-
-            def token(name: str) -> str:
-                return httpx.post(cluster.url + "/v1/admin/users", json={"name": name}, headers=admin).json()["token"]
-
-            users = {n: token(n) for n in ("ann", "bob")}
+            users = {"me": (cluster.state_dir / "token").read_text().strip(), "admin": cluster.token("admin")}
 
             def submit(user: str, command: list[str], **extra) -> dict:
                 r = httpx.post(cluster.url + "/v1/jobs", json={"command": command, "cwd": str(base / "work"), **extra},
@@ -82,13 +80,13 @@ def main(out: Path) -> None:
                 return r.json()
 
             py = "python3"
-            arr = submit("ann", [py, "-c", SHORT], array=24, job_type="etl", requests={"mem": 1 << 30})
-            submit("bob", ["sh", "-c", "echo failing; exit 3"])
+            arr = submit("me", [py, "-c", SHORT], array=24, job_type="etl", requests={"mem": 1 << 30})
+            submit("admin", ["sh", "-c", "echo failing; exit 3"])
             job = lambda jid: httpx.get(f"{cluster.url}/v1/jobs/{jid}", headers=admin).json()  # noqa: E731
             _wait(lambda: all(job(j)["state"] in ("DONE", "EXIT") for j in arr["jobids"]), 120, "the short jobs")
-            busy = submit("ann", [py, "-c", BUSY], queue="low", job_type="solver", requests={"mem": 256 << 20})["jobid"]
-            submit("bob", ["sleep", "120"], queue="high", tasks=2)
-            waiting = submit("bob", ["sleep", "60"], tasks=4, request="select[maxmem > 4000000G]")["jobid"]
+            busy = submit("me", [py, "-c", BUSY], queue="low", job_type="solver", requests={"mem": 256 << 20})["jobid"]
+            submit("admin", ["sleep", "120"], queue="high", tasks=2)
+            waiting = submit("admin", ["sleep", "60"], tasks=4, request="select[maxmem > 4000000G]")["jobid"]
             _wait(lambda: job(waiting).get("pend_reasons"), 30, "the waiting job's reasons")
             _wait(lambda: len(job(busy)["usage"].get("series", {}).get("points", [])) >= 12, 60, "usage samples")
 
@@ -108,7 +106,7 @@ def main(out: Path) -> None:
                 b.get("/ui/")
                 b.css("form.who button").click()
                 b.wait(lambda: b.all("#token"), 30, "the log-in page")
-                log_in(b, users["ann"])
+                log_in(b, users["me"])
                 b.get("/ui/jobs?state=PEND,RUN,SSUSP,USUSP")
                 b.screenshot(out / "jobs-as-a-user.png")
                 b.resize(390, 844)

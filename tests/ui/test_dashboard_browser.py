@@ -8,9 +8,13 @@ conditions, never on sleeps."""
 
 from __future__ import annotations
 
+import getpass
+
 import pytest
 
-from ui_helpers import browser, cluster, log_in, people, wait_for  # noqa: F401 (fixtures)
+from ui_helpers import CONFIG, People, browser, cluster, log_in, only_the_controller, people, wait_for  # noqa: F401
+from xce.controller.launch import start_controller
+from xce.testing.browser import Browser
 
 pytestmark = pytest.mark.integration
 
@@ -24,15 +28,15 @@ def test_log_in_and_see_the_hosts_of_the_cluster(cluster, people, browser, tmp_p
     b = browser
     b.get("/")
     assert b.driver.current_url.endswith("/ui/login?next=%2Fui%2F")  # / leads to the dashboard, which asks to log in
-    b.css("#token").send_keys("xce1_not-a-token")
+    b.css("#token").send_keys("xce2_" + "0" * 16 + "." + "A" * 43)  # well formed, never issued
     b.css("#login").click()
     assert "not valid for this cluster" in b.text("#message")
     b.screenshot(tmp_path / "login.png")
     b.collect()
     b.console.clear()  # the refused log-in above was a 401, rightly
 
-    log_in(b, people.token("ann"))
-    assert b.text("#whoami") == "ann"
+    log_in(b, people.token("me"))
+    assert b.text("#whoami") == getpass.getuser()
     rows = b.texts("#hosts tbody tr", "td")
     assert sorted(r[0] for r in rows) == sorted(cluster.worker_names)
     for name, status, slots, *_ in rows:
@@ -48,10 +52,10 @@ def test_log_in_and_see_the_hosts_of_the_cluster(cluster, people, browser, tmp_p
 def test_a_submitted_job_appears_and_finishes_without_reloading_and_its_page_has_its_history(
         cluster, people, browser, tmp_path):
     b = browser
-    log_in(b, people.token("bob"))
-    b.get("/ui/jobs?user=bob")
+    log_in(b, people.token("me"))
+    b.get(f"/ui/jobs?user={getpass.getuser()}")
     b.driver.execute_script("window.__xceMarker = 'same page';")
-    jobid = people.submit("bob", ["sleep", "2"])
+    jobid = people.submit("me", ["sleep", "2"])
 
     def state_in_table():
         states = b.texts(f'#jobs tr[data-jobid="{jobid}"] .job-state')
@@ -74,16 +78,21 @@ def test_a_submitted_job_appears_and_finishes_without_reloading_and_its_page_has
     assert _severe(b) == []
 
 
-def test_a_user_cannot_see_another_users_command(cluster, people, browser):
-    secret = "--password=hunter2-do-not-show"
-    jobid = people.submit("carol", ["sh", "-c", "sleep 60", "job", secret], queue="night", priority=-5)
+def test_a_user_cannot_see_another_users_command(tmp_path):
+    """On a multi-user controller (a personal cluster serves nobody else): carol's job as dave sees it."""
+    (tmp_path / "xce.toml").write_text(CONFIG)
+    ctl = start_controller(tmp_path / "state", config=str(tmp_path / "xce.toml"))
+    b = None
     try:
-        b = browser
+        people = People(ctl.url, ctl.token("admin"), tmp_path)
+        secret = "--password=hunter2-do-not-show"
+        jobid = people.submit("carol", ["sh", "-c", "sleep 60", "job", secret], queue="night", priority=-5)
+        b = Browser(ctl.url)
         log_in(b, people.token("dave"))
         b.get("/ui/jobs?user=carol")
         row = b.wait(lambda: b.texts(f'#jobs tr[data-jobid="{jobid}"]'), 30, "carol's job in dave's list")[0]
         assert "(private)" in row and "carol" in row
-        assert secret not in b.driver.page_source
+        assert secret not in b.driver.page_source and str(tmp_path) not in b.driver.page_source
         b.get(f"/ui/jobs/{jobid}")
         assert "another user's job" in b.text("#private-note")
         assert not b.all("#job-command") and not b.all(".actions")  # no command, no buttons
@@ -94,13 +103,15 @@ def test_a_user_cannot_see_another_users_command(cluster, people, browser):
         log_in(b, people.token("carol"))
         b.get(f"/ui/jobs/{jobid}")
         assert secret in b.text("#job-command")
+        only_the_controller(b)
     finally:
-        if people.job(jobid)["state"] not in ("DONE", "EXIT"):
-            people.api("admin", "POST", f"/v1/jobs/{jobid}/kill")
+        if b is not None:
+            b.close()
+        ctl.stop()
 
 
 def test_an_admin_suspends_resumes_and_kills_a_job_from_its_page(cluster, people, browser, tmp_path):
-    jobid = people.submit("erin", ["sleep", "300"])
+    jobid = people.submit("me", ["sleep", "300"])
     wait_for(lambda: people.job(jobid)["state"] == "RUN", 30, f"job {jobid} to run")
     b = browser
     log_in(b, people.token("admin"))
@@ -139,7 +150,7 @@ def test_api_docs_and_redoc_render_from_the_controller_alone(cluster, browser):
 def test_the_overview_fits_a_phone_screen(cluster, people, browser, tmp_path):
     b = browser
     b.resize(390, 844)
-    log_in(b, people.token("fay"))
+    log_in(b, people.token("me"))
     overflow = b.driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 1  # wide tables scroll inside their box; the page itself never scrolls sideways
     assert b.css("#hosts").is_displayed() and b.css("nav").is_displayed()

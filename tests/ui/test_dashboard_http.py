@@ -185,8 +185,7 @@ def test_bad_parameters_get_one_line_not_a_traceback(ctl):
         "/ui/jobs?page=0": "page: expected a page number from 1",
         "/ui/jobs?page=abc": "page and size must be whole numbers",
         "/ui/jobs?size=7": "size: expected one of 25, 50, 100, 200",
-        "/ui/jobs?user=a%00b": "user: a NUL character cannot be part of a filter",
-        "/ui/drift?jobType=a%00b": "jobType: expected a job type name",
+        "/ui/drift?jobType=" + "x" * 129: "jobType: expected a job type name",
     }
     for path, message in cases.items():
         r = c.get(path)
@@ -195,6 +194,8 @@ def test_bad_parameters_get_one_line_not_a_traceback(ctl):
     for path in ("/ui/jobs/abc", "/ui/jobs/99999999999999999999", "/ui/jobs/424242", "/ui/hosts/nohost"):
         r = c.get(path)
         assert r.status_code == 404, path
+    for path in ("/ui/jobs?user=a%00b", "/ui/drift?jobType=a%00b"):  # refused before any page code runs
+        assert c.get(path).status_code == 422, path
     assert c.post("/ui/jobs/1/explode", data={"csrf": csrf_of(c.get("/ui/").text)}).status_code == 404
 
 
@@ -239,3 +240,17 @@ def test_a_refresh_returns_the_live_part_only_and_pages_reference_nothing_outsid
         live = full.text.split('<main id="live"', 1)[1].split("</main>", 1)[0]
         ids = re.findall(r' id="([^"]+)"', live)
         assert ids and re.findall(r' id="([^"]+)"', fragment) == ids, path
+
+
+def test_a_revoked_token_ends_the_session_at_the_next_request(ctl):
+    admin = {"Authorization": f"Bearer {ctl.token('admin')}"}
+    issued = httpx.post(f"{ctl.url}/v1/admin/tokens", json={"name": "rita"}, headers=admin).json()
+    c = httpx.Client(base_url=ctl.url, timeout=30)
+    assert c.post("/ui/login", data={"token": issued["token"]}).status_code == 303
+    assert c.get("/ui/").status_code == 200
+    assert httpx.post(f"{ctl.url}/v1/admin/tokens/{issued['id']}/revoke", headers=admin).status_code == 200
+    assert c.get("/ui/", headers={"X-XCE-Fragment": "1"}).status_code == 401  # the page's refresh stops
+    r = c.get("/ui/")
+    assert r.status_code == 303 and r.headers["location"].startswith("/ui/login")
+    r = c.post("/ui/login", data={"token": issued["token"]})
+    assert r.status_code == 401 and f"token {issued['id']} was revoked" in r.text

@@ -17,9 +17,12 @@ import pytest
 from xce.cluster import LocalCluster
 from xce.testing.browser import Browser
 
+#: ``admins = []``: the cluster's owner is a plain user here (root is an admin by default), so the
+#: tests see what a user sees; the admin token is the admin.
 CONFIG = """
 cluster_name = "uitest"
 default_queue = "normal"
+admins = []
 
 [queues.normal]
 priority = 30
@@ -27,6 +30,7 @@ description = "where the tests' jobs run"
 
 [queues.night]
 priority = 10
+active = false
 """
 
 
@@ -42,24 +46,24 @@ def wait_for(check: Callable[[], Any], timeout: float = 30.0, what: str = "condi
 
 
 class People:
-    """Tokens and API clients of named users on one cluster."""
+    """Tokens and API calls of named people on one controller: ``admin`` (the admin token), those
+    given in ``known``, and on a multi-user controller anyone else (a token is issued on first use)."""
 
-    def __init__(self, cluster: LocalCluster, work: Path) -> None:
-        self.cluster = cluster
+    def __init__(self, url: str, admin_token: str, work: Path, known: dict[str, str] | None = None) -> None:
+        self.url = url
         self.work = work
-        self.tokens: dict[str, str] = {"admin": cluster.token("admin")}
+        self.tokens: dict[str, str] = {"admin": admin_token, **(known or {})}
 
     def token(self, name: str) -> str:
-        """The token of user ``name`` (``admin``: the cluster's admin token)."""
         if name not in self.tokens:
-            r = httpx.post(f"{self.cluster.url}/v1/admin/users", json={"name": name},
+            r = httpx.post(f"{self.url}/v1/admin/tokens", json={"name": name, "role": "user"},
                            headers={"Authorization": f"Bearer {self.tokens['admin']}"}, timeout=30)
             r.raise_for_status()
             self.tokens[name] = r.json()["token"]
         return self.tokens[name]
 
     def api(self, who: str, method: str, path: str, body: Any = None, **params: Any) -> Any:
-        r = httpx.request(method, self.cluster.url + path, json=body, params=params or None, timeout=30,
+        r = httpx.request(method, self.url + path, json=body, params=params or None, timeout=30,
                           headers={"Authorization": f"Bearer {self.token(who)}"})
         r.raise_for_status()
         return r.json()
@@ -80,6 +84,7 @@ def log_in(b: Browser, token: str) -> None:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
+    """What ``xce up`` starts: a personal cluster of the user running the tests (two workers)."""
     base = tmp_path_factory.mktemp("ui")
     (base / "xce.toml").write_text(CONFIG)
     c = LocalCluster(base / "state", 2, 2, config=base / "xce.toml", round_interval=0.05, report_interval=0.5)
@@ -90,9 +95,15 @@ def cluster(tmp_path_factory):
 
 @pytest.fixture
 def people(cluster, tmp_path):
+    """``me`` (the cluster's owner, a plain user) and ``admin``."""
     work = tmp_path / "work"
     work.mkdir()
-    return People(cluster, work)
+    return People(cluster.url, cluster.token("admin"), work,
+                  {"me": (cluster.state_dir / "token").read_text().strip()})
+
+
+def only_the_controller(b: Browser) -> None:
+    assert b.external_requests() == [], "a page requested something from outside the controller"
 
 
 @pytest.fixture
@@ -101,6 +112,6 @@ def browser(cluster):
     b = Browser(cluster.url)
     try:
         yield b
-        assert b.external_requests() == [], "a page requested something from outside the controller"
+        only_the_controller(b)
     finally:
         b.close()
