@@ -96,6 +96,16 @@ def scheduler_silence_limit(ctl: Controller) -> float:
     return max(5.0, ctl.settings.worker_timeout / 2)
 
 
+def scheduler_age(ctl: Controller) -> float | None:
+    """Seconds since the scheduler last read the feed (None: not since this controller leads)."""
+    return None if ctl.sched_seen_mono is None else max(0.0, time.monotonic() - ctl.sched_seen_mono)
+
+
+def scheduler_alive(ctl: Controller) -> bool:
+    age = scheduler_age(ctl)
+    return age is not None and age <= scheduler_silence_limit(ctl)
+
+
 def _seen(ctl: Controller) -> None:
     if ctl.sched_seen_mono is not None and time.monotonic() - ctl.sched_seen_mono > scheduler_silence_limit(ctl):
         log.warning("the scheduler is back, reading the event log after seq %d", ctl.sched_cursor,

@@ -1,7 +1,7 @@
 """Prometheus metrics of one controller (``GET /metrics``).
 
 Gauges that describe state (jobs by state and queue, pending jobs by reason, slots per host, worker
-report age, event-feed lag, the scheduler's last contact) are read at scrape time by a collector,
+report age, event-feed lag, whether the scheduler reads the feed) are read at scrape time by a collector,
 from the controller's in-memory tallies or one indexed query each, so they cost nothing on the
 request path and can never drift from what the API and the dashboard show. Counters and histograms
 are updated as things happen: API latency, database commit latency, submit-to-start latency at
@@ -90,13 +90,8 @@ class _StateCollector:
         yield GaugeMetricFamily("xce_event_feed_lag_seconds",
                                 "Age of the oldest event the scheduler has not fetched yet (0 when up to date)",
                                 value=behind_s)
-        watch = ctl.sched_watch
-        contact = watch.contact_age()
-        yield GaugeMetricFamily("xce_scheduler_up", "1 when the scheduler called within the last "
-                                "schedwatch.ALIVE_WITHIN_S seconds", value=1 if watch.alive() else 0)
-        if contact is not None:
-            yield GaugeMetricFamily("xce_scheduler_last_contact_age_seconds",
-                                    "Seconds since the scheduler last called the controller", value=contact)
+        yield GaugeMetricFamily("xce_scheduler_up", "1 while the scheduler reads the event feed (within half the "
+                                "worker timeout, at least 5 s)", value=1 if feed.scheduler_alive(ctl) else 0)
 
 
 def _number(value: Any) -> float:

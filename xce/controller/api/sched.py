@@ -1,6 +1,5 @@
 """The scheduler's endpoints: full sync, the event feed, decisions (with the figures of the rounds
-that made them), control commands. Each call with the scheduler's token is its sign of life
-(:mod:`xce.controller.schedwatch`)."""
+that made them, :mod:`xce.controller.schedwatch`), control commands."""
 
 from __future__ import annotations
 
@@ -16,14 +15,8 @@ from xce.controller.security import scheduler_role
 from xce.controller.tokens import Principal
 
 
-async def _scheduler(request: Request, p: Annotated[Principal, Depends(scheduler_role)]) -> Principal:
-    if p.role == "scheduler":  # an admin poking at the feed is not the scheduler being alive
-        ctl_of(request).sched_watch.contact()
-    return p
-
-
 router = APIRouter(prefix="/v1/sched", tags=["scheduler"], responses=COMMON)
-Sched = Annotated[Principal, Depends(_scheduler)]
+Sched = Annotated[Principal, Depends(scheduler_role)]
 
 
 @router.get("/state", summary="Full consistent state as core events, and the seq to continue the feed from")

@@ -98,8 +98,12 @@ async def logout(request: Request):
 # -- pages ----------------------------------------------------------------------------------------
 
 def scheduler_status(ctl) -> dict[str, Any]:
+    """The scheduler as people see it: alive, how far behind the feed, its last round."""
     behind, behind_s = feed.lag(ctl)
-    return ctl.sched_watch.status(behind, behind_s)
+    r = ctl.sched_watch.last_round
+    return {"alive": feed.scheduler_alive(ctl), "last_request_age_s": feed.scheduler_age(ctl),
+            "lag_events": behind, "lag_seconds": behind_s, "rounds": ctl.sched_watch.rounds,
+            "last_round": None if r is None else {"ts": r.ts, "duration_s": r.duration_s, "decisions": r.decisions}}
 
 
 @router.get("/")
