@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup system-packages demo test soak bench docs-reference fuzz-api clean
+.PHONY: setup system-packages demo test soak bench screenshots docs-reference fuzz-api clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,9 @@ soak: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/python -m bench
+
+screenshots: $(STAMP) system-packages
+	$(VENV)/bin/python -m bench.ui_screenshots docs/screenshots
 
 docs-reference: $(STAMP)
 	$(VENV)/bin/python -m xce.config.reference > docs/reference/configuration.md

@@ -19,6 +19,7 @@ SUITES = {
     "sim": "bench.simulation",
     "live": "bench.live",
     "peer": "bench.peer",
+    "ui": "bench.ui",
 }
 
 

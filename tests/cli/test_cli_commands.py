@@ -227,3 +227,16 @@ def test_help_lists_every_registered_command(cli):
     for name in ("controller", "submit", "jobs", "kill", "suspend", "resume", "modify", "hosts", "load", "queues"):
         assert re.search(rf"^\s+{name}\s", r.out, re.M), name
     assert cli.admin("--help").code == 0
+
+
+def test_other_users_commands_show_as_private(cli):
+    ann = {"XCE_TOKEN": cli.admin("user", "add", "ann_priv").out.strip()}
+    ben = {"XCE_TOKEN": cli.admin("user", "add", "ben_priv").out.strip()}
+    jobid = cli.xce("submit", "--json", "--", "sleep", "1000", "--secret-flag", env=ann).json()["jobid"]
+    r = cli.xce("jobs", "-u", "all", env=ben)
+    assert r.code == 0, r.err
+    line = [x for x in r.out.splitlines() if x.split() and x.split()[0] == str(jobid)][0]
+    assert "(private)" in line and "--secret-flag" not in r.out
+    assert "--secret-flag" in cli.xce("jobs", env=ann).out  # the owner sees it
+    assert "--secret-flag" in cli.xce("jobs", "-u", "all").out  # and so does an admin
+    cli.xce("kill", str(jobid))

@@ -6,16 +6,14 @@ import sys
 
 import pytest
 
-from conftest import wait_for
+from conftest import FAST, Cli, wait_for
+from xce.cluster import LocalCluster
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def three(tmp_path_factory):
-    from conftest import FAST, Cli
-    from xce.cluster import LocalCluster
-
     base = tmp_path_factory.mktemp("three")
     (base / "work").mkdir()
     cluster = LocalCluster(base / "state", 3, 2, **FAST)

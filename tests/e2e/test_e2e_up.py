@@ -35,6 +35,7 @@ def test_up_submit_down(tmp_path):
     try:
         assert f"export XCE_STATE_DIR={state}" in up.stdout, up.stdout
         assert "xce submit -- sleep 1" in up.stdout and "xce down" in up.stdout
+        assert f"/ui/ (log in with a token: yours is in {state}/token)" in up.stdout
         assert len(pids) == 4 and all(pid_alive(p) for p in pids.values())
 
         user_env = dict(env, XCE_STATE_DIR=str(state))

@@ -159,9 +159,9 @@ COMMAND_SPECS = [
     Group("token", "Tokens: issue, list, revoke.", [
         Command("create", "Issue a token for NAME and print it (it is shown only this once).",
                 [Arg("name", help="Unix user name (user, admin), host name or '*' (worker), service name "
-                                  "(scheduler)."),
-                 Opt("role", ("--role",), default="user", choices=("user", "admin", "worker", "scheduler"),
-                     help="The token's role."),
+                                  "(scheduler, metrics)."),
+                 Opt("role", ("--role",), default="user", choices=("user", "admin", "worker", "scheduler", "metrics"),
+                     help="The token's role (metrics: reads /metrics and nothing else, for a Prometheus scrape job)."),
                  Opt("expires", ("--expires",), metavar="WHEN",
                      help="Lifetime (90d, 12h, 30m, 2w) or expiry time (ISO-8601); default: until revoked."),
                  Opt("note", ("--note",), default="", help="Why the token exists (shown by `token list`)."),

@@ -52,6 +52,7 @@ def up(workers: int, slots: int | None, state_dir: str | None, config, port: int
     print(f"XCE cluster up: {where}, scheduler, {workers} worker(s) "
                f"({', '.join(outcome['workers'])}); supervised: a process that dies is restarted")
     print(f"State and logs: {sd} (logs in {sd / 'logs'})")
+    print(f"Dashboard: {urls[0]}/ui/ (log in with a token: yours is in {sd / 'token'})")
     if multi_user:
         print("Multi-user: each job runs as the user who submitted it. Give each user a token, and them "
                    "the address:")

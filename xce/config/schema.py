@@ -133,6 +133,14 @@ class PrivacySettings(_Strict):
         "(never the environment). Admins always see them.")
 
 
+class MetricsSettings(_Strict):
+    """Who may read ``GET /metrics``."""
+
+    public: bool = Field(
+        False, description="Serve /metrics without a token (for a Prometheus on a trusted network); otherwise it "
+        "needs a token of any role, e.g. the scrape-only one in `tokens/metrics`.")
+
+
 class ClusterConfig(_Strict):
     """The whole ``xce.toml``."""
 
@@ -160,6 +168,7 @@ class ClusterConfig(_Strict):
     controller: ControllerSettings = Field(default_factory=ControllerSettings, description="Serving the API: TLS.")
     auth: AuthSettings = Field(default_factory=AuthSettings, description="Identity: MUNGE.")
     privacy: PrivacySettings = Field(default_factory=PrivacySettings, description="Other users' jobs.")
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings, description="Access to the Prometheus endpoint.")
 
     @model_validator(mode="after")
     def _cross_references(self) -> "ClusterConfig":

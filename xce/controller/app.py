@@ -1,4 +1,6 @@
-"""The FastAPI application around one opened :class:`~xce.controller.service.Controller`.
+"""The FastAPI application around one opened :class:`~xce.controller.service.Controller`: the REST
+API under ``/v1``, the dashboard under ``/ui/`` (``/`` leads there), ``/metrics``, and the API
+documentation at ``/docs`` and ``/redoc`` (served offline, :mod:`xce.controller.apidocs`).
 
 Besides the routers it runs background loops on the same event loop (so they share the
 single-writer discipline): the leadership lease (renewed by the leader, watched by followers),
@@ -13,18 +15,23 @@ import importlib.metadata
 import logging
 from contextlib import asynccontextmanager
 
+from importlib.resources import files
+
 from fastapi import Depends, FastAPI
-from fastapi.responses import Response
+from fastapi.responses import RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from xce.controller import feed, fleet, hygiene, leadership
+from xce.controller import apidocs, feed, fleet, hygiene, leadership
 from xce.controller.api import admin, cluster, drift, errors, jobs, sched, status, workers
 from xce.controller.api.responses import COMMON
 from xce.controller.gate import LeaderGate
 from xce.controller.groupcommit import GroupCommitter
 from xce.controller.metrics import LatencyMiddleware, Metrics
-from xce.controller.security import any_role
+from xce.controller.security import scraper
 from xce.controller.service import Controller
+from xce.controller.ui import routes as ui_routes
+from xce.controller.ui.session import NotLoggedIn
 
 log = logging.getLogger("xce.controller")
 
@@ -95,24 +102,39 @@ def create_app(ctl: Controller) -> FastAPI:
             for t in tasks:
                 t.cancel()
 
-    app = FastAPI(title="XCE controller", version=_version(), lifespan=lifespan,
-                  description="Authoritative state of an XCE cluster. See docs/api.md.", **_no_otel())
+    app = apidocs.make_app(title="XCE controller", version=_version(), lifespan=lifespan,
+                           description="Authoritative state of an XCE cluster. See docs/api.md.", **_no_otel())
     app.state.ctl = ctl
     app.state.submissions = GroupCommitter(ctl)
     metrics = Metrics(ctl)
     ctl.metrics = metrics
     errors.install(app)
     hygiene.install(app)
-    for r in (jobs.router, cluster.router, sched.router, workers.router, admin.router, drift.router, status.router):
+    for r in (jobs.router, cluster.router, sched.router, workers.router, admin.router, drift.router, status.router,
+              ui_routes.router):
         app.include_router(r)
+    app.mount("/ui/static", StaticFiles(directory=str(files("xce.controller.ui") / "static")), name="ui-static")
 
-    @app.get("/metrics", tags=["metrics"], summary="Prometheus metrics", dependencies=[Depends(any_role)],
-             responses=COMMON)
+    @app.exception_handler(NotLoggedIn)
+    async def _log_in_first(request, exc):
+        return ui_routes.not_logged_in(request)
+
+    @app.get("/", include_in_schema=False)
+    async def root():
+        return RedirectResponse("/ui/", status_code=307)
+
+    @app.get("/ui", include_in_schema=False)
+    async def ui_root():
+        return RedirectResponse("/ui/", status_code=307)
+
+    @app.get("/metrics", tags=["metrics"], dependencies=[Depends(scraper)], responses=COMMON,
+             summary="Prometheus metrics (no token needed when [metrics] public = true)")
     async def prometheus_metrics():
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     app.add_middleware(LatencyMiddleware, metrics=metrics)
     app.add_middleware(hygiene.RequestHygiene)
     app.add_middleware(LeaderGate, ctl=ctl)
+    app.add_middleware(apidocs.DocsPolicy)
     app.add_middleware(BodyLimit)
     return app

@@ -95,7 +95,8 @@ class _Batch:
         placement = [[h, n] for h, n in d.placement]
         hosts_text = " ".join(f"{h}*{n}" for h, n in placement)
         self.ctl.move(job, "dispatch", f"dispatched to {hosts_text}", ACTOR, placement=dumps(placement),
-                      head_host=placement[0][0], start_time=time.time_ns(), pend_reasons=None)
+                      head_host=placement[0][0], start_time=time.time_ns(), pend_reasons=None,
+                      pend_category=None)
         self.ctl.enqueue(placement[0][0], d.jobid, "start", start_payload(job, placement))
         return {"status": "applied"}
 
@@ -146,7 +147,9 @@ class _Batch:
         text = dumps([r.to_json() for r in d.reasons])
         if job["pend_reasons"] == text:
             return {"status": "unchanged"}
-        self.ctl.conn.execute(sa.update(jobs).where(jobs.c.id == d.jobid).values(pend_reasons=text))
+        category = d.reasons[0].step[:32] if d.reasons else None
+        self.ctl.conn.execute(sa.update(jobs).where(jobs.c.id == d.jobid).values(pend_reasons=text,
+                                                                                 pend_category=category))
         job["pend_reasons"] = text
         return {"status": "applied"}
 

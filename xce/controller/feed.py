@@ -55,6 +55,18 @@ def read_events(ctl: Controller, after: int, limit: int) -> tuple[str, int]:
             f'"control_seq":{ctl.next_control - 1}}}', len(rows))
 
 
+def lag(ctl: Controller) -> tuple[int, float]:
+    """How far behind the scheduler is: events it has not fetched yet, and the age in seconds of the
+    oldest of them (0 when it is up to date)."""
+    behind = max(0, ctl.last_seq - ctl.sched_cursor)
+    if not behind:
+        return 0, 0.0
+    with ctl.tx() as conn:
+        ts = conn.execute(sa.select(events.c.ts).where(events.c.seq > ctl.sched_cursor)
+                          .order_by(events.c.seq).limit(1)).scalar()
+    return behind, 0.0 if ts is None else max(0.0, (time.time_ns() - ts) / 1e9)
+
+
 def full_state(ctl: Controller) -> dict[str, Any]:
     """Everything a (re)starting scheduler needs, as core events, consistent at ``seq``."""
     now = time.time_ns()
@@ -82,6 +94,16 @@ def scheduler_silence_limit(ctl: Controller) -> float:
     """Seconds without a feed request before the scheduler counts as lost: half the worker timeout, at
     least 5 s (it asks at least every second or two while it runs, even when nothing happens)."""
     return max(5.0, ctl.settings.worker_timeout / 2)
+
+
+def scheduler_age(ctl: Controller) -> float | None:
+    """Seconds since the scheduler last read the feed (None: not since this controller leads)."""
+    return None if ctl.sched_seen_mono is None else max(0.0, time.monotonic() - ctl.sched_seen_mono)
+
+
+def scheduler_alive(ctl: Controller) -> bool:
+    age = scheduler_age(ctl)
+    return age is not None and age <= scheduler_silence_limit(ctl)
 
 
 def _seen(ctl: Controller) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from xce.controller import accounting
+from xce.controller import accounting, usage_series
 from xce.controller.control import KILL_GRACE_S, drop_undelivered_start, signal_kill
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, NotFound, field_error
 from xce.controller.models import JobReport, JobStatusReport, LoadReport, RegisterRequest
@@ -230,7 +230,8 @@ def _fold_usage(stored: dict[str, Any], tick: dict[str, int], ts: int) -> dict[s
         counts[k] = counts.get(k, 0) + 1
     return {"last": dict(sorted(tick.items())), "peak": dict(sorted(peak.items())),
             "mean": {k: round(sums[k] / counts[k], 3) for k in sorted(sums)}, "samples": n,
-            "sum": dict(sorted(sums.items())), "count": dict(sorted(counts.items())), "ts": ts}
+            "sum": dict(sorted(sums.items())), "count": dict(sorted(counts.items())), "ts": ts,
+            "series": usage_series.append(stored.get("series"), tick, ts)}
 
 
 def job_status(ctl: Controller, name: str, jobid: int, rep: JobStatusReport) -> dict[str, Any]:

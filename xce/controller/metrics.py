@@ -1,21 +1,37 @@
 """Prometheus metrics of one controller (``GET /metrics``).
 
-Gauges that describe state (jobs by state and queue, workers by status, event-log lag) are read
-from the controller's in-memory tallies at scrape time by a collector, so they cost nothing on the
-request path and can never drift from what the API reports. Counters and the latency histogram
-are updated as things happen. Each controller gets its own registry (no process-global state).
+Gauges that describe state (jobs by state and queue, pending jobs by reason, slots per host, worker
+report age, event-feed lag, whether the scheduler reads the feed) are read at scrape time by a collector,
+from the controller's in-memory tallies or one indexed query each, so they cost nothing on the
+request path and can never drift from what the API and the dashboard show. Counters and histograms
+are updated as things happen: API latency, database commit latency, submit-to-start latency at
+each dispatch, and the scheduler's round duration and decisions per round, which the scheduler
+process sends with the decisions it posts (:mod:`xce.controller.schedwatch`). Each controller gets
+its own registry (no process-global state).
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
+from xce.controller import feed, views
+
 if TYPE_CHECKING:
+    from xce.controller.schedwatch import Round
     from xce.controller.service import Controller
+
+#: Bucket bounds, chosen for what each figure is expected to be on a healthy cluster and what an
+#: operator would alert on (a round over a second, a job waiting hours, a commit over 100 ms).
+ROUND_SECONDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+ROUND_DECISIONS = (0, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 50_000, 100_000)
+WAIT_SECONDS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14_400, 43_200,
+                86_400, 259_200, 604_800)
+COMMIT_SECONDS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+API_SECONDS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 
 class _StateCollector:
@@ -36,6 +52,13 @@ class _StateCollector:
         for (queue, state), n in sorted(ctl.counts.items()):
             jobs.add_metric([state, queue], n)
         yield jobs
+        pending = GaugeMetricFamily(
+            "xce_jobs_pending_by_reason",
+            "Pending jobs by the category (step) of their first pend reason; 'unscheduled' = no round has "
+            "considered them yet", labels=["category"])
+        for category, n in views.pending_by_category(ctl).items():
+            pending.add_metric([category], n)
+        yield pending
         workers = GaugeMetricFamily("xce_workers", "Registered workers by status", labels=["status"])
         by_status: dict[str, int] = {"ok": 0, "unavail": 0}
         for h in ctl.hosts.values():
@@ -43,10 +66,36 @@ class _StateCollector:
         for status, n in sorted(by_status.items()):
             workers.add_metric([status], n)
         yield workers
+        used = views.slot_use(ctl)
+        total = GaugeMetricFamily("xce_host_slots", "Slots a host offers (configuration override, else measured)",
+                                  labels=["host"])
+        held = GaugeMetricFamily("xce_host_slots_used", "Slots held on a host by running and suspended jobs",
+                                 labels=["host"])
+        age = GaugeMetricFamily("xce_worker_report_age_seconds", "Seconds since a host's worker last reported",
+                                labels=["host"])
+        now = time.monotonic()
+        for name in sorted(ctl.hosts):
+            h = ctl.hosts[name]
+            total.add_metric([name], _number(ctl.host_values(h).get("slots")))
+            held.add_metric([name], used.get(name, (0, 0))[0])
+            age.add_metric([name], max(0.0, now - h.seen_mono))
+        yield total
+        yield held
+        yield age
+        behind, behind_s = feed.lag(ctl)
         yield GaugeMetricFamily("xce_event_log_last_seq", "Newest event seq", value=ctl.last_seq)
         yield GaugeMetricFamily("xce_event_log_lag",
                                 "Events the scheduler has not fetched yet (last seq - seq it last read after)",
-                                value=max(0, ctl.last_seq - ctl.sched_cursor))
+                                value=behind)
+        yield GaugeMetricFamily("xce_event_feed_lag_seconds",
+                                "Age of the oldest event the scheduler has not fetched yet (0 when up to date)",
+                                value=behind_s)
+        yield GaugeMetricFamily("xce_scheduler_up", "1 while the scheduler reads the event feed (within half the "
+                                "worker timeout, at least 5 s)", value=1 if feed.scheduler_alive(ctl) else 0)
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 class Metrics:
@@ -58,10 +107,28 @@ class Metrics:
                                       "(a group commit holds several: submitted / commits = group size)", registry=r)
         self.transitions = Counter("xce_job_transitions", "Job state transitions by cause", ["move"], registry=r)
         self.decisions = Counter("xce_decisions", "Scheduler decisions by op and outcome", ["op", "outcome"], registry=r)
-        self.latency = Histogram(
-            "xce_api_request_seconds", "API latency by route", ["method", "route", "status"], registry=r,
-            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60))
+        self.latency = Histogram("xce_api_request_seconds", "API latency by route", ["method", "route", "status"],
+                                 registry=r, buckets=API_SECONDS)
+        self.commit_seconds = Histogram("xce_db_commit_seconds", "Time to commit a transaction that changed rows",
+                                        registry=r, buckets=COMMIT_SECONDS)
+        self.wait_seconds = Histogram("xce_job_wait_seconds", "Submit-to-start latency, observed at each dispatch",
+                                      ["queue"], registry=r, buckets=WAIT_SECONDS)
+        self.round_seconds = Histogram("xce_sched_round_seconds", "Scheduling round duration (sent by the scheduler)",
+                                       registry=r, buckets=ROUND_SECONDS)
+        self.round_decisions = Histogram("xce_sched_round_decisions", "Decisions per scheduling round",
+                                         registry=r, buckets=ROUND_DECISIONS)
         r.register(_StateCollector(ctl))
+
+    def moved(self, job: dict[str, Any], verb: str) -> None:
+        """A job went through ``verb`` (called by ``Controller.move`` with the updated row)."""
+        self.transitions.labels(verb).inc()
+        if verb == "dispatch" and job.get("start_time") and job.get("submit_time"):
+            self.wait_seconds.labels(job["queue"]).observe(max(0.0, (job["start_time"] - job["submit_time"]) / 1e9))
+
+    def rounds(self, rounds: "list[Round]") -> None:
+        for rnd in rounds:
+            self.round_seconds.observe(rnd.duration_s)
+            self.round_decisions.observe(rnd.decisions)
 
 
 class LatencyMiddleware:

@@ -77,8 +77,19 @@ class DecisionEnvelope(_Body):
     decision: dict[str, Any] = Field(..., description="Decision.to_json() of xce.core.decisions.")
 
 
+class RoundFigures(_Body):
+    """How one scheduling round went, for ``/metrics`` and the dashboard (xce.controller.schedwatch)."""
+
+    ts: int = Field(..., ge=0, description="Wall-clock time the round started (ns).")
+    duration_s: float = Field(..., ge=0, le=86400, description="How long the round took, seconds.")
+    decisions: int = Field(..., ge=0, le=10 * MAX_DECISIONS, description="Decisions the round made.")
+
+
 class DecisionsRequest(_Body):
     decisions: list[DecisionEnvelope] = Field(..., max_length=MAX_DECISIONS)
+    rounds: list[RoundFigures] = Field(
+        default_factory=list, max_length=10_000,
+        description="Figures of the rounds run since the last post (may come with no decisions).")
 
 
 class RegisterRequest(_Body):
@@ -126,8 +137,8 @@ MAX_TOKEN_LIFETIME_S = 10 * 366 * 86400
 
 class TokenRequest(_Body):
     name: Name = Field(..., description="Who the token speaks for: a Unix user name (roles user, admin), a host name "
-                       "or '*' (worker), a service name (scheduler).")
-    role: Literal["user", "admin", "worker", "scheduler"] = "user"
+                       "or '*' (worker), a service name (scheduler, metrics).")
+    role: Literal["user", "admin", "worker", "scheduler", "metrics"] = "user"
     expires_in_s: int | None = Field(None, ge=1, le=MAX_TOKEN_LIFETIME_S,
                                      description="Lifetime in seconds; none: valid until revoked.")
     note: str = Field("", max_length=256, description="Why the token exists, for `xceadmin token list`.")

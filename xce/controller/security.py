@@ -13,7 +13,8 @@ Each endpoint names the roles it admits and anything else is 403. ``admin`` is a
 everywhere; a ``user`` whose name is listed in the configuration's ``admins`` counts as admin. A
 personal cluster (``xce up`` without ``--multi-user``) runs every job as the user who started it,
 so it serves only that user and the admin token: any other person is 403. Ownership of jobs is
-checked by the domain code (:func:`xce.controller.control.check_owner`), not here.
+checked by the domain code (:func:`xce.controller.control.check_owner`), not here. The dashboard's
+session cookie carries a bearer token, checked by the same :func:`bearer_principal`.
 """
 
 from __future__ import annotations
@@ -68,19 +69,19 @@ async def _munge_principal(request: Request, credential: str) -> Principal:
     return Principal("user", name, "munge")
 
 
-async def authenticate(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Principal:
+def bearer_principal(request: Request, token: str) -> Principal:
+    """Who a bearer token speaks for: 401 for an unknown, revoked or expired token, 403 for a person a
+    personal cluster does not serve. The API's ``Authorization`` header and the dashboard's session
+    cookie both come here."""
     ctl = request.app.state.ctl
-    if credentials is not None and credentials.credentials:
-        try:
-            p = ctl.tokens.verify(credentials.credentials)
-        except Refused as exc:
-            raise _unauthorized(str(exc)) from None
-    else:
-        scheme, _, value = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "munge" and value.strip():
-            p = await _munge_principal(request, value.strip())
-        else:
-            raise _unauthorized("missing bearer token (send 'Authorization: Bearer TOKEN')")
+    try:
+        p = ctl.tokens.verify(token)
+    except Refused as exc:
+        raise _unauthorized(str(exc)) from None
+    return _as_person(ctl, p)
+
+
+def _as_person(ctl, p: Principal) -> Principal:
     if p.role in ("user", "admin"):
         owner = ctl.settings.single_user
         if owner is not None and p.name not in (owner, "admin"):
@@ -92,19 +93,43 @@ async def authenticate(request: Request, credentials: HTTPAuthorizationCredentia
     return p
 
 
+async def authenticate(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Principal:
+    if credentials is not None and credentials.credentials:
+        return bearer_principal(request, credentials.credentials)
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "munge" and value.strip():
+        return _as_person(request.app.state.ctl, await _munge_principal(request, value.strip()))
+    raise _unauthorized("missing bearer token (send 'Authorization: Bearer TOKEN')")
+
+
+def check_role(p: Principal, allowed: frozenset[str]) -> None:
+    if p.role not in allowed | {"admin"}:
+        words = ", ".join(sorted(allowed | {"admin"}))
+        raise HTTPException(403, f"a {p.role} token cannot call this endpoint (it needs a token of role: {words})")
+
+
 def require(*roles: str):
     """A dependency admitting ``roles`` (and admins), returning the caller."""
-    allowed = frozenset(roles) | {"admin"}
-    words = ", ".join(sorted(allowed))
+    allowed = frozenset(roles)
 
     async def dependency(request: Request,
                          credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Principal:
         p = await authenticate(request, credentials)
-        if p.role not in allowed:
-            raise HTTPException(403, f"a {p.role} token cannot call this endpoint (it needs a token of role: {words})")
+        check_role(p, allowed)
         return p
 
     return dependency
+
+
+async def scraper(request: Request,
+                  credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Principal | None:
+    """``/metrics``: nobody needs a token when ``[metrics] public = true``; otherwise any role may read it,
+    the scrape-only ``metrics`` role included. A token that is sent is checked even when public."""
+    if request.app.state.ctl.config.metrics.public and "authorization" not in request.headers:
+        return None
+    p = await authenticate(request, credentials)
+    check_role(p, frozenset({"user", "worker", "scheduler", "metrics"}))
+    return p
 
 
 any_role = require("user", "worker", "scheduler")

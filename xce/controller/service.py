@@ -45,6 +45,8 @@ from xce.config.schema import ClusterConfig
 from xce.controller import accounting, leadership, statedir, states
 from xce.controller.errors import Conflict, NotFound
 from xce.controller.leadership import NotLeader
+from xce.controller.schedwatch import SchedulerWatch
+from xce.controller.slots import SlotTally
 from xce.controller.store import engine as store_engine
 from xce.controller.store import migrate
 from xce.controller.token_store import TokenStore
@@ -136,6 +138,8 @@ class Controller:
         self.control_signal = Signal()
         self.action_signals: dict[str, Signal] = {}
         self.sched_cursor = 0  # the last seq the scheduler asked to read after (for the lag metric)
+        self.sched_watch = SchedulerWatch()
+        self.slots = SlotTally()  # slots held per host, kept as jobs move
         self.first_seq = 1
         self.next_job = self.next_seq = self.next_action = self.next_control = 1
         self.metrics = None  # set by the app (xce.controller.metrics.Metrics)
@@ -152,6 +156,7 @@ class Controller:
         self.started_ns = time.time_ns()
         self._lock_fd: int | None = None
         self._in_tx = False
+        self._wrote = False  # this transaction changed a row: its commit is timed for /metrics
         self._buf_events: list[dict[str, Any]] = []
         self._buf_history: list[dict[str, Any]] = []
         self._buf_actions: list[dict[str, Any]] = []
@@ -173,6 +178,7 @@ class Controller:
         self.engine = store_engine.open_engine(url, lease_s=self.settings.lease_s)
         migrate.ensure_current(self.engine, self.settings.upgrade_hint)
         self.conn = self.engine.connect()
+        sa.event.listen(self.conn, "after_cursor_execute", self._note_write)
         me = leadership.Identity.this_process(self.settings.url, str(sd.absolute()))
         self.lease = leadership.for_dialect(self.engine.dialect.name, me, self.settings.lease_s)
         self.config = self._startup_config()  # every controller checks its file, leader or not
@@ -289,6 +295,7 @@ class Controller:
                 (q, s): n for q, s, n in c.execute(
                     sa.select(jobs.c.queue, jobs.c.state, sa.func.count()).group_by(jobs.c.queue, jobs.c.state))
             })
+            self.slots.reload(c)
             old = self.hosts
             self.hosts = {}
             for r in c.execute(sa.select(hosts)).mappings():
@@ -309,6 +316,10 @@ class Controller:
         with self.conn.begin():
             yield
 
+    def _note_write(self, conn, cursor, statement, parameters, context, executemany) -> None:
+        if context is not None and (context.isinsert or context.isupdate or context.isdelete):
+            self._wrote = True
+
     @contextmanager
     def tx(self) -> Iterator[sa.engine.Connection]:
         """One transaction; nested calls join the outer one. Long-polls wake after the commit."""
@@ -318,11 +329,15 @@ class Controller:
         if not self.leader:
             raise NotLeader("this controller does not lead", self.lease_info.url if self.lease_info else None)
         self._in_tx = True
+        self._wrote = False
         try:
             with self._begin():
                 self.lease.fence(self.conn)  # type: ignore[union-attr]
                 yield self.conn  # type: ignore[misc]
                 self._flush()
+                committing = time.perf_counter()
+            if self._wrote and self.metrics is not None:
+                self.metrics.commit_seconds.observe(time.perf_counter() - committing)
         except BaseException as exc:
             self._buf_events, self._buf_history, self._buf_actions = [], [], []
             self._buf_accounting = []
@@ -418,12 +433,13 @@ class Controller:
             log.info("job %d %s -> %s: %s", job["id"], old, new, reason,
                      extra={"fields": {"job": job["id"], "from": old, "to": new, "reason": reason, "actor": actor,
                                        "user": job["user"], "queue": job["queue"]}})
+        self.slots.moved(job, old, new)
         if new in (states.DONE, states.EXIT):
             # Every way a job ends goes through here, so this is where its accounting record is
             # written: finished, failed, killed, lost alike.
             self._buf_accounting.extend(accounting.rows(job, self.config.resource_names))
         if self.metrics is not None:
-            self.metrics.transitions.labels(verb).inc()
+            self.metrics.moved(job, verb)
         return new
 
     def alloc_jobids(self, n: int) -> int:

@@ -5,8 +5,8 @@ client on the same machine needs to reach it, so ``xce up``, tests and the CLI a
 paths by reading this module rather than by convention::
 
     <state-dir>/                0700
-      tokens/admin|worker|scheduler   0600  service tokens, issued on first start (stored hashed in
-                                      the database; reissued when revoked or removed)
+      tokens/admin|worker|scheduler|metrics   0600  service tokens, issued on first start (stored
+                                      hashed in the database; reissued when revoked or removed)
       token                     0600  optional: this user's own token (the CLI reads it first)
       controller.json           0644  {"url", "pid", "ca_file"?, ...} of the running controller; ``xce up``
                                       with several controllers writes {"urls": [...]} here instead
@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 
 DEFAULT_STATE_DIR = "~/.xce"
-SERVICE_ROLES = ("admin", "worker", "scheduler")
+SERVICE_ROLES = ("admin", "worker", "scheduler", "metrics")
 
 
 def resolve(state_dir: str | os.PathLike[str] | None = None) -> Path:

@@ -6,7 +6,8 @@ copy in the same transaction, so a revoked token is refused by the very next req
 rebuilt from the table whenever the controller reloads its state.
 
 The service tokens ``xce up``, a worker and the scheduler read from the state directory
-(``tokens/admin``, ``tokens/worker``, ``tokens/scheduler``) are ordinary rows: the controller
+(``tokens/admin``, ``tokens/worker``, ``tokens/scheduler``; ``tokens/metrics`` for a Prometheus
+scrape job) are ordinary rows: the controller
 issues them on its first start and again whenever the file's token no longer works (revoked,
 expired, or the file removed), which is how they are rotated.
 """
@@ -25,7 +26,7 @@ from xce.controller import statedir, tokens
 from xce.controller.store.schema import api_tokens
 from xce.controller.tokens import Principal
 
-SERVICE_NAMES = {"admin": "admin", "worker": "*", "scheduler": "scheduler"}
+SERVICE_NAMES = {"admin": "admin", "worker": "*", "scheduler": "scheduler", "metrics": "prometheus"}
 
 
 @dataclass(slots=True)

@@ -7,7 +7,8 @@ only its SHA-256, so a copy of the database lets nobody call the API (a fast has
 time, an optional expiry and a revoked flag (see :mod:`xce.controller.token_store`).
 
 Roles: ``admin`` (people who run the cluster: every job, every endpoint), ``user`` (their own
-jobs), ``worker`` (one host's agent; name ``*`` may speak for any host), ``scheduler``.
+jobs), ``worker`` (one host's agent; name ``*`` may speak for any host), ``scheduler``, and
+``metrics`` (reads ``/metrics`` and nothing else: the token a Prometheus scrape job carries).
 
 Tokens of the first format (``xce1_``, derived from a cluster secret) could not be revoked; they
 are refused with a message saying so. Standard library only: the CLI imports it.
@@ -20,7 +21,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-ROLES = ("admin", "user", "worker", "scheduler")
+ROLES = ("admin", "user", "worker", "scheduler", "metrics")
 PREFIX = "xce2_"
 LEGACY_PREFIX = "xce1_"
 _TOKEN = re.compile(r"xce2_([0-9a-f]{16})\.([A-Za-z0-9_-]{43})")

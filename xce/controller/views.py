@@ -1,13 +1,17 @@
-"""How stored rows are shown through the API: one function per kind of record.
+"""How stored rows are shown through the API and the dashboard: one function per kind of record.
 
 Times are integer nanoseconds since the epoch, like every ``ts`` of the event log, so a client
 can line up what it reads here with what the scheduler saw. Placement is always a list of
 ``{"host", "tasks"}`` objects, the first host being the one that runs the job's command.
+
+Privacy (Slurm's ``PrivateData=jobs``): :func:`redact` is the one rule; the API and the dashboard
+both go through it, so the two cannot show different things.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -15,6 +19,7 @@ import sqlalchemy as sa
 from xce.controller.service import Controller, HostLive
 from xce.controller.states import UNFINISHED
 from xce.controller.store.schema import job_history, jobs
+from xce.controller.tokens import Principal
 
 
 def _j(text: str | None, default: Any) -> Any:
@@ -96,6 +101,73 @@ def list_jobs(ctl: Controller, *, user: str | None, queue: str | None, states: l
     return {"jobs": [job_summary(r) for r in rows[:limit]], "truncated": len(rows) > limit}
 
 
+#: The category of a pending job no round has considered yet.
+UNSCHEDULED = "unscheduled"
+
+#: Columns a jobs page may sort on (the job id breaks ties, so pages never overlap or skip).
+SORTS = {"id": jobs.c.id, "user": jobs.c.user, "queue": jobs.c.queue, "state": jobs.c.state,
+         "priority": jobs.c.priority, "tasks": jobs.c.tasks, "start": jobs.c.start_time, "end": jobs.c.end_time}
+_LIST_COLUMNS = (jobs.c.id, jobs.c.user, jobs.c.queue, jobs.c.project, jobs.c.job_type, jobs.c.state,
+                 jobs.c.tasks, jobs.c.priority, jobs.c.command, jobs.c.array_id, jobs.c.array_index,
+                 jobs.c.submit_time, jobs.c.start_time, jobs.c.end_time, jobs.c.placement, jobs.c.reason,
+                 jobs.c.exit_code, jobs.c.pend_category)
+
+
+@dataclass(frozen=True)
+class JobPage:
+    """One page of a filtered, sorted job listing (the dashboard's jobs page)."""
+
+    user: str | None = None
+    queue: str | None = None
+    states: tuple[str, ...] = ()
+    category: str | None = None  # pend reason category (PEND jobs only)
+    sort: str = "id"
+    descending: bool = True
+    offset: int = 0
+    limit: int = 50
+
+
+def page_jobs(ctl: Controller, viewer: Principal, page: JobPage) -> tuple[list[dict[str, Any]], int]:
+    """The jobs of one page (summaries as ``viewer`` may see them) and how many match.
+
+    Paged in the database (``LIMIT``/``OFFSET`` on an indexed order), so a store of 100,000 jobs costs
+    one page of rows; the total comes from the in-memory tallies when the filter allows it."""
+    conds = []
+    if page.user is not None:
+        conds.append(jobs.c.user == page.user)
+    if page.queue is not None:
+        conds.append(jobs.c.queue == page.queue)
+    if page.states:
+        conds.append(jobs.c.state.in_(page.states))
+    if page.category is not None:
+        conds.append(jobs.c.state == "PEND")
+        conds.append(jobs.c.pend_category.is_(None) if page.category == UNSCHEDULED
+                     else jobs.c.pend_category == page.category)
+    column = SORTS[page.sort]
+    order = [column.desc(), jobs.c.id.desc()] if page.descending else [column.asc(), jobs.c.id.asc()]
+    if page.sort == "id":
+        order = order[:1]
+    q = sa.select(*_LIST_COLUMNS).where(*conds).order_by(*order).offset(page.offset).limit(page.limit)
+    with ctl.tx() as conn:
+        rows = [dict(r) for r in conn.execute(q).mappings()]
+        if page.user is None and page.category is None:
+            total = sum(n for (qname, state), n in ctl.counts.items()
+                        if (page.queue is None or qname == page.queue) and (not page.states or state in page.states))
+        else:
+            total = conn.execute(sa.select(sa.func.count()).select_from(jobs).where(*conds)).scalar() or 0
+    show_all = ctl.config.privacy.show_all_jobs
+    return [redact({**job_summary(r), "pend_category": r["pend_category"]}, viewer, show_all) for r in rows], total
+
+
+def pending_by_category(ctl: Controller) -> dict[str, int]:
+    """Pending jobs by the step of their first pend reason (an index-only count)."""
+    with ctl.tx() as conn:
+        rows = conn.execute(sa.select(jobs.c.pend_category, sa.func.count()).where(jobs.c.state == "PEND")
+                            .group_by(jobs.c.pend_category)).all()
+    out = {(c or UNSCHEDULED): n for c, n in rows}
+    return dict(sorted(out.items()))
+
+
 def host_view(ctl: Controller, h: HostLive, used: dict[str, tuple[int, int]]) -> dict[str, Any]:
     slots_used, njobs = used.get(h.name, (0, 0))
     return {"name": h.name, "status": h.status, "resources": ctl.host_values(h), "load": dict(sorted(h.load.items())),
@@ -104,14 +176,7 @@ def host_view(ctl: Controller, h: HostLive, used: dict[str, tuple[int, int]]) ->
 
 def slot_use(ctl: Controller) -> dict[str, tuple[int, int]]:
     """Slots held and jobs per host, from every job that holds a placement (RUN and suspended)."""
-    used: dict[str, list[int]] = {}
-    with ctl.tx() as conn:
-        for text in conn.execute(sa.select(jobs.c.placement).where(jobs.c.state.in_(UNFINISHED[1:]))).scalars():
-            for h, n in _j(text, []):
-                u = used.setdefault(h, [0, 0])
-                u[0] += n
-                u[1] += 1
-    return {h: (u[0], u[1]) for h, u in used.items()}
+    return ctl.slots.by_host()
 
 
 def queue_view(ctl: Controller, name: str) -> dict[str, Any]:
@@ -124,3 +189,15 @@ def queue_view(ctl: Controller, name: str) -> dict[str, Any]:
         "description": q.description, "default": name == ctl.config.default_queue,
         "jobs": counts, "njobs": counts["PEND"] + counts["RUN"] + counts["SSUSP"] + counts["USUSP"],
     }
+
+
+def jobs_on_host(ctl: Controller, viewer: Principal, name: str, recent: int = 20) -> dict[str, list[dict[str, Any]]]:
+    """Jobs holding slots on host ``name`` (any host of their placement), and the last ones it ran."""
+    rows = ctl.jobs_by_id(ctl.slots.jobs_on(name))
+    with ctl.tx() as conn:
+        finished = [dict(r) for r in conn.execute(
+            sa.select(jobs).where(jobs.c.head_host == name, jobs.c.state.in_(("DONE", "EXIT")))
+            .order_by(jobs.c.id.desc()).limit(recent)).mappings()]
+    show_all = ctl.config.privacy.show_all_jobs
+    return {"running": [redact(job_summary(rows[i]), viewer, show_all) for i in sorted(rows)],
+            "finished": [redact(job_summary(r), viewer, show_all) for r in finished]}

@@ -7,7 +7,9 @@ same job makes redundant are dropped there, :mod:`xce.scheduler.coalesce`, and s
 a round runs when events arrived (no more often than ``round_interval``, or ``release_interval``
 when capacity was freed while jobs wait) and at least every ``max_round_interval`` even when
 nothing arrived. Decisions are posted in one batch per round with ids ``<epoch>-<seq>``, so a
-retried post is applied once.
+retried post is applied once. The figures of each round (start, duration, decisions) ride along
+with the next post, or alone at most once a second when rounds decide nothing, for the controller's
+``/metrics`` and dashboard.
 
 Time stamps pushed into the core never go backwards (an event stamped before the previous one
 is pushed at the previous time): that keeps a recording replayable with a strictly monotonic
@@ -72,6 +74,8 @@ class NormalDriver:
         self.outbox: list[Decision] = []
         self.writer: Any = None
         self.rounds = 0
+        self.round_figures: list[dict[str, Any]] = []
+        self.last_post = 0.0
         self.stopping = False
 
     # -- feed ----------------------------------------------------------------------------
@@ -178,7 +182,11 @@ class NormalDriver:
         for event in coalesce_pending(self.core, self.pending):
             self._push(event)
         self.pending = []
-        self._push(ev.BeginRound(ts=max(time.time_ns(), self.last_ts)))
+        started_ns, before, t0 = time.time_ns(), len(self.outbox), time.perf_counter()
+        self._push(ev.BeginRound(ts=max(started_ns, self.last_ts)))
+        self.round_figures.append({"ts": started_ns, "duration_s": round(time.perf_counter() - t0, 6),
+                                   "decisions": len(self.outbox) - before})
+        del self.round_figures[:-10_000]  # bounded while the controller cannot be reached
         self.rounds += 1
         if log.isEnabledFor(logging.DEBUG):
             self._log_round(nevents, time.perf_counter() - started)
@@ -198,12 +206,19 @@ class NormalDriver:
                   seconds * 1000, extra={"fields": figures})
 
     def flush(self) -> int:
-        if not self.outbox:
+        """Post the decisions made so far, with the round figures; figures alone at most once a second."""
+        now = time.monotonic()
+        if not self.outbox and not (self.round_figures and now - self.last_post >= 1.0):
             return 0
         batch = [{"id": f"{self.epoch}-{d.seq}", "ts": d.ts, "decision": d.to_json()} for d in self.outbox]
-        for i in range(0, len(batch), 5000):
-            r = self.http.post("/v1/sched/decisions", json={"decisions": batch[i:i + 5000]})
+        for i in range(0, max(len(batch), 1), 5000):
+            body: dict[str, Any] = {"decisions": batch[i:i + 5000]}
+            if i == 0:
+                body["rounds"] = self.round_figures[-10_000:]
+            r = self.http.post("/v1/sched/decisions", json=body)
             r.raise_for_status()
+            self.round_figures = []
+        self.last_post = now
         n = len(self.outbox)
         self.outbox = []
         return n

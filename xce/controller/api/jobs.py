@@ -31,7 +31,7 @@ async def submit(body: SubmitRequest, request: Request, p: Caller,
     return json_response(res, 201)
 
 
-@router.get("", summary="List jobs (unfinished by default)")
+@router.get("", summary="List jobs (unfinished by default); others' commands are null unless [privacy] show_all_jobs")
 async def list_jobs(
     request: Request,
     p: Caller,

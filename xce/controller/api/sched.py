@@ -1,4 +1,5 @@
-"""The scheduler's endpoints: full sync, the event feed, decisions, control commands."""
+"""The scheduler's endpoints: full sync, the event feed, decisions (with the figures of the rounds
+that made them, :mod:`xce.controller.schedwatch`), control commands."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from fastapi import APIRouter, Depends, Query, Request
 from xce.controller import decisions, feed
 from xce.controller.api.responses import COMMON, Cursor, MAX_WAIT_S, ctl_of, documented, json_response, long_poll, raw_json
 from xce.controller.models import DecisionsRequest
+from xce.controller.schedwatch import Round
 from xce.controller.security import scheduler_role
 from xce.controller.tokens import Principal
+
 
 router = APIRouter(prefix="/v1/sched", tags=["scheduler"], responses=COMMON)
 Sched = Annotated[Principal, Depends(scheduler_role)]
@@ -36,7 +39,14 @@ async def events(request: Request, p: Sched, after: Cursor = 0,
 
 @router.post("/decisions", summary="Apply decisions (idempotent by id)", responses=documented(413))
 async def post_decisions(body: DecisionsRequest, request: Request, p: Sched):
-    return json_response({"results": decisions.apply(ctl_of(request), body.decisions)})
+    ctl = ctl_of(request)
+    results = decisions.apply(ctl, body.decisions) if body.decisions else []
+    if body.rounds:
+        rounds = [Round(r.ts, r.duration_s, r.decisions) for r in body.rounds]
+        ctl.sched_watch.add_rounds(rounds)
+        if ctl.metrics is not None:
+            ctl.metrics.rounds(rounds)
+    return json_response({"results": results})
 
 
 @router.get("/control", summary="Scheduler control commands (recording) with seq > after (long-poll)")

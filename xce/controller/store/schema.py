@@ -44,6 +44,7 @@ jobs = sa.Table(
     sa.Column("placement", sa.Text),
     sa.Column("head_host", sa.String(255)),
     sa.Column("pend_reasons", sa.Text),
+    sa.Column("pend_category", sa.String(32)),  # the step of the first pend reason (0005_ui_pend_category)
     sa.Column("reason", sa.Text),
     sa.Column("exit_code", sa.Integer),
     sa.Column("exit_signal", sa.String(32)),
@@ -51,6 +52,7 @@ jobs = sa.Table(
     sa.Index("ix_jobs_state", "state"),
     sa.Index("ix_jobs_user_state", "user", "state"),
     sa.Index("ix_jobs_head_host", "head_host"),
+    sa.Index("ix_jobs_state_pend_category", "state", "pend_category"),
 )
 
 job_history = sa.Table(
