@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import json
 import os
 import re
 import tomllib
@@ -222,7 +223,8 @@ def _shown(value: Any) -> str:
     if kind == "boolean":
         return f"boolean {'true' if value else 'false'}"
     if kind == "string":
-        return f'string "{value}"' if len(value) <= 60 else f'string "{value[:57]}..."'
+        # Escaped, so that a value spanning lines still makes a one-line message.
+        return f"string {json.dumps(value if len(value) <= 60 else value[:57] + '...', ensure_ascii=False)}"
     return f"{kind} {value}"
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import time
 
+import sqlalchemy as sa
+
 from xce.controller.follow import LEADER_HEADER
 from xce.controller.service import Controller
 
@@ -23,11 +25,26 @@ EXEMPT = ("/v1/status", "/metrics", "/docs", "/redoc", "/openapi.json")
 
 
 def leader_url(ctl: Controller) -> str | None:
-    """The leader's address while its lease is live, as this follower last read it."""
-    info = ctl.lease_info
+    """The leader's address while its lease is live.
+
+    The leadership loop's last reading answers while it is live; when it is missing or has run out
+    (the loop has not ticked yet, or ran late), the lease is read again before the caller is told
+    that nobody leads."""
+    url = _live_url(ctl.lease_info, ctl.lease_read_mono)
+    if url is None and ctl.lease is not None and ctl.conn is not None:
+        try:
+            info = ctl.lease.read(ctl.conn)
+        except sa.exc.SQLAlchemyError:
+            return None
+        ctl.lease_info, ctl.lease_read_mono = info, time.monotonic()
+        url = _live_url(info, ctl.lease_read_mono)
+    return url
+
+
+def _live_url(info, read_mono: float) -> str | None:
     if info is None or not info.url or info.expired:
         return None
-    if time.monotonic() - ctl.lease_read_mono > info.remaining_s:
+    if time.monotonic() - read_mono > info.remaining_s:
         return None  # it has run out since it was read
     return info.url
 
