@@ -1,8 +1,11 @@
-"""The plan iterator (Req 2): exact sequences, span, the stable end signal, close()."""
+"""The plan iterator (Req 2): exact sequences, span, the stable end signal, close().
+
+The sequences are the specification's plans (``spec_plans``); ``plan_iter`` adds the fill plan after
+them (tests/core/test_fill_plan.py)."""
 
 import pytest
 
-from xce.core.alloc.plans import Plan, plan_iter
+from xce.core.alloc.plans import Plan, plan_iter, spec_plans
 from xce.core.resreq import parse_request
 
 EXPECTED_P = {
@@ -23,18 +26,18 @@ def shape(plans):
 @pytest.mark.parametrize("n", range(1, 13))
 def test_plan_sequence_without_span(n):
     expected = [(-(-n // p), p) for p in EXPECTED_P[n]]
-    assert shape(plan_iter(primary("", n))) == expected
+    assert shape(spec_plans(primary("", n))) == expected
 
 
 @pytest.mark.parametrize("n", range(1, 13))
 def test_span_hosts_1_is_one_plan(n):
-    assert shape(plan_iter(primary("span[hosts=1]", n))) == [(1, n)]
+    assert shape(plan_iter(primary("span[hosts=1]", n))) == [(1, n)]  # no fill plan either
 
 
 @pytest.mark.parametrize("n", range(1, 13))
 def test_span_ptile_gives_only_that_packing(n):
     p = min(3, n)
-    assert shape(plan_iter(primary("span[ptile=3]", n))) == [(-(-n // p), p)]
+    assert shape(spec_plans(primary("span[ptile=3]", n))) == [(-(-n // p), p)]
 
 
 def test_plans_are_lazy_and_the_end_is_stable():
@@ -42,7 +45,7 @@ def test_plans_are_lazy_and_the_end_is_stable():
     assert next(it) == Plan(1, 1_000_000_000, it.gi_frame.f_locals["primary"])
     assert next(it).slots_per_host == 500_000_000
     small = plan_iter(primary("", 2))
-    assert shape([next(small), next(small)]) == [(1, 2), (2, 1)]
+    assert shape([next(small), next(small), next(small)]) == [(1, 2), (2, 1), (1, 2)]  # the last: fill
     for _ in range(3):
         with pytest.raises(StopIteration):
             next(small)

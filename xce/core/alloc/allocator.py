@@ -80,7 +80,7 @@ class Allocator:
             for plan in plans:
                 if self.cancelled():
                     return False
-                if plan.slots_per_host > most:
+                if plan.slots_per_host > most and not plan.fill:
                     continue  # no host could take a full share of this plan
 
                 placed = list(host_iter(plan, n, cap, order, self.cancelled))
@@ -195,6 +195,7 @@ class Allocator:
                 return make_pend_reason("select", detail="no host is available")
             return make_pend_reason("select", detail=f"no available host matches select[{primary.select}]")
         single = n == 1 or primary.span_hosts == 1
+        ptile = primary.span_ptile
         for res, amount in (("slots", 1), *primary.rusage):
             if amount <= 0:
                 continue
@@ -212,14 +213,26 @@ class Allocator:
             total = int(avail.sum())
             best = int(avail.max()) if len(avail) else 0
             have = best if single else total
+            where = "closest host has" if single else "candidate hosts have"
             if have < needed:
                 step = "slots" if res == "slots" else "rusage"
                 if primary.span_hosts == 1 and total >= needed:
                     step = "span"
-                where = "closest host has" if single else "candidate hosts have"
                 return make_pend_reason(step, res, needed, needed - have,
                                         detail=f"{where} {format_quantity(res, have)}")
-        return make_pend_reason("span", detail=f"no combination of hosts can take {n} tasks of this request at once")
+            if ptile and not single:
+                # span[ptile=p]: a host gives at most p tasks' worth, whatever it has free.
+                have = int(np.minimum(avail // amount, ptile).sum()) * amount
+                if have < needed:
+                    return make_pend_reason("span", res, needed, needed - have,
+                                            detail=f"{where} {format_quantity(res, have)} at ptile {ptile}")
+        # Every resource suffices on its own; a host counts only for the tasks all of them allow.
+        cap = self.capacity(primary)[mask]
+        if ptile:
+            cap = np.minimum(cap, ptile)
+        have = int(cap.max()) if single else int(cap.sum())
+        return make_pend_reason("span", "slots", n, max(n - have, 0),
+                                detail=f"candidate hosts can take {have} of its {n} tasks with every resource it asks for")
 
 
 def _lookup(host) -> Callable[[str], Any]:

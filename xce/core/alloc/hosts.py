@@ -32,6 +32,9 @@ def host_iter(plan: Plan, ntasks: int, capacity: np.ndarray, order: np.ndarray |
     """
     cap = capacity if order is None else capacity[order]
     p = plan.slots_per_host
+    if plan.fill:
+        yield from _fill(p, ntasks, cap, order, cancelled)
+        return
     full, rest = divmod(ntasks, p)
     last = -1
     if full:
@@ -55,3 +58,22 @@ def host_iter(plan: Plan, ntasks: int, capacity: np.ndarray, order: np.ndarray |
             return
         pos = last + 1 + at
         yield (pos if order is None else int(order[pos])), rest
+
+
+def _fill(p: int, ntasks: int, cap: np.ndarray, order: np.ndarray | None, cancelled) -> Iterator[tuple[int, int]]:
+    """The fill plan's walk: each candidate in order takes ``min(capacity, p, remaining)``.
+
+    The running total of the capped capacities says where N is reached, so only the hosts used
+    cost a Python step. Short of N it yields what it found, and the caller sees too few tasks.
+    """
+    take = np.minimum(cap, p)
+    np.maximum(take, 0, out=take)
+    upto = np.cumsum(take)
+    end = int(np.searchsorted(upto, ntasks)) + 1  # hosts up to and including the one reaching N
+    remaining = ntasks
+    for pos in np.flatnonzero(take[:end]).tolist():
+        if cancelled():
+            return
+        t = min(int(take[pos]), remaining)
+        yield (pos if order is None else int(order[pos])), t
+        remaining -= t

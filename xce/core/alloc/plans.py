@@ -5,6 +5,12 @@ A plan says how many tasks each chosen host takes: ``slots_per_host`` p, and so
 (N hosts x 1): p walks the distinct values of ceil(N/k) for k = 1..N. The iterator is a
 generator: one plan per ``next()``, a stable ``StopIteration`` once exhausted, and ``close()``
 releases it.
+
+Those equal-share plans are the specification's and come first, unchanged. They miss uneven
+free space: 5 tasks on hosts with 4 and 1 free slots fit no p (p=5 and p=3 need a host with 5 or
+3, p=2 and p=1 need three or five hosts). So one last *fill* plan follows: walk the hosts in the
+host iterator's order and give each as many tasks as it can take, up to ``ptile`` where one is
+given. ``span[hosts=1]`` forbids any spread, so it gets no fill plan.
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ class Plan:
     slots_per_host: int
     #: The primary request whose select expression filters the hosts of this plan.
     primary: Any = None
+    #: The last plan: hosts take as many tasks as they can, up to ``slots_per_host`` each, so
+    #: ``nhosts`` is only the fewest hosts it could use.
+    fill: bool = False
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -26,7 +35,17 @@ def _ceil_div(a: int, b: int) -> int:
 
 
 def plan_iter(primary: Any) -> Iterator[Plan]:
-    """Plans for ``primary`` (an ``xce.core.resreq.Primary``), most preferred first.
+    """The specification's plans for ``primary``, then the fill plan where a spread is allowed."""
+    yield from spec_plans(primary)
+    n = primary.tasks
+    if n > 1 and primary.span_hosts != 1:
+        p = min(primary.span_ptile, n) if primary.span_ptile else n
+        yield Plan(_ceil_div(n, p), p, primary, fill=True)
+
+
+def spec_plans(primary: Any) -> Iterator[Plan]:
+    """The specification's equal-share plans for ``primary`` (an ``xce.core.resreq.Primary``),
+    most preferred first.
 
     ``span[hosts=1]`` allows only 1 x N; ``span[ptile=p]`` only plans with that p. A single-task
     job gets the single trivial plan 1 x 1 (the seqjob rewrap: first matching host wins).
