@@ -1,4 +1,4 @@
-"""``python -m bench [rounds|replay|sim|live|all]``: every figure as one JSON line, then a table;
+"""``python -m bench [rounds|replay|sim|live|ui|workload|all]``: every figure as one JSON line, then a table;
 all of them also go to ``bench/results.json``.
 
 Benchmarks are run by hand or by ``make bench``; they are never timed tests.
@@ -20,6 +20,7 @@ SUITES = {
     "live": "bench.live",
     "peer": "bench.peer",
     "ui": "bench.ui",
+    "workload": "bench.workload",
 }
 
 

@@ -54,6 +54,7 @@ COMMANDS: dict[str, str] = {
     "worker": "xce.cli.worker",
     "config": "xce.cli.config_cmd",
     "sim": "xce.cli.sim_cmd",
+    "workload": "xce.cli.whatif_cmd",
     "completion": "xce.cli.completion",
 }
 

@@ -68,7 +68,8 @@ def run(workload: Path, hosts: Optional[int], slots_per_host: Optional[int], mem
     """Run a trace to completion on a simulated cluster and report waits, slowdown and utilization."""
     from xce.sim import report
     from xce.sim.engine import SimulationError, simulate
-    from xce.sim.swf import SwfError, read_swf
+    from xce.sim.swf import SwfError
+    from xce.sim.workload import read_workload
 
     if cluster is not None and (hosts is not None or slots_per_host is not None or mem_per_host is not None):
         _fail("give either --cluster FILE or --hosts/--slots-per-host/--mem-per-host, not both")
@@ -83,7 +84,7 @@ def run(workload: Path, hosts: Optional[int], slots_per_host: Optional[int], mem
         except ValueError as exc:
             _fail(f"--gantt-window: {exc}")
     try:
-        trace = read_swf(workload, max_jobs=max_jobs, skip_malformed=skip_malformed)
+        trace = read_workload(workload, max_jobs=max_jobs, skip_malformed=skip_malformed)
     except SwfError as exc:
         _fail(str(exc), 1)
     except OSError as exc:
@@ -187,7 +188,8 @@ RUN = Command(
     "run", "Run a trace to completion on a simulated cluster and report waits, slowdown and utilization.",
     [
         Opt("workload", ("--workload",), path, required=True, metavar="FILE",
-            help="Trace in the Standard Workload Format (.swf, or gzip/bzip2/xz compressed)."),
+            help="Trace in the Standard Workload Format (.swf, or gzip/bzip2/xz compressed), or an XCE JSON-lines "
+                 "workload (`xce workload export --format xce`)."),
         Opt("hosts", ("--hosts",), int, None, min=1, metavar="N",
             help="Number of identical hosts (default: the trace header's MaxNodes)."),
         Opt("slots_per_host", ("--slots-per-host",), int, None, min=1, metavar="N", help="Slots on each host."),

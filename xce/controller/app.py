@@ -23,7 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from xce.controller import apidocs, feed, fleet, hygiene, leadership
-from xce.controller.api import admin, cluster, drift, errors, jobs, sched, status, workers
+from xce.controller.api import admin, cluster, drift, errors, jobs, sched, status, workers, workload
 from xce.controller.api.responses import COMMON
 from xce.controller.gate import LeaderGate
 from xce.controller.groupcommit import GroupCommitter
@@ -111,7 +111,7 @@ def create_app(ctl: Controller) -> FastAPI:
     errors.install(app)
     hygiene.install(app)
     for r in (jobs.router, cluster.router, sched.router, workers.router, admin.router, drift.router, status.router,
-              ui_routes.router):
+              workload.router, ui_routes.router):
         app.include_router(r)
     app.mount("/ui/static", StaticFiles(directory=str(files("xce.controller.ui") / "static")), name="ui-static")
 

@@ -78,7 +78,10 @@ def _user(u: int) -> str:
 
 
 def job_queues(trace: SwfTrace, cluster: SimCluster, from_trace: bool) -> list[str]:
-    """Every job's queue: the cluster's default queue, or ``q<N>`` for SWF queue number N."""
+    """Every job's queue: the cluster's default queue, or ``q<N>`` for SWF queue number N; a
+    workload that names its queues (XCE JSON-lines) keeps its own."""
+    if trace.names is not None:
+        return list(trace.names.queue)
     if not from_trace:
         return [cluster.default_queue] * len(trace)
     return [f"q{q}" if q >= 0 else cluster.default_queue for q in trace.queue]
@@ -92,7 +95,7 @@ class _Specs:
     Request strings and user names are shared between jobs.
     """
 
-    __slots__ = ("trace", "queues", "mem", "requests", "users")
+    __slots__ = ("trace", "queues", "mem", "requests", "users", "names")
 
     def __init__(self, trace: SwfTrace, cluster: SimCluster, queues: list[str]) -> None:
         self.trace = trace
@@ -100,9 +103,15 @@ class _Specs:
         self.mem = cluster.has_mem
         self.requests: dict[int, str] = {}
         self.users: dict[int, str] = {}
+        self.names = trace.names
 
     def __call__(self, i: int) -> JobSpec:
         trace = self.trace
+        names = self.names
+        if names is not None:  # a workload from the cluster's own history: its names and requests
+            return JobSpec(jobid=trace.jobid[i], user=names.user[i], queue=self.queues[i], project=names.project[i],
+                           job_type=names.job_type[i], priority=names.priority[i], queue_time=trace.submit[i] * NS,
+                           request=names.request[i] if self.mem else "", tasks=trace.procs[i])
         kb = trace.req_mem[i] if self.mem else -1
         req = self.requests.get(kb)
         if req is None:
@@ -152,7 +161,7 @@ def simulate(trace: SwfTrace, cluster: SimCluster, *, seed: int = 0, queues_from
     """Run ``trace`` on ``cluster`` to the end; ``progress(jobs_started, jobs_total)`` now and then."""
     n = len(trace)
     queues = job_queues(trace, cluster, queues_from_trace)
-    if queues_from_trace:
+    if queues_from_trace or trace.names is not None:
         cluster = cluster.with_queues(sorted(set(queues)))
     elif cluster.default_queue not in {q.name for q in cluster.config.queues}:
         cluster = cluster.with_queues([cluster.default_queue])
@@ -205,6 +214,13 @@ def simulate(trace: SwfTrace, cluster: SimCluster, *, seed: int = 0, queues_from
         from dataclasses import replace
 
         config = replace(config, projects=(ProjectSpec("default"),))
+    if trace.names is not None:  # projects the workload names but the configuration lacks
+        from dataclasses import replace
+
+        have = {pr.name for pr in config.projects}
+        extra = tuple(ProjectSpec(name) for name in sorted(set(trace.names.project) - have))
+        if extra:
+            config = replace(config, projects=config.projects + extra)
     push(ev.ConfigPush(ts=t0 * NS, config=config))
     push(ev.WorkersPush(ts=t0 * NS, hosts=tuple(cluster.hosts)))
     nevents += 2

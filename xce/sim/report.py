@@ -62,7 +62,8 @@ def write_jobs_csv(result: SimResult, path: str | Path, layout: str = "xce") -> 
                     "preemptions"])
         for i in range(len(tr)):
             s, e = result.start[i], result.end[i]
-            w.writerow([tr.jobid[i], f"u{tr.user[i]}" if tr.user[i] >= 0 else "unknown", result.queue_of[i],
+            user = tr.names.user[i] if tr.names is not None else f"u{tr.user[i]}" if tr.user[i] >= 0 else "unknown"
+            w.writerow([tr.jobid[i], user, result.queue_of[i],
                         tr.submit[i], s if s >= 0 else "", e if e >= 0 else "",
                         s - tr.submit[i] if s >= 0 else "", tr.run[i], tr.procs[i],
                         result.placement.text(i), result.preemptions[i]])

@@ -30,7 +30,7 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO, Any, Iterable
 
 NFIELDS = 18
 
@@ -117,6 +117,9 @@ class SwfTrace:
     skipped_examples: list[tuple[int, str]] = field(default_factory=list)
     #: The first malformed line as (line number, what is wrong with it), if any.
     first_malformed: tuple[int, str] | None = None
+    #: What an XCE JSON-lines workload knows beyond SWF's numbers (names, request strings, real
+    #: start times); None for an SWF trace. See :mod:`xce.sim.workload`.
+    names: Any = None
 
     def __len__(self) -> int:
         return len(self.jobid)
