@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from xce.cli.client import call, connect, print_json
+from xce.cli.client import call, connect, fail, print_json
 from xce.cli.output import size, table, when
-from xce.cli.spec import JSON, Command, common_options
+from xce.cli.spec import JSON, Arg, Command, Opt, common_options
 
 LOAD_INDICES = ("r15s", "r1m", "r15m", "ut", "mem", "swp")
 
@@ -19,16 +19,44 @@ def _num(v: Any) -> str:
     return str(v)
 
 
-def hosts(as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+def _status(h: dict[str, Any]) -> str:
+    """LSF's words: ``ok``, ``unreach``, ``closed`` (an administrator's), with the reason."""
+    if h.get("closed") is not None and h["status"] == "ok":
+        return "closed" + (f" ({h['closed']})" if h["closed"] else "")
+    return str(h["status"])
+
+
+def _long(h: dict[str, Any]) -> str:
+    r = h["resources"]
+    lines = [f"HOST {h['name']}", f"  status       {_status(h)}",
+             f"  containment  {h.get('containment') or 'unknown (worker predates containment)'}",
+             f"  slots        {r.get('slots', '-')} ({h['slots_used']} used by {h['njobs']} job(s))",
+             f"  ncpus        {r.get('ncpus', '-')}", f"  maxmem       {size(r['maxmem']) if 'maxmem' in r else '-'}",
+             f"  type         {r.get('type', '-')}", f"  last seen    {when(h['last_seen'])}"]
+    lines += [f"  {k}  {v}" for k, v in sorted(r.items()) if "/" in k]
+    return "\n".join(lines)
+
+
+def hosts(names: list[str] | None, long: bool, as_json: bool, url: str | None, token: str | None,
+          state_dir: str | None) -> None:
     res = call(connect(url, token, state_dir).get, "/v1/hosts")
+    if names:
+        known = {h["name"] for h in res["hosts"]}
+        for n in names:
+            if n not in known:
+                fail(f"no host named {n!r}", 1)
+        res = {"hosts": [h for h in res["hosts"] if h["name"] in names]}
     if as_json:
         print_json(res)
+        return
+    if long:
+        print("\n\n".join(_long(h) for h in res["hosts"]))
         return
     rows = []
     for h in res["hosts"]:
         r = h["resources"]
         extra = ", ".join(f"{k}={v}" for k, v in sorted(r.items()) if "/" in k)
-        rows.append([h["name"], h["status"], r.get("slots", "-"), h["slots_used"], h["njobs"],
+        rows.append([h["name"], _status(h), r.get("slots", "-"), h["slots_used"], h["njobs"],
                      r.get("ncpus", "-"), size(r["maxmem"]) if "maxmem" in r else "-", r.get("type", "-"),
                      extra or "-"])
     table(["HOST", "STATUS", "SLOTS", "USED", "NJOBS", "NCPUS", "MAXMEM", "TYPE", "RESOURCES"], rows)
@@ -62,8 +90,11 @@ def queues(as_json: bool, url: str | None, token: str | None, state_dir: str | N
 
 
 COMMAND_SPECS = [
-    Command("hosts", "Hosts: status, slots, static resources.", [JSON, *common_options()], hosts,
-            examples=("xce hosts", "xce hosts --json"), quick_exit=True),
+    Command("hosts", "Hosts: status, slots, static resources.",
+            [Arg("names", str, many=True, required=False, help="Only these hosts."),
+             Opt("long", ("-l", "--long"), bool, False, help="Details: containment, why a host is closed."),
+             JSON, *common_options()], hosts,
+            examples=("xce hosts", "xce hosts -l node07", "xce hosts --json"), quick_exit=True),
     Command("load", "Load indices each host last reported.", [JSON, *common_options()], load,
             examples=("xce load", "xce load --json"), quick_exit=True),
     Command("queues", "Queues: priority, status, job counts.", [JSON, *common_options()], queues,

@@ -7,12 +7,14 @@ from xce.cli.spec import LOG_FORMATS, LOG_LEVELS, Command, Opt, upper
 
 def worker(name: str | None, slots: int | None, state_dir: str | None, url: str | None, token: str | None,
            work_dir: str | None, report_interval: float, run_as_self: bool, allow_root_jobs: bool,
-           stop_jobs_on_exit: bool, log_level: str, log_format: str | None) -> int:
+           stop_jobs_on_exit: bool, log_level: str, log_format: str | None, containment: str, cgroup_parent: str,
+           pids_max: int | None, freeze: bool) -> int:
     from xce.worker.agent import main
 
     return main(name=name, slots=slots, state_dir=state_dir, url=url, token=token, work_dir=work_dir,
                 report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
-                stop_jobs_on_exit=stop_jobs_on_exit, log_level=log_level, log_format=log_format)
+                stop_jobs_on_exit=stop_jobs_on_exit, log_level=log_level, log_format=log_format,
+                containment=containment, cgroup_parent=cgroup_parent, pids_max=pids_max, freeze=freeze)
 
 
 COMMAND_SPECS = [Command(
@@ -34,6 +36,16 @@ COMMAND_SPECS = [Command(
         Opt("allow_root_jobs", ("--allow-root-jobs",), bool, False, help="Let jobs owned by root run as root."),
         Opt("stop_jobs_on_exit", ("--stop-jobs-on-exit",), bool, False,
             help="Kill running jobs when the worker stops (default: leave them for the next start)."),
+        Opt("containment", ("--containment",), str, "auto",
+            choices=("auto", "cgroup-v2", "cgroup-v1", "process-group"), metavar="KIND",
+            help="How jobs are held together: auto (cgroup v2, else v1, else process groups), cgroup-v2, "
+                 "cgroup-v1 or process-group."),
+        Opt("cgroup_parent", ("--cgroup-parent",), str, "xce", metavar="PATH",
+            help="Control group under which this worker makes <PATH>/<name>/job_<id>."),
+        Opt("pids_max", ("--pids-max",), int, None, min=1, metavar="N",
+            help="Most processes and threads one job may have (the pids controller) [default: no limit]."),
+        Opt("freeze", ("--freeze",), bool, False,
+            help="Suspend jobs with the cgroup freezer instead of a signal to each process."),
         Opt("log_level", ("--log-level",), upper, "WARNING", choices=LOG_LEVELS, metavar="LEVEL",
             help="Logging level: DEBUG, INFO, WARNING, ERROR."),
         Opt("log_format", ("--log-format",), choices=LOG_FORMATS, metavar="FORMAT",

@@ -115,6 +115,14 @@ class LocalCluster:
 
     # -- names and tokens ------------------------------------------------------------------
     @property
+    def cgroup_parent(self) -> str:
+        """Workers of local clusters share a host name, so each cluster's control groups get their own
+        parent: two clusters on one machine never remove each other's jobs' groups."""
+        import hashlib
+
+        return "xce-local-" + hashlib.sha1(str(self.state_dir).encode()).hexdigest()[:10]
+
+    @property
     def worker_names(self) -> list[str]:
         return [f"{self.host_prefix}-w{i}" for i in range(1, self.nworkers + 1)]
 
@@ -246,7 +254,7 @@ class LocalCluster:
         """Start (or restart, after :meth:`kill`) one worker; a restarted one adopts its running jobs."""
         wargs = ["xce.cli.main", "worker", "--name", name, "--state-dir", str(self.state_dir),
                  "--url", ",".join(self.urls), "--report-interval", str(self.report_interval), "--stop-jobs-on-exit",
-                 *self._log_args()]
+                 "--cgroup-parent", self.cgroup_parent, *self._log_args()]
         if self.run_as_self:
             wargs += ["--run-as-self"]
         if self.slots is not None:

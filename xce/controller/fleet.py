@@ -130,12 +130,14 @@ def register(ctl: Controller, req: RegisterRequest) -> dict[str, Any]:
     lost: list[int] = []
     with ctl.tx() as conn:
         old = ctl.hosts.get(name)
-        row = {"status": "ok", "resources": dumps(resources), "load": dumps(load), "last_seen": now}
+        row = {"status": "ok", "resources": dumps(resources), "load": dumps(load), "last_seen": now,
+               "containment": req.containment}
         if old is None:
             conn.execute(sa.insert(hosts).values(name=name, registered=now, **row))
         else:
             conn.execute(sa.update(hosts).where(hosts.c.name == name).values(**row))
-        ctl.hosts[name] = HostLive(name, "ok", resources, load, old.registered if old else now, now)
+        ctl.hosts[name] = HostLive(name, "ok", resources, load, old.registered if old else now, now,
+                                   containment=req.containment, closed=old.closed if old else None)
         ctl.publish("WORKERS_PUSH", ctl.workers_payload([name]))
         ctl.publish("RESVALS_FULL", {"values": {name: dict(sorted(load.items()))}})
         log.log(logging.WARNING if old is not None and old.status != "ok" else logging.INFO,

@@ -100,6 +100,8 @@ class RegisterRequest(_Body):
     load: dict[str, Any] = Field(default_factory=dict, max_length=256, description="First load report.")
     running: list[Id] | None = Field(
         None, max_length=MAX_TASKS, description="Job ids this worker still runs (after a worker restart).")
+    containment: Literal["cgroup-v2", "cgroup-v1", "process-group"] | None = Field(
+        None, description="What holds each job's processes together on this host.")
 
 
 class LoadReport(_Body):

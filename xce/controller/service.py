@@ -121,6 +121,10 @@ class HostLive:
     last_seen_ns: int
     #: Monotonic time of the last report; liveness uses it so a wall-clock jump cannot kill hosts.
     seen_mono: float = field(default_factory=time.monotonic)
+    #: What holds its jobs together (``cgroup-v2``, ``cgroup-v1``, ``process-group``), as registered.
+    containment: str | None = None
+    #: Why an administrator closed the host (no new jobs); None while it is open.
+    closed: str | None = None
 
 
 class Controller:
@@ -300,7 +304,7 @@ class Controller:
             self.hosts = {}
             for r in c.execute(sa.select(hosts)).mappings():
                 live = HostLive(r["name"], r["status"], json.loads(r["resources"]), json.loads(r["load"]),
-                                r["registered"], r["last_seen"])
+                                r["registered"], r["last_seen"], containment=r["containment"], closed=r["closed"])
                 if r["name"] in old:  # keep the liveness clock across a rollback
                     live.seen_mono = old[r["name"]].seen_mono
                 self.hosts[r["name"]] = live

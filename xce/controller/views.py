@@ -171,7 +171,8 @@ def pending_by_category(ctl: Controller) -> dict[str, int]:
 def host_view(ctl: Controller, h: HostLive, used: dict[str, tuple[int, int]]) -> dict[str, Any]:
     slots_used, njobs = used.get(h.name, (0, 0))
     return {"name": h.name, "status": h.status, "resources": ctl.host_values(h), "load": dict(sorted(h.load.items())),
-            "slots_used": slots_used, "njobs": njobs, "registered": h.registered, "last_seen": h.last_seen_ns}
+            "slots_used": slots_used, "njobs": njobs, "registered": h.registered, "last_seen": h.last_seen_ns,
+            "containment": h.containment, "closed": h.closed}
 
 
 def slot_use(ctl: Controller) -> dict[str, tuple[int, int]]:

@@ -35,6 +35,7 @@ import httpx
 
 from xce.controller import follow
 from xce.worker import launch, measure, runner, usage
+from xce.worker.containment import Containment, Limits, ProcessGroup
 from xce.worker.jobstate import JobStateDir, still_alive
 from xce.worker.runner import JobProcess, StartError
 
@@ -59,7 +60,8 @@ class RegistrationRefused(Exception):
 class Agent:
     def __init__(self, url: str, token: str, *, name: str, slots: int | None = None, job_state: Path,
                  work_dir: str | None = None, report_interval: float = 3.0, run_as_self: bool = False,
-                 allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False, ca_file: str | None = None) -> None:
+                 allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False, ca_file: str | None = None,
+                 box: Containment | None = None, pids_max: int | None = None) -> None:
         self.url = url
         self.ca_file = ca_file
         self.token = token
@@ -71,6 +73,9 @@ class Agent:
         self.allow_root_jobs = allow_root_jobs
         self.stop_jobs_on_exit = stop_jobs_on_exit
         self.state = JobStateDir(job_state)
+        #: Holds each job's processes together (a control group where the host offers one).
+        self.box: Containment = box or ProcessGroup("none chosen")
+        self.pids_max = pids_max
         self.jobs: dict[int, JobProcess] = {}
         self.done: OrderedDict[int, None] = OrderedDict()  # recently ended: a re-delivered start is ignored
         self.lock = threading.RLock()
@@ -106,7 +111,8 @@ class Agent:
         self.gpu_ids = gpu.visible_devices() if gpu is not None else []
         with self.lock:
             running = sorted(self.jobs)
-        body = {"name": self.name, "resources": resources, "load": self.sampler.sample(), "running": running}
+        body = {"name": self.name, "resources": resources, "load": self.sampler.sample(), "running": running,
+                "containment": self.box.kind}
         while True:
             try:
                 r = http.post("/v1/workers/register", json=body)
@@ -135,11 +141,15 @@ class Agent:
         """Take back the jobs a previous run of this worker left running; forget the rest."""
         for rec in self.state.load_all():
             if still_alive(rec):
-                self.jobs[rec.jobid] = JobProcess.adopt(rec)
+                self.jobs[rec.jobid] = JobProcess.adopt(rec, self.box)
                 log.warning("adopted job %s (pid %s) from a previous run", rec.jobid, rec.pid)
             else:
                 log.warning("job %s ended while the worker was down; the controller will record it lost", rec.jobid)
                 self.state.remove(rec.jobid)
+        # Containers of jobs not adopted are leftovers (their leader ended while the worker was
+        # down): whatever still runs in them is killed now, before any new job is accepted.
+        for jobid in self.box.start(set(self.jobs)):
+            log.warning("removed the container of job %s left by a previous run (its processes killed)", jobid)
 
     # -- actions ---------------------------------------------------------------------------
     def handle(self, action: dict[str, Any]) -> None:
@@ -150,16 +160,13 @@ class Agent:
             with self.lock:
                 jp = self.jobs.get(jobid)
             if jp is not None:
-                jp.signal(runner.signal_number(action.get("signal"), signal.SIGSTOP))
-                jp.suspended = True
+                jp.suspend(runner.signal_number(action.get("signal"), signal.SIGSTOP))
                 self._post_status(jobid, {"status": "suspended", "reason": action.get("reason", "")})
         elif kind == "resume":
             with self.lock:
                 jp = self.jobs.get(jobid)
             if jp is not None:
-                jp.signal(runner.signal_number(action.get("signal"), signal.SIGCONT))
-                jp.signal(signal.SIGCONT)
-                jp.suspended = False
+                jp.resume(runner.signal_number(action.get("signal"), signal.SIGCONT))
                 self._post_status(jobid, {"status": "resumed", "reason": action.get("reason", "")})
         elif kind == "kill":
             self._kill(jobid, float(action.get("grace_s", 10)), action.get("reason") or "killed")
@@ -183,15 +190,20 @@ class Agent:
             with self.lock:
                 self.jobs[jobid] = JobProcess(jobid, 0, 0, 0.0, secondary=True)
             return
+        limits = {k: int(v) for k, v in (job.get("limits") or {}).items() if isinstance(v, int)}
         try:
             ident = runner.resolve_identity(job.get("user", ""), run_as_self=self.run_as_self,
                                             allow_root=self.allow_root_jobs)
             gpus = self._pick_gpus(int((job.get("requests") or {}).get("xce.io/gpu", 0) or 0))
             env = runner.job_env(job, ident, host=self.name, gpus=gpus)
-            spec = runner.launch_spec(job, env=env, ident=ident, work_dir=self.work_dir, prepare=self.prepare(job))
+            self._contain(jobid, limits)
+            join: launch.PrepareStep = lambda pid: self.box.join(jobid, pid)  # noqa: E731
+            spec = runner.launch_spec(job, env=env, ident=ident, work_dir=self.work_dir,
+                                      prepare=[join, *self.prepare(job)])
             popen = launch.launch(spec)
         except StartError as exc:
             log.warning("job %s could not start: %s", jobid, exc)
+            self.box.remove(jobid)
             self._remember_done(jobid)
             self._post_status(jobid, {"status": "start_failed", "reason": str(exc)})
             return
@@ -201,13 +213,20 @@ class Agent:
             ctime = psutil.Process(popen.pid).create_time()
         except Exception:  # it already exited: the reaper reports that
             ctime = time.time()
-        limits = {k: int(v) for k, v in (job.get("limits") or {}).items() if isinstance(v, int)}
-        jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen)
+        jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen, box=self.box)
         with self.lock:
             self.jobs[jobid] = jp
         self.child_started.set()
         self.state.save(jp.record())
         self._post_status(jobid, {"status": "started", "pid": popen.pid})
+
+    def _contain(self, jobid: int, limits: dict[str, int]) -> None:
+        """The job's container with its kernel limits, made before its first process exists."""
+        try:
+            self.box.create(jobid, Limits.of(limits, self.pids_max))
+        except OSError as exc:
+            self.box.remove(jobid)
+            raise StartError(f"cannot create the job's control group on {self.name}: {exc.strerror or exc}") from None
 
     def _pick_gpus(self, n: int) -> list[str]:
         """The lowest-numbered devices no running job holds, so a placement is reproducible."""
@@ -272,6 +291,8 @@ class Agent:
             with self.lock:
                 self.jobs.pop(jobid, None)
             self._remember_done(jobid)
+            if not jp.secondary:
+                self.box.remove(jobid)
             self.state.remove(jobid)
             body = {"status": "finished", "exit_code": end["exit_code"], "signal": end["signal"],
                     "reason": end["reason"]}
@@ -279,6 +300,8 @@ class Agent:
 
     def _check_limits(self) -> None:
         with self.lock:
+            if self.box.enforces_memory:  # the kernel does it, without overshoot
+                return
             limited = [jp for jp in self.jobs.values() if jp.limits.get("mem") and not jp.secondary and not jp.end_reason]
         for jp in limited:
             rss = usage.sample(jp.pid)["memory_rss"]
@@ -293,8 +316,11 @@ class Agent:
             running = [jp for jp in self.jobs.values() if not jp.secondary]
         ticks = {}
         for jp in running:
-            tick = usage.sample(jp.pid, jp.pgid, whole_group=jp.popen is None)
-            ticks[str(jp.jobid)] = tick
+            counted = self.box.usage(jp.jobid)
+            if counted is not None:
+                ticks[str(jp.jobid)] = {"memory_rss": counted.memory_rss, "cpu_time": counted.cpu_time}
+            else:
+                ticks[str(jp.jobid)] = usage.sample(jp.pid, jp.pgid, whole_group=jp.popen is None)
         self.outbox.put(("load", f"/v1/workers/{self.name}/load", {"load": self.sampler.sample(), "usage": ticks}))
 
     def _post_status(self, jobid: int, body: dict[str, Any]) -> None:
@@ -461,6 +487,8 @@ class Agent:
             threads[1].join(timeout=10)
         self.outbox.put(None)
         threads[0].join(timeout=5)
+        if not self.jobs:
+            self.box.close()
         log.warning("worker %s stopped (%d job(s) left running)", self.name, len(self.jobs))
         return 0
 
@@ -478,7 +506,8 @@ def _describe(r: httpx.Response) -> str:
 def main(*, name: str | None = None, slots: int | None = None, state_dir: str | None = None, url: str | None = None,
          token: str | None = None, work_dir: str | None = None, report_interval: float = 3.0,
          run_as_self: bool = False, allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False,
-         log_level: str = "WARNING", log_format: str | None = None) -> int:
+         log_level: str = "WARNING", log_format: str | None = None, containment: str = "auto",
+         cgroup_parent: str = "xce", pids_max: int | None = None, freeze: bool = False) -> int:
     from xce.controller import statedir
 
     from xce import logs
@@ -506,9 +535,17 @@ def main(*, name: str | None = None, slots: int | None = None, state_dir: str | 
         print(f"xce worker: {exc}", file=sys.stderr)
         return 2
     name = name or socket.gethostname()
+    from xce.worker.containment import ContainmentError, detect
+
+    try:
+        box = detect(name, kind=containment, parent=cgroup_parent, freeze=freeze)
+    except ContainmentError as exc:
+        print(f"xce worker: {exc}", file=sys.stderr)
+        return 2
+    log.warning("worker %s contains its jobs with %s", name, box.describe())
     agent = Agent(url, token, name=name, slots=slots, job_state=sd / "workers" / name / "jobs", work_dir=work_dir,
                   report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
-                  stop_jobs_on_exit=stop_jobs_on_exit, ca_file=statedir.ca_file(sd))
+                  stop_jobs_on_exit=stop_jobs_on_exit, ca_file=statedir.ca_file(sd), box=box, pids_max=pids_max)
 
     def stop(*_: Any) -> None:
         agent.stopping.set()

@@ -1,9 +1,10 @@
 """Signalling and reaping job processes (they are started by :mod:`xce.worker.launch`).
 
-Every job gets its own session and process group (``setsid`` at its start) so that one ``killpg``
-reaches everything it started, and so that signals meant for the worker (a Ctrl-C in its terminal)
-never reach the jobs. A job ends when its leader exits; anything it left behind in its group is
-killed then, the way a batch system's cgroup would, because nobody would account for it otherwise.
+Every job gets its own session and process group (``setsid`` at its start), so that signals meant
+for the worker (a Ctrl-C in its terminal) never reach the jobs, and its own container (a control
+group where the host offers one, :mod:`xce.worker.containment`), which reaches every process it
+started however it detached itself. A job ends when its leader exits; anything it left behind is
+killed then, because nobody would account for it otherwise.
 
 A job adopted after a worker restart is not our child, so it cannot be waited for: its end is seen
 by polling, and how it ended is unknown (the reason says so).
@@ -20,6 +21,7 @@ from typing import Any
 
 import psutil
 
+from xce.worker.containment import Containment, ProcessGroup
 from xce.worker.identity import Identity, StartError, resolve_identity
 from xce.worker.jobstate import JobRecord
 from xce.worker.launch import Child, LaunchSpec, PrepareStep
@@ -50,44 +52,62 @@ class JobProcess:
     kill_at: float | None = None  # monotonic deadline for SIGKILL after a SIGTERM
     end_reason: str | None = None  # set when the worker itself decided to end the job
     secondary: bool = False  # a non-first host of a parallel job: holds slots, runs nothing
+    box: Containment = field(default_factory=ProcessGroup)  # holds every process of the job
 
     def record(self) -> JobRecord:
         return JobRecord(self.jobid, self.pid, self.pgid, self.create_time, dict(self.limits), list(self.gpus),
                          self.started)
 
     @classmethod
-    def adopt(cls, rec: JobRecord) -> "JobProcess":
+    def adopt(cls, rec: JobRecord, box: Containment) -> "JobProcess":
+        box.adopt(rec.jobid, rec.pgid)
         return cls(rec.jobid, rec.pid, rec.pgid, rec.create_time, dict(rec.limits), list(rec.gpus), None,
-                   rec.started or time.time())
+                   rec.started or time.time(), box=box)
 
     # -- signals ---------------------------------------------------------------------------
     def signal(self, sig: int) -> None:
+        """``sig`` to every process of the job (its container's members)."""
         if self.secondary:
             return
-        try:
-            os.killpg(self.pgid, sig)
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            try:
-                os.kill(self.pid, sig)
-            except OSError:
-                pass
+        self.box.signal(self.jobid, sig)
+
+    def suspend(self, sig: int) -> None:
+        if not self.secondary:
+            self.box.suspend(self.jobid, sig)
+        self.suspended = True
+
+    def resume(self, sig: int) -> None:
+        if not self.secondary:
+            self.box.resume(self.jobid, sig)
+        self.suspended = False
 
     def terminate(self, grace_s: float, reason: str | None = None) -> None:
         """SIGTERM now (and SIGCONT, so a stopped job can act on it), SIGKILL after ``grace_s``."""
         if reason and not self.end_reason:
             self.end_reason = reason
         self.signal(signal.SIGTERM)
-        self.signal(signal.SIGCONT)
+        if not self.secondary:
+            self.box.resume(self.jobid, signal.SIGCONT)  # thawed too, if the freezer holds it
         deadline = time.monotonic() + max(0.0, grace_s)
         self.kill_at = deadline if self.kill_at is None else min(self.kill_at, deadline)
 
     def kill_now(self, reason: str) -> None:
         if not self.end_reason:
             self.end_reason = reason
-        self.signal(signal.SIGKILL)
-        self.signal(signal.SIGCONT)
+        if not self.secondary:
+            self.box.kill(self.jobid)
+
+    def _memory_reason(self) -> str | None:
+        """"memory limit 100M reached (peak 100M)" when the kernel killed a process of the job for it."""
+        peak = self.box.oom_peak(self.jobid)
+        if peak is None:
+            return None
+        from xce.worker.usage import fmt_bytes
+
+        cap = self.limits.get("mem")
+        if cap:
+            return f"killed: memory limit {fmt_bytes(cap)} reached (peak {fmt_bytes(peak)})"
+        return f"killed: out of memory (peak {fmt_bytes(peak)})"
 
     # -- reaping ---------------------------------------------------------------------------
     def poll(self) -> dict[str, Any] | None:
@@ -95,19 +115,20 @@ class JobProcess:
         if self.secondary:
             return None
         if self.kill_at is not None and time.monotonic() >= self.kill_at:
-            self.signal(signal.SIGKILL)
+            self.box.kill(self.jobid)
             self.kill_at = None
         if self.popen is not None:
             rc = self.popen.poll()
             if rc is None:
                 return None
-            self.signal(signal.SIGKILL)  # whatever it left behind in its group
+            self.box.kill(self.jobid)  # whatever it left behind, setsid or double fork included
+            oom = self._memory_reason() if rc != 0 else None
             if rc < 0:
                 name = _signame(-rc)
                 return {"exit_code": 128 - rc, "signal": name,
-                        "reason": self.end_reason or f"killed by signal {name}"}
+                        "reason": self.end_reason or oom or f"killed by signal {name}"}
             return {"exit_code": rc, "signal": None,
-                    "reason": self.end_reason or ("" if rc == 0 else f"exit code {rc}")}
+                    "reason": self.end_reason or oom or ("" if rc == 0 else f"exit code {rc}")}
         try:
             p = psutil.Process(self.pid)
             alive = abs(p.create_time() - self.create_time) < 0.05 and p.status() != psutil.STATUS_ZOMBIE
@@ -115,7 +136,7 @@ class JobProcess:
             alive = False
         if alive:
             return None
-        self.signal(signal.SIGKILL)
+        self.box.kill(self.jobid)
         return {"exit_code": None, "signal": None,
                 "reason": self.end_reason or "ended while the worker was restarting; its exit status is unknown "
                           "(a restarted worker is not the job's parent and cannot learn it)"}

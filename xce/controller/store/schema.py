@@ -86,6 +86,8 @@ hosts = sa.Table(
     sa.Column("load", sa.Text, nullable=False),
     sa.Column("registered", sa.BigInteger, nullable=False),
     sa.Column("last_seen", sa.BigInteger, nullable=False),
+    sa.Column("containment", sa.String(32)),
+    sa.Column("closed", sa.Text),
 )
 
 actions = sa.Table(

@@ -1,0 +1,122 @@
+"""What a worker needs from the thing that holds a job's processes together, whatever it is.
+
+One object per worker, chosen once at start (:func:`xce.worker.containment.detect`). Everything is
+keyed by job id, so that the tasks of a parallel job started later on the same host (by ``xce
+launch`` through the worker) join the same container with :meth:`Containment.join` and die with it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+#: How long a kill keeps sweeping a container for processes that were forking while it killed.
+KILL_SWEEP_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What the kernel enforces for one job; None is no limit."""
+
+    mem: int | None = None          # bytes
+    cpu_milli: int | None = None    # thousandths of a CPU (xce.io/cpu-milli)
+    pids: int | None = None         # processes and threads
+
+    @classmethod
+    def of(cls, limits: dict[str, int], pids: int | None = None) -> "Limits":
+        mem = limits.get("mem")
+        cpu = limits.get("xce.io/cpu-milli")
+        return cls(int(mem) if mem else None, int(cpu) if cpu else None, pids or None)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """A job's usage as the container counts it (bytes; whole CPU seconds, user + system)."""
+
+    memory_rss: int
+    mem_peak: int | None
+    cpu_time: int
+
+
+class Containment(ABC):
+    #: ``cgroup-v2``, ``cgroup-v1`` or ``process-group``: what ``xce hosts -l`` shows.
+    kind: str = ""
+    #: True when the kernel enforces the memory limit (otherwise the worker polls RSS and kills).
+    enforces_memory: bool = False
+
+    @abstractmethod
+    def describe(self) -> str:
+        """One line for the worker's log: what it uses and where."""
+
+    @abstractmethod
+    def start(self, keep: set[int]) -> list[int]:
+        """At worker start: make the parent, then kill and remove every job container not in ``keep``
+        (jobs a previous run left behind that this run does not adopt). Returns the job ids removed."""
+
+    @abstractmethod
+    def create(self, jobid: int, limits: Limits) -> None:
+        """Make job ``jobid``'s container with its limits (before any of its processes exists)."""
+
+    @abstractmethod
+    def join(self, jobid: int, pid: int) -> None:
+        """Move ``pid`` (a process not yet running the job's code) into the job's container."""
+
+    @abstractmethod
+    def members(self, jobid: int) -> list[int]:
+        """Every process of the job that is still there, however it detached itself."""
+
+    def signal(self, jobid: int, sig: int) -> None:
+        """Send ``sig`` to every member."""
+        for pid in self.members(jobid):
+            _send(pid, sig)
+
+    def suspend(self, jobid: int, sig: int) -> None:
+        """Stop every member (``sig`` to each; the freezer where configured)."""
+        self.signal(jobid, sig)
+
+    def resume(self, jobid: int, sig: int) -> None:
+        self.signal(jobid, sig)
+        if sig != signal.SIGCONT:
+            self.signal(jobid, signal.SIGCONT)
+
+    def kill(self, jobid: int) -> bool:
+        """SIGKILL every member until none is left (a member forking meanwhile is swept again).
+        False if some survived the sweep (unkillable: uninterruptible sleep)."""
+        deadline = time.monotonic() + KILL_SWEEP_S
+        while True:
+            pids = self.members(jobid)
+            if not pids:
+                return True
+            for pid in pids:
+                _send(pid, signal.SIGKILL)
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+
+    @abstractmethod
+    def usage(self, jobid: int) -> Usage | None:
+        """From the container's own counters; None where it keeps none (the worker walks the tree)."""
+
+    def oom_peak(self, jobid: int) -> int | None:
+        """The job's memory peak if the kernel killed one of its processes for its memory limit."""
+        return None
+
+    @abstractmethod
+    def remove(self, jobid: int) -> None:
+        """Kill what is left and remove the container (the job has ended)."""
+
+    def close(self) -> None:
+        """The worker stops with no job left: remove its own (empty) directories."""
+
+    def adopt(self, jobid: int, pgid: int) -> None:
+        """A restarted worker takes back a running job (the process group fallback needs its group)."""
+
+
+def _send(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass

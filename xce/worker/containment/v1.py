@@ -1,0 +1,159 @@
+"""Control groups v1: one ``job_<id>`` group per job in each of the ``memory``, ``cpu``, ``cpuacct``,
+``pids`` and ``freezer`` hierarchies the host mounts writable, under ``<parent>/<worker>`` below the
+worker's own group in that hierarchy (so a worker started by systemd, or inside a container's
+group, keeps its jobs inside what it was given).
+
+Limits: ``memory.limit_in_bytes`` (and ``memory.memsw.limit_in_bytes`` where swap accounting is on,
+so that swap does not stretch the limit), ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us`` from
+``xce.io/cpu-milli``, ``pids.max``. A kill freezes the group first (no member can fork while being
+killed), sends SIGKILL to each member, thaws, and sweeps again until the group is empty.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from xce.worker.containment import cgroupfs as fs
+from xce.worker.containment.base import Containment, Limits, Usage
+
+CONTROLLERS = ("memory", "cpu", "cpuacct", "pids", "freezer")
+
+
+class CgroupV1(Containment):
+    kind = "cgroup-v1"
+    enforces_memory = True
+
+    def __init__(self, bases: dict[str, Path], *, freeze: bool = False, depth: int = 1) -> None:
+        """``bases``: controller -> this worker's directory in that hierarchy (``memory`` required)."""
+        self.bases = {c: Path(p) for c, p in bases.items()}
+        self.freeze = freeze and "freezer" in self.bases
+        self.depth = depth  # directories of ours above the job groups: <parent...>/<worker>
+        seen: dict[Path, None] = {}
+        for p in self.bases.values():
+            seen.setdefault(p, None)
+        self.dirs = list(seen)  # co-mounted controllers (cpu,cpuacct) share one directory
+
+    def describe(self) -> str:
+        names = ", ".join(c for c in CONTROLLERS if c in self.bases)
+        return f"cgroup v1 ({names}) under {self.bases['memory']} and its siblings"
+
+    def _dir(self, controller: str, jobid: int) -> Path | None:
+        base = self.bases.get(controller)
+        return None if base is None else base / f"job_{jobid}"
+
+    def start(self, keep: set[int]) -> list[int]:
+        for d in self.dirs:
+            d.mkdir(parents=True, exist_ok=True)
+        removed: dict[int, None] = {}
+        for d in self.dirs:
+            for jobid in fs.job_ids(d):
+                if jobid not in keep:
+                    removed.setdefault(jobid, None)
+        for jobid in removed:
+            self.remove(jobid)
+        return list(removed)
+
+    def create(self, jobid: int, limits: Limits) -> None:
+        for d in self.dirs:
+            (d / f"job_{jobid}").mkdir(exist_ok=True)
+        mem = self._dir("memory", jobid)
+        if limits.mem and mem is not None:
+            fs.write(mem / "memory.limit_in_bytes", str(limits.mem))
+            if (mem / "memory.memsw.limit_in_bytes").exists():
+                try:
+                    fs.write(mem / "memory.memsw.limit_in_bytes", str(limits.mem))
+                except OSError:
+                    pass
+        cpu = self._dir("cpu", jobid)
+        if limits.cpu_milli and cpu is not None:
+            period = fs.read_int(cpu / "cpu.cfs_period_us") or 100_000
+            fs.write(cpu / "cpu.cfs_quota_us", str(max(1000, limits.cpu_milli * period // 1000)))
+        pids = self._dir("pids", jobid)
+        if limits.pids and pids is not None:
+            fs.write(pids / "pids.max", str(limits.pids))
+
+    def join(self, jobid: int, pid: int) -> None:
+        for d in self.dirs:
+            fs.write(d / f"job_{jobid}" / "cgroup.procs", str(pid))
+
+    def members(self, jobid: int) -> list[int]:
+        found: dict[int, None] = {}
+        for d in self.dirs:
+            for pid in fs.procs(d / f"job_{jobid}" / "cgroup.procs"):
+                found.setdefault(pid, None)
+        return list(found)
+
+    def _freezer(self, jobid: int, state: str) -> bool:
+        d = self._dir("freezer", jobid)
+        if d is None or not (d / "freezer.state").exists():
+            return False
+        try:
+            fs.write(d / "freezer.state", state)
+        except OSError:
+            return False
+        if state == "FROZEN":
+            deadline = time.monotonic() + 1.0
+            while (fs.read(d / "freezer.state") or "").strip() != "FROZEN" and time.monotonic() < deadline:
+                time.sleep(0.005)
+        return True
+
+    def suspend(self, jobid: int, sig: int) -> None:
+        if not (self.freeze and self._freezer(jobid, "FROZEN")):
+            super().suspend(jobid, sig)
+
+    def resume(self, jobid: int, sig: int) -> None:
+        if self.freeze:
+            self._freezer(jobid, "THAWED")
+        super().resume(jobid, sig)
+
+    def kill(self, jobid: int) -> bool:
+        frozen = self._freezer(jobid, "FROZEN")
+        for pid in self.members(jobid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if frozen:
+            self._freezer(jobid, "THAWED")
+        ok = super().kill(jobid)
+        self.signal(jobid, signal.SIGCONT)
+        return ok
+
+    def usage(self, jobid: int) -> Usage | None:
+        mem = self._dir("memory", jobid)
+        if mem is None:
+            return None
+        stat = fs.keyed(mem / "memory.stat")
+        if not stat:
+            return None
+        rss = stat.get("total_rss", stat.get("rss", 0))
+        peak = fs.read_int(mem / "memory.max_usage_in_bytes")
+        acct = self._dir("cpuacct", jobid)
+        ns = fs.read_int(acct / "cpuacct.usage") if acct is not None else None
+        return Usage(memory_rss=rss, mem_peak=peak, cpu_time=(ns or 0) // 1_000_000_000)
+
+    def oom_peak(self, jobid: int) -> int | None:
+        mem = self._dir("memory", jobid)
+        if mem is None:
+            return None
+        if fs.keyed(mem / "memory.oom_control").get("oom_kill", 0) <= 0:
+            return None
+        return fs.read_int(mem / "memory.max_usage_in_bytes") or 0
+
+    def remove(self, jobid: int) -> None:
+        if not any((d / f"job_{jobid}").exists() for d in self.dirs):
+            return
+        self.kill(jobid)
+        for d in self.dirs:
+            fs.rmdir(d / f"job_{jobid}")
+
+    def close(self) -> None:
+        for d in self.dirs:
+            path = d
+            for _ in range(self.depth):
+                if not fs.rmdir(path, tries=1, quiet=True):
+                    break
+                path = path.parent
