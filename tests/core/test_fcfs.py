@@ -128,7 +128,9 @@ def test_closed_or_inactive_queue_is_skipped():
     h = Harness(queues=[queue("open"), queue("shut", status="closed"), queue("idle", active=False)])
     many_slots(h)
     h.submit(make_job(1).queue("shut"), make_job(2).queue("idle"), make_job(3).queue("open"))
-    assert h.round() == [("DISPATCH", 3, (("h1", 1),))]
+    # The held jobs are told why, once (issue 24): "queue closed", "queue inactive".
+    assert h.round() == [("DISPATCH", 3, (("h1", 1),)), ("PEND", 1, ("queue",)), ("PEND", 2, ("queue",))]
+    assert h.round() == []
     h.queue_update(queue("idle", active=True))
     assert h.round() == [("DISPATCH", 2, (("h1", 1),))]
 

@@ -20,7 +20,7 @@ def _ts(text: str) -> int:
 
 def scheduler(sim, sim_start_ts: int | None, sim_speed: int, sim_pause_at: int | None, sim_verify: bool,
               sim_alt_events, seed: int, json_out: bool, url: str | None, token: str | None,
-              state_dir: str | None, round_interval: float, max_round_interval: float,
+              state_dir: str | None, round_interval: float | None, max_round_interval: float | None,
               record_snapshot_interval: int, log_level: str, log_format: str | None) -> int:
     """Run the scheduler; with --sim, replay a recording on a virtual clock instead."""
     if sim is None:
@@ -82,10 +82,10 @@ SCHEDULER = Command(
             help="The controller URL, or several separated by commas (default $XCE_URL)."),
         Opt("token", ("--token",), section=NORMAL, help="The scheduler's token."),
         Opt("state_dir", ("--state-dir",), section=NORMAL, complete="dir", help="The controller's state directory."),
-        Opt("round_interval", ("--round-interval",), float, 0.2, min=0.0, metavar="SECONDS", section=NORMAL,
-            help="Seconds between rounds."),
-        Opt("max_round_interval", ("--max-round-interval",), float, 5.0, min=0.0, metavar="SECONDS", section=NORMAL,
-            help="Longest wait between rounds."),
+        Opt("round_interval", ("--round-interval",), float, None, min=0.0, metavar="SECONDS", section=NORMAL,
+            help="Least time between rounds while events arrive (default: [scheduler] round_interval_s, 0.2)."),
+        Opt("max_round_interval", ("--max-round-interval",), float, None, min=0.0, metavar="SECONDS", section=NORMAL,
+            help="Longest wait between rounds (default: [scheduler] max_round_interval_s, 5)."),
         Opt("record_snapshot_interval", ("--record-snapshot-interval",), int, 10_000, min=0, metavar="N",
             section=NORMAL, help="Snapshot every N recorded events (0 = only the first)."),
         Opt("log_level", ("--log-level",), upper, "INFO", choices=LOG_LEVELS, metavar="LEVEL", section=NORMAL,

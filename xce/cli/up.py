@@ -156,8 +156,8 @@ COMMAND_SPECS = [
             help="Seconds of silence before a worker is unavailable."),
         Opt("report_interval", ("--report-interval",), float, 2.0, min=0.05, metavar="SECONDS",
             help="Seconds between worker reports."),
-        Opt("round_interval", ("--round-interval",), float, 0.2, min=0.0, metavar="SECONDS",
-            help="Least seconds between scheduling rounds."),
+        Opt("round_interval", ("--round-interval",), float, None, min=0.0, metavar="SECONDS",
+            help="Least seconds between scheduling rounds (default: [scheduler] round_interval_s, 0.2)."),
         Opt("multi_user", ("--multi-user",), bool, False,
             help="Run the workers as root so that each job runs as the user who submitted it (needs root); "
                  "without it every job runs as you and only you are served."),

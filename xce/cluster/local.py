@@ -72,7 +72,7 @@ def pid_alive(pid: int) -> bool:
 
 class LocalCluster:
     def __init__(self, state_dir: str | os.PathLike[str], workers: int = 2, slots: int | None = None, *,
-                 config: str | os.PathLike[str] | None = None, port: int = 0, round_interval: float = 0.2,
+                 config: str | os.PathLike[str] | None = None, port: int = 0, round_interval: float | None = None,
                  report_interval: float = 2.0, worker_timeout: float = 30.0, host_prefix: str | None = None,
                  work_dir: str | None = None, python: str = sys.executable, start_timeout: float = 60.0,
                  log_level: str = "WARNING", run_as_self: bool = True, db: str | None = None, controllers: int = 1,
@@ -212,7 +212,8 @@ class LocalCluster:
         self._wait(f"{self.nworkers} worker(s) to register", [*self.controller_keys, *self.worker_names],
                    lambda: self._registered() >= set(self.worker_names))
         self._spawn("scheduler", ["xce.cli.main", "scheduler", "--state-dir", str(self.state_dir),
-                                  "--url", ",".join(self.urls), "--round-interval", str(self.round_interval),
+                                  "--url", ",".join(self.urls),
+                                  *(() if self.round_interval is None else ("--round-interval", str(self.round_interval))),
                                   *self._log_args(at_least="INFO")])  # its few INFO lines: syncs, recordings
         self._write_cluster_file()
         self._wait("the scheduler to read the event log", [*self.controller_keys, "scheduler"], self._scheduler_synced)

@@ -494,7 +494,10 @@ class Controller:
         """Make ``cfg`` current; publish CONFIG_PUSH when it differs from the stored one."""
         text = cfg.model_dump_json()
         self.config = cfg
-        self.sched_config_json = to_sched_config(cfg).to_json()
+        # "driver": what the scheduler process itself reads (its cadence); the core ignores it.
+        self.sched_config_json = {**to_sched_config(cfg).to_json(), "driver": {
+            "round_interval_s": cfg.scheduler.round_interval_s,
+            "max_round_interval_s": cfg.scheduler.max_round_interval_s}}
         if self.meta_get("config") == text:
             return False
         self.meta_set("config", text)

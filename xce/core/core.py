@@ -52,6 +52,8 @@ class SchedulerCore:
         self.running: dict[int, Job] = {}
         #: Victims suspended by preemption, waiting to be resumed.
         self.preempted: dict[int, Job] = {}
+        #: Queue -> the queue-level reason its pending jobs were last told (see ``_queue_reasons``).
+        self.queue_told: dict[str, tuple[PendReason, ...]] = {}
         self.ledger = Ledger(self.cluster, self.queues, self.running)
         self.session: Session | None = None
         self.rounds = 0
@@ -191,17 +193,11 @@ class SchedulerCore:
 
     # -- jobs ----------------------------------------------------------------------------
     def _on_jobs(self, e: ev.JobsPush) -> None:
-        from xce.core.resreq import RequestSyntaxError, parse_request
-
         for spec in e.jobs:
             if spec.jobid in self.jobs:
                 continue
             job = Job.from_spec(spec)
-            try:
-                job.request = parse_request(spec.request, spec.tasks)
-                job.min_tasks = job.request.min_tasks
-            except RequestSyntaxError as exc:
-                job.request_error = str(exc)
+            self._set_request(job, spec.request, spec.tasks)
             queue = self.queues.get(job.queue)
             if queue is None:
                 # Jobs of a queue the configuration does not define wait until it is defined.
@@ -212,6 +208,7 @@ class SchedulerCore:
             self.jobs[job.jobid] = job
             if job.state == PEND:
                 queue.pending += 1
+                self.queue_told.pop(job.queue, None)
             elif job.state not in FINISHED and job.placement:
                 self.ledger.recharge(job)
                 if job.state == RUN:
@@ -228,6 +225,7 @@ class SchedulerCore:
             queue.pending -= 1
         elif job.state != PEND and new == PEND:
             queue.pending += 1
+            self.queue_told.pop(job.queue, None)
         job.state = new
 
     def _on_state(self, e: ev.JobStateChange) -> None:
@@ -279,18 +277,37 @@ class SchedulerCore:
         job = self.jobs.get(e.jobid)
         if job is None:
             return
+        # Whatever changed may change the outcome: the job is tried again rather than skipped.
+        job.failed_epoch = -1
         if e.queue is not None and e.queue != job.queue:
             if e.queue not in self.queues:
                 self._upsert_queue(QueueSpec(name=e.queue, active=False))
             if job.state == PEND:
                 self.queues[job.queue].pending -= 1
                 self.queues[e.queue].pending += 1
+                self.queue_told.pop(e.queue, None)
             self.ledger.move_queue(job, e.queue)
         if e.priority is not None:
             job.priority = e.priority
         if e.project is not None:
             job.project = e.project
+        if (e.request is not None or e.tasks is not None) and job.state == PEND:
+            # A running job keeps what it was dispatched with; the change applies to a pending one.
+            self._set_request(job, job.request_text if e.request is None else e.request,
+                              job.tasks if e.tasks is None else e.tasks)
         self.picker.on_job_update(job)
+
+    @staticmethod
+    def _set_request(job: Job, text: str, tasks: int) -> None:
+        from xce.core.resreq import RequestSyntaxError, parse_request
+
+        job.request_text, job.tasks = text, tasks
+        try:
+            job.request = parse_request(text, tasks)
+            job.min_tasks = job.request.min_tasks
+            job.request_error = ""
+        except RequestSyntaxError as exc:
+            job.request, job.request_error = None, str(exc)
 
     def _on_rusage(self, e: ev.JobRusage) -> None:
         job = self.jobs.get(e.jobid)
@@ -324,9 +341,37 @@ class SchedulerCore:
                 if job is None:
                     break
                 self._schedule(job, session, allocator)
+            if not session.cancelled:
+                self._queue_reasons(session)
         finally:
             picker.end_session()
             self.session = None
+
+    def _queue_reasons(self, session: Session) -> None:
+        """Tell the pending jobs of a queue that dispatches nothing why (closed, inactive, at its limit).
+
+        The picker does not offer such jobs, so without this they would keep no reason or a stale
+        shortfall. A queue's jobs are walked only when its reason changes or a job joined it since
+        they were told, so a blocked queue costs nothing per round; when the queue opens again its
+        jobs are offered and get their own reasons (or run).
+        """
+        told = self.queue_told
+        for name, queue in self.queues.items():
+            reason = queue.block_reason()
+            if reason is None or not queue.pending:
+                told.pop(name, None)
+                continue
+            prev = told.get(name)
+            if prev is not None and prev[0].text == reason:
+                continue
+            reasons = told[name] = (make_pend_reason("queue", detail=reason),)
+            for job in self.jobs.values():
+                if job.queue == name and job.state == PEND and job.last_pend != reasons:
+                    # Its own last failure is no longer what it was told: try it when the queue opens.
+                    job.failed_epoch = -1
+                    job.last_pend = reasons
+                    session.pended += 1
+                    self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
 
     def _cache_key(self, job: Job) -> Any:
         """Everything that decides whether this job can be placed (not just the request strings).
@@ -355,11 +400,13 @@ class SchedulerCore:
             return
         epoch = self.cluster.release_epoch
         if job.failed_epoch >= 0 and not job.waiting_for and (
-                job.failed_epoch == epoch or job.min_tasks > session.free_slots(self.cluster)):
+                job.failed_epoch == epoch or job.min_tasks > session.free_slots(self.cluster)) and (
+                not self.queues[job.queue].spec.preemptible_queues):
             # Nothing was released since this job last failed, or fewer slots are free in the
             # whole cluster than it needs: it cannot fit now, so the allocator is skipped and its
-            # unchanged reason is not repeated. (A job that may preempt never gets here: its
-            # failed_epoch stays -1.)
+            # unchanged reason is not repeated. A job whose queue may preempt is never skipped:
+            # its queue may have gained preemptible_queues since it failed (or the job moved).
+            # Any update of the job clears failed_epoch (``_on_update``).
             job.failed_epoch = epoch
             session.pended += 1
             self.picker.on_pend(job.jobid)

@@ -138,21 +138,34 @@ class JobStateChange(Event):
 
 @dataclass(frozen=True, slots=True)
 class JobUpdate(Event):
-    """Fields changed on a job (``None`` = unchanged): priority, queue, project."""
+    """Fields changed on a job (``None`` = unchanged): priority, queue, project, request and tasks.
+
+    ``request`` and ``tasks`` go into the payload only when set, so recordings made before they
+    existed read and write back byte for byte.
+    """
 
     TYPE: ClassVar[str] = "JOB_UPDATE"
     jobid: int = 0
     priority: int | None = None
     queue: str | None = None
     project: str | None = None
+    request: str | None = None
+    tasks: int | None = None
 
     def payload(self):
-        return {"jobid": self.jobid, "priority": self.priority, "queue": self.queue, "project": self.project}
+        out = {"jobid": self.jobid, "priority": self.priority, "queue": self.queue, "project": self.project}
+        if self.request is not None:
+            out["request"] = self.request
+        if self.tasks is not None:
+            out["tasks"] = self.tasks
+        return out
 
     @classmethod
     def _from_payload(cls, ts, p):
+        tasks = p.get("tasks")
         return cls(ts=ts, jobid=int(p["jobid"]), priority=p.get("priority"), queue=p.get("queue"),
-                   project=p.get("project"))
+                   project=p.get("project"), request=p.get("request"),
+                   tasks=None if tasks is None else int(tasks))
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,6 +100,17 @@ class Queue:
             return False
         return s.max_running is None or self.running < s.max_running
 
+    def block_reason(self) -> str | None:
+        """Why the queue dispatches nothing now, in the words ``xce jobs -l`` shows (None: it may)."""
+        s = self.spec
+        if s.status != "open":
+            return f"queue {s.status}"
+        if not s.active:
+            return "queue inactive"
+        if s.max_running is not None and self.running >= s.max_running:
+            return f"queue limit: {self.running} of {s.max_running} running"
+        return None
+
     def user_ready(self, user: str) -> bool:
         limit = self.spec.max_running_per_user
         return limit is None or self.running_by_user.get(user, 0) < limit

@@ -46,8 +46,8 @@ class ResyncNeeded(Exception):
 
 
 class NormalDriver:
-    def __init__(self, url: str, token: str, *, seed: int = 0, round_interval: float = 0.2,
-                 max_round_interval: float = 5.0, poll_wait: float = 1.0,
+    def __init__(self, url: str, token: str, *, seed: int = 0, round_interval: float | None = None,
+                 max_round_interval: float | None = None, poll_wait: float = 1.0,
                  record_snapshot_interval: int = 10_000, release_interval: float = 0.005,
                  ca_file: str | None = None, record_dir: str | None = None) -> None:
         from xce.controller.statedir import client_ssl_context
@@ -58,8 +58,11 @@ class NormalDriver:
         self.http = follow.httpx_client(url, token, timeout=30.0, verify=verify)
         self.record_dir = record_dir
         self.seed = seed
-        self.round_interval = round_interval
-        self.max_round_interval = max_round_interval
+        #: Given on the command line, they win; otherwise ``[scheduler]`` of the cluster's
+        #: configuration decides (it arrives with every CONFIG_PUSH, so a reload applies at once).
+        self.fixed_intervals = (round_interval, max_round_interval)
+        self.round_interval = 0.2 if round_interval is None else round_interval
+        self.max_round_interval = 5.0 if max_round_interval is None else max_round_interval
         self.release_interval = release_interval
         self.poll_wait = poll_wait
         self.record_snapshot_interval = record_snapshot_interval
@@ -97,6 +100,7 @@ class NormalDriver:
         self.seq = int(state["seq"])
         self.control_seq = int(state.get("control_seq", self.control_seq))
         for obj in state["events"]:
+            self._driver_settings(obj)
             self._push(ev.from_json(obj))
         log.info("synced with the controller at seq %d (%d jobs)", self.seq, len(self.core.jobs))
 
@@ -130,10 +134,22 @@ class NormalDriver:
     def poll(self, wait: float) -> int:
         body = self._get("/v1/sched/events", after=self.seq, wait=round(max(0.0, wait), 3), limit=5000)
         for item in body["events"]:
+            self._driver_settings(item["event"])
             self.pending.append(ev.from_json(item["event"]))
         self.seq = int(body["last_seq"])
         self.control_head = int(body.get("control_seq", self.control_seq + 1))
         return len(body["events"])
+
+    def _driver_settings(self, obj: dict[str, Any]) -> None:
+        """Take the round cadence from a CONFIG_PUSH (the core never sees it, nor does a recording)."""
+        if obj.get("type") != "CONFIG_PUSH":
+            return
+        settings = (obj.get("payload") or {}).get("driver") or {}
+        fixed_round, fixed_max = self.fixed_intervals
+        if fixed_round is None and settings.get("round_interval_s") is not None:
+            self.round_interval = float(settings["round_interval_s"])
+        if fixed_max is None and settings.get("max_round_interval_s") is not None:
+            self.max_round_interval = float(settings["max_round_interval_s"])
 
     def poll_control(self) -> None:
         body = self._get("/v1/sched/control", after=self.control_seq, wait=0)
@@ -273,7 +289,8 @@ def _new_file(path: str):
 
 
 def main(*, url: str | None = None, token: str | None = None, state_dir: str | None = None, seed: int = 0,
-         round_interval: float = 0.2, max_round_interval: float = 5.0, record_snapshot_interval: int = 10_000,
+         round_interval: float | None = None, max_round_interval: float | None = None,
+         record_snapshot_interval: int = 10_000,
          log_level: str = "INFO", log_format: str | None = None, **_: Any) -> None:
     from xce import logs
     from xce.controller import statedir

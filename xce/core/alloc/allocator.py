@@ -186,6 +186,12 @@ class Allocator:
         """
         cluster = self.cluster
         n = primary.tasks
+        # A resource nobody advertises cannot come by waiting for others to finish: say so first,
+        # before a shortfall of slots that would only hide it.
+        for res, amount in primary.rusage:
+            if amount > 0 and res not in cluster.pools and not cluster.advertised(res):
+                return make_pend_reason("unknown-resource", res, n * amount, n * amount,
+                                        detail=f"no host advertises {res}; it counts as zero")
         mask = cluster.ok.copy()
         sel = self.select_mask(primary)
         if sel is not None:

@@ -1,0 +1,73 @@
+"""Jobs held back by their queue say so (issue 24): ``queue closed``, ``queue inactive``,
+``queue limit: N of N running``, told once and replaced when the queue dispatches again; and a
+request naming a resource nobody advertises says that first, even in a full cluster."""
+
+from dataclasses import replace
+
+from xce.testing import Harness, make_host, make_job, queue
+
+
+def texts(decisions):
+    return [(d.jobid, d.reasons[0].step, d.reasons[0].text) for d in decisions if d.OP == "PEND"]
+
+
+def test_a_closed_queue_tells_its_jobs_once_and_they_run_when_it_opens():
+    q = queue("normal", status="closed")
+    h = Harness(queues=[q])
+    h.hosts(make_host("h1").slots(4))
+    h.submit(make_job(1), make_job(2))
+    assert texts(h.round_decisions()) == [(1, "queue", "queue closed"), (2, "queue", "queue closed")]
+    assert h.round() == []  # told once
+    h.submit(make_job(3))
+    assert texts(h.round_decisions()) == [(3, "queue", "queue closed")]
+    h.queue_update(replace(q, status="open"))
+    assert [d[0] for d in h.round()] == ["DISPATCH"] * 3
+
+
+def test_an_inactive_queue_tells_its_jobs():
+    q = queue("normal", active=False)
+    h = Harness(queues=[q])
+    h.hosts(make_host("h1").slots(4))
+    h.submit(make_job(1))
+    assert texts(h.round_decisions()) == [(1, "queue", "queue inactive")]
+    h.queue_update(replace(q, active=True))
+    assert h.round() == [("DISPATCH", 1, (("h1", 1),))]
+
+
+def test_a_queue_at_its_limit_says_how_many_run_and_the_reason_clears():
+    h = Harness(queues=[queue("normal", max_running=2)])
+    h.hosts(make_host("h1").slots(8))
+    h.submit(make_job(1), make_job(2), make_job(3), make_job(4))
+    out = h.round_decisions()
+    assert [d.jobid for d in out if d.OP == "DISPATCH"] == [1, 2]
+    assert texts(out) == [(3, "queue", "queue limit: 2 of 2 running"), (4, "queue", "queue limit: 2 of 2 running")]
+    assert h.round() == []
+    h.state(1, "DONE")
+    out = h.round_decisions()
+    # Job 3 runs; job 4 is still held by the limit, and was told that already.
+    assert [(d.OP, d.jobid) for d in out] == [("DISPATCH", 3)]
+
+
+def test_a_stale_shortfall_is_replaced_by_the_queue_reason_and_then_by_a_fresh_one():
+    q = queue("normal")
+    h = Harness(queues=[q])
+    h.hosts(make_host("h1").slots(1))
+    h.submit(make_job(1))
+    h.round()
+    h.submit(make_job(2))
+    assert h.round() == [("PEND", 2, ("slots",))]
+    h.queue_update(replace(q, status="closed"))
+    assert texts(h.round_decisions()) == [(2, "queue", "queue closed")]
+    h.queue_update(q)
+    # Open again, still full: the shortfall is reported again rather than "queue closed" left behind.
+    assert h.round() == [("PEND", 2, ("slots",))]
+
+
+def test_the_unknown_resource_reason_comes_first_in_a_full_cluster():
+    h = Harness()
+    h.hosts(make_host("h1").slots(1))
+    h.submit(make_job(1))
+    h.round()
+    h.submit(make_job(2).rusage("example.com/widgets=1"))
+    d = h.round_decisions()[0]
+    assert (d.reasons[0].step, d.reasons[0].resource) == ("unknown-resource", "example.com/widgets")
