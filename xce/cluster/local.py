@@ -156,7 +156,7 @@ class LocalCluster:
         if self.db and key in self.controller_keys:
             env["XCE_DB"] = self.db  # not on the command line, where `ps` would show a password
         try:
-            proc = subprocess.Popen([self.python, "-m", *args], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            proc = subprocess.Popen(self._argv(key, args), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                     start_new_session=True, env=env, cwd=str(self.state_dir))
         finally:
             log.close()
@@ -164,6 +164,11 @@ class LocalCluster:
         self.args[key] = list(args)
         self.started[key] = time.monotonic()
         return proc
+
+    def _argv(self, key: str, args: list[str]) -> list[str]:
+        """The command line of process ``key``: where a subclass puts it elsewhere (the multi-host
+        test bed runs each worker inside its own network namespace)."""
+        return [self.python, "-m", *args]
 
     def _log_args(self, at_least: str | None = None) -> list[str]:
         level = self.log_level
