@@ -126,3 +126,16 @@ def test_suspend_stops_a_child_that_left_the_process_group(make_cluster, tmp_pat
         wait_for(lambda: not any(alive(p) for p in pids), 10, "both to be killed")
     finally:
         kill_left(*pids)
+
+
+def test_usage_counts_a_double_forked_process_from_the_kernels_counters(make_cluster):
+    cluster, xce = make_cluster(workers=1, slots=1)
+    work = ("import time; b = bytearray(200 * 1024 * 1024); t = time.process_time()\n"
+            "while time.process_time() - t < 1.5: pass\n")
+    # The worker forked by a subshell is reparented away from the job's leader: only the job's
+    # control group still knows it is the job's.
+    jobid = xce.submit("--", "sh", "-c", f"({sys.executable} -c '{work}' &); sleep 3")
+    job = xce.wait_state(jobid, "DONE", 60)
+    peak = job["usage"]["peak"]
+    assert peak["memory_rss"] >= 200 << 20, peak
+    assert peak["cpu_time"] >= 1, peak

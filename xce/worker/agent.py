@@ -291,11 +291,18 @@ class Agent:
             with self.lock:
                 self.jobs.pop(jobid, None)
             self._remember_done(jobid)
+            counted = None
             if not jp.secondary:
+                counted = self.box.usage(jobid)  # read before the group goes
                 self.box.remove(jobid)
             self.state.remove(jobid)
             body = {"status": "finished", "exit_code": end["exit_code"], "signal": end["signal"],
                     "reason": end["reason"]}
+            if counted is not None:
+                # The container's totals: all the CPU time, and the memory peak the kernel saw
+                # (what the memory limit is measured against), which ticks between samples miss.
+                body["usage"] = {"memory_rss": max(counted.mem_peak or 0, counted.memory_rss),
+                                 "cpu_time": counted.cpu_time}
             self._post_status(jobid, body)
 
     def _check_limits(self) -> None:
