@@ -146,3 +146,38 @@ def test_export_swf_and_xce_read_back_by_the_simulator(cluster, tmp_path):
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "yesterday" in p.stderr
     r = api("carol").get("/v1/workload", params={"since": 10, "until": 5})
     assert r.status_code == 422 and "before it starts" in r.text
+
+
+def test_cluster_export_is_the_cluster_the_simulator_builds(cluster, tmp_path):
+    from xce.config.convert import to_sched_config
+    from xce.sim.cluster_file import load_cluster_file
+
+    ctl, api = cluster
+    _play(api)
+    worker = api("worker")
+    for name, res in (("h2", {"slots": 8, "maxmem": 16 << 30, "ncpus": 8, "type": "X86_64"}),  # [hosts.h2] slots = 2
+                      ("hgpu", {"slots": 4, "maxmem": 32 << 30, "ncpus": 4, "type": "X86_64", "model": "Grace \"Hopper\"",
+                                "example.com/gpu": 2})):
+        r = worker.post("/v1/workers/register", json={"name": name, "resources": res, "load": {"mem": 1 << 30}})
+        assert r.status_code == 200, r.text
+    env = {**os.environ, "XCE_URL": ctl.url, "XCE_TOKEN": api.token_for("carol")}
+    out = tmp_path / "cluster.toml"
+    p = _xce("cluster", "export", "-o", str(out), env=env)
+    assert p.returncode == 0, p.stderr
+    sim = load_cluster_file(out)  # the production loader validates it, as it would an edited copy
+    hosts = {h.name: h.values for h in sim.hosts}
+    assert hosts["h2"]["slots"] == 2 and hosts["h2"]["maxmem"] == 16 << 30 and hosts["h2"]["type"] == "X86_64"
+    assert hosts["hgpu"]["example.com/gpu"] == 2 and hosts["hgpu"]["model"] == 'Grace "Hopper"'
+    assert hosts[HOST]["slots"] == 64 and hosts[HOST]["mem"] == 64 << 30
+    # The scheduling configuration is the one in force, queue by queue.
+    from xce.config.loader import load_config
+
+    live = to_sched_config(load_config(ctl.state_dir / "xce.toml"))
+    assert sim.config.queues == live.queues and sim.config.projects == live.projects
+    assert sim.default_queue == "normal"
+    # A workload of this cluster simulates on it, requests and all.
+    wl = tmp_path / "w.jsonl"
+    assert _xce("workload", "export", "--since", "10m", "-o", str(wl), env=env).returncode == 0
+    p = _xce("sim", "run", "--workload", str(wl), "--cluster", str(out), "--json", env=env)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["jobs_started"] >= 6

@@ -55,6 +55,7 @@ COMMANDS: dict[str, str] = {
     "config": "xce.cli.config_cmd",
     "sim": "xce.cli.sim_cmd",
     "workload": "xce.cli.whatif_cmd",
+    "cluster": "xce.cli.whatif_cmd",
     "completion": "xce.cli.completion",
 }
 

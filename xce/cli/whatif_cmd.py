@@ -136,4 +136,26 @@ WORKLOAD_EXPORT = Command(
 WORKLOAD = Group("workload", "The cluster's finished jobs as a workload for `xce sim run`.", [WORKLOAD_EXPORT],
                  examples=("xce workload export --since 7d -o week.swf",))
 
-COMMAND_SPECS = [WORKLOAD]
+
+
+def cluster_export(out, url: str | None, token: str | None, state_dir: str | None) -> None:
+    from xce.cli.client import call, connect
+
+    raw = call(get_raw, connect(url, token, state_dir), "/v1/cluster/export", {})
+    _write(raw, out)
+    if out is not None and str(out) != "-":
+        print(f"wrote {raw.count(b'[[sim.hosts]]')} host(s) and the queues to {out}", file=sys.stderr)
+
+
+CLUSTER_EXPORT = Command(
+    "export", "Write the hosts and the queue configuration as a cluster file `xce sim run --cluster` reads.",
+    [Opt("out", ("-o", "--output"), path, metavar="FILE", help="Output file (default: stdout)."), *common_options()],
+    cluster_export,
+    examples=("xce cluster export -o cluster.toml",
+              "xce sim run --workload week.jsonl --cluster cluster.toml --picker builtin_fcfs"),
+)
+
+CLUSTER = Group("cluster", "The cluster as the simulator reads it.", [CLUSTER_EXPORT],
+                examples=("xce cluster export -o cluster.toml",))
+
+COMMAND_SPECS = [WORKLOAD, CLUSTER]

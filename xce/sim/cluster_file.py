@@ -9,6 +9,7 @@ same error messages as production, so a policy tried here can be deployed unchan
     count = 128
     slots = 1
     mem = "32G"          # optional; without it the trace's memory requests are not enforced
+    resources = { type = "X86_64", "example.com/gpu" = 2 }   # optional: attributes and other resources
 """
 
 from __future__ import annotations
@@ -113,9 +114,19 @@ def _sim_hosts(sim: Any, source: str) -> list[HostSpec]:
         where = f"sim.hosts[{i}]"
         if not isinstance(h, dict):
             raise bad(where, "expected a table")
-        extra = sorted(set(h) - {"name", "prefix", "count", "slots", "mem"})
+        extra = sorted(set(h) - {"name", "prefix", "count", "slots", "mem", "resources"})
         if extra:
-            raise bad(where, f"unknown key(s) {', '.join(extra)} (expected: name or prefix+count, slots, mem)")
+            raise bad(where, f"unknown key(s) {', '.join(extra)} (expected: name or prefix+count, slots, mem, "
+                             "resources)")
+        resources = h.get("resources", {})
+        if not isinstance(resources, dict):
+            raise bad(f"{where}.resources", "expected a table of name = value (type = \"X86_64\", "
+                                            "\"example.com/gpu\" = 2)")
+        for rname, rvalue in resources.items():
+            if rname in ("slots", "mem", "maxmem"):
+                raise bad(f"{where}.resources.{rname}", f"{rname} is set by the host's own key, not in resources")
+            if isinstance(rvalue, bool) or not isinstance(rvalue, (str, int, float)):
+                raise bad(f"{where}.resources.{rname}", f"expected a number or a string, got {rvalue!r}")
         slots = h.get("slots", 1)
         if not isinstance(slots, int) or slots < 1:
             raise bad(f"{where}.slots", f"expected an integer >= 1, got {slots!r}")
@@ -129,7 +140,7 @@ def _sim_hosts(sim: Any, source: str) -> list[HostSpec]:
             names = host_names(str(h["prefix"]), h["count"])
         else:
             raise bad(where, f"expected either name = \"...\" or prefix = \"...\" with 1 <= count <= {MAX_HOSTS}")
-        out += [HostSpec(name=n, values=_host_values(slots, mem)) for n in names]
+        out += [HostSpec(name=n, values={**_host_values(slots, mem), **resources}) for n in names]
     seen: set[str] = set()
     for spec in out:
         if spec.name in seen:

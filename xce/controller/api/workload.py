@@ -12,7 +12,7 @@ import time
 from typing import Annotated, Iterator, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from xce import __version__
 from xce.controller import views, workload
@@ -20,7 +20,7 @@ from xce.controller.api.responses import COMMON, MAX_ID, ctl_of
 from xce.controller.errors import FieldErrors
 from xce.controller.security import people
 from xce.controller.tokens import Principal
-from xce.whatif import export
+from xce.whatif import cluster_file, export
 
 router = APIRouter(prefix="/v1", tags=["workload"], responses=COMMON)
 Caller = Annotated[Principal, Depends(people)]
@@ -77,3 +77,12 @@ async def export_workload(
             yield "".join(export.xce_line(r, views.sees_everything(p, r, show_all)) + "\n" for r in rows).encode()
 
     return StreamingResponse(body_xce(), media_type="application/x-ndjson")
+
+
+@router.get("/cluster/export", summary="Hosts and queue configuration as the cluster file `xce sim run --cluster` "
+            "reads", response_class=Response,
+            responses={200: {"content": {"application/toml": {}}, "description": "The cluster file (TOML)"}})
+async def export_cluster(request: Request, p: Caller):
+    ctl = ctl_of(request)
+    hosts = [(h.name, h.status, ctl.host_values(h)) for h in sorted(ctl.hosts.values(), key=lambda h: h.name)]
+    return Response(cluster_file.render(ctl.config, hosts, version=__version__), media_type="application/toml")
