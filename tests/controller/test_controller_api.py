@@ -188,3 +188,34 @@ def test_keep_alive_requests_are_not_delayed(api):
     for _ in range(40):
         assert c.get("/v1/whoami").status_code == 200
     assert time.perf_counter() - t0 < 1.0
+
+
+def test_quantities_as_text_follow_the_one_grammar(api):
+    c = api("qtext")
+    r = submit(c, requests={"mem": "2gb", "example.com/gpu": "2"}, limits={"mem": "4G"},
+               request="rusage[swp=1GiB] select[mem > 512]")
+    assert r.status_code == 201, r.text
+    job = r.json()["job"]
+    assert job["requests"] == {"mem": 2 << 30, "example.com/gpu": 2} and job["limits"] == {"mem": 4 << 30}
+    assert job["sched_request"] == "rusage[swp=1GiB:mem=2G:example.com/gpu=2] select[mem > 512]"
+    msgs = loc_msgs(submit(c, requests={"mem": "2X"}, limits={"mem": "0.1M"}))
+    assert msgs[("body", "requests", "mem")] == ('quantity "2X" for "mem": expected a number with an optional unit '
+                                                 "K, M, G, T or P (powers of 1024)")
+    assert msgs[("body", "limits", "mem")] == 'quantity "0.1M" for "mem": expected a whole number of bytes'
+
+
+def test_select_names_a_host_by_name_and_refuses_unknown_names(api):
+    c = api("selnames")
+    r = api("worker").post("/v1/workers/register", json={"name": "vm-w1", "resources": {"slots": 2}, "load": {}})
+    assert r.status_code == 200, r.text
+    r = submit(c, request="select[hname==vm-w1 && mem > 1g]")
+    assert r.status_code == 201, r.text
+    assert r.json()["job"]["request"] == "select[hname==vm-w1 && mem > 1g]"
+    msgs = loc_msgs(submit(c, request="select[hname==vm-w9]"))
+    assert msgs[("body", "request")].startswith('unknown host "vm-w9" in select[] (expected one of: ')
+    assert "vm-w1" in msgs[("body", "request")]
+    msgs = loc_msgs(submit(c, request="select[memm > 4G] order[-ut]"))
+    assert msgs[("body", "request")].startswith('unknown name "memm" in select[]/order[]: no host and no '
+                                                "configuration defines it (expected one of: ")
+    # defined() asks whether a host has a name: any name may be asked about
+    assert submit(c, request="select[!defined(example.com/fpga)]").status_code == 201

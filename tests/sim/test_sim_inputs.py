@@ -212,7 +212,7 @@ def test_bad_mem_per_host_is_a_usage_error(tmp_path):
     path = tmp_path / "t.swf"
     path.write_text(GOOD)
     for size in ("1e999G", "-4G", "nanG", "lots"):
-        one_line_error(sim("--workload", path, "--hosts", "1", "--mem-per-host", size), "--mem-per-host", "not a memory size")
+        one_line_error(sim("--workload", path, "--hosts", "1", "--mem-per-host", size), "--mem-per-host", 'for "mem": expected')
 
 
 # -- fuzz ---------------------------------------------------------------------------------------

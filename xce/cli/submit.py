@@ -5,28 +5,14 @@ from __future__ import annotations
 from xce.cli.client import EXIT_USAGE, call, connect, fail, print_json
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
 
-#: Memory resources: a bare number means MiB, as in -R rusage[mem=...] (LSF's habit).
-MEMORY = frozenset({"mem", "maxmem", "swp"})
-UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
-_QTY = r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGT])?B?\s*$"
+def parse_quantity(name: str, text: str) -> int:
+    """The one quantity grammar (xce.core.quantity, stdlib only: the fast path stays cheap)."""
+    from xce.core.quantity import QuantityError, parse_quantity as parse
 
-
-def parse_quantity(name: str, text: str) -> int | float:
-    """``4G`` -> bytes; a bare memory number is MiB. A fraction that is not whole is passed on as a
-    float so the controller refuses it with the naming rules' message."""
-    import re  # only when a quantity is given: `xce submit -- cmd` stays free of it
-
-    m = re.match(_QTY, text, re.IGNORECASE)
-    if not m:
-        fail(f"invalid quantity {text!r} for {name} (expected a whole number, optionally with K, M, G or T)", EXIT_USAGE)
-    number, unit = m.group(1), (m.group(2) or "").upper()
-    mult = UNITS[unit] if unit else (UNITS["M"] if name in MEMORY else 1)
-    if "." in number:
-        whole, _, frac = number.partition(".")
-        num = int((whole or "0") + frac) * mult
-        den = 10 ** len(frac)
-        return num // den if num % den == 0 else num / den
-    return int(number) * mult
+    try:
+        return parse(name, text)
+    except QuantityError as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 def parse_pairs(kind: str, items: list[str]) -> dict:
@@ -83,7 +69,7 @@ SUBMIT = Command(
         Opt("job_type", ("--type",), str, "", help="Job type (for drift reports)."),
         Opt("priority", ("--priority",), int, 0, help="User priority; higher runs first.", metavar="N"),
         Opt("requests", ("--request",), multiple=True, metavar="NAME=QTY",
-            help="Reserve NAME=QTY; memory in MiB unless a unit (K, M, G, T) is given."),
+            help="Reserve NAME=QTY; units K, M, G, T, P are powers of 1024 (2G = 2GB = 2g); memory in MiB without a unit."),
         Opt("limits", ("--limit",), multiple=True, metavar="NAME=QTY", help="Cap NAME=QTY the worker enforces."),
         Opt("stdout", ("-o",), help="Output file (%J job id, %I array index).", metavar="FILE", complete="file"),
         Opt("stderr", ("-e",), help="Error file (%J job id, %I array index).", metavar="FILE", complete="file"),

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 #: A Literal rather than a validator, so that the generated reference lists the choices.
 PreemptSignal = Literal["SIGSTOP", "SIGTSTP"]
@@ -88,8 +88,18 @@ class ProjectConfig(_Strict):
 class SharedResourceConfig(_Strict):
     """A cluster-wide pool such as software licenses, counted once, not per host."""
 
-    total: int = Field(..., ge=0, description="How many units the pool holds.")
+    total: int = Field(..., ge=0, description="How many units the pool holds: a whole number, or text in the quantity "
+                       "grammar (`\"4K\"` = 4096; K, M, G, T, P are powers of 1024).")
     description: str = Field("", description="Free text for people reading the configuration.")
+
+    @field_validator("total", mode="before")
+    @classmethod
+    def _quantity_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            from xce.core.quantity import parse_quantity
+
+            return parse_quantity("", value)
+        return value
 
 
 class HostConfig(_Strict):

@@ -53,10 +53,11 @@ class SubmitRequest(_Body):
     priority: int = Field(0, ge=-MAX_PRIORITY, le=MAX_PRIORITY, description="User priority; higher runs first.")
     requests: dict[str, Any] = Field(
         default_factory=dict, max_length=MAX_RESOURCES,
-        description="Resources reserved: name -> whole-number quantity (mem in bytes). Folded into rusage[].")
+        description="Resources reserved: name -> quantity, a JSON number exactly (mem in bytes) or text in the "
+        "quantity grammar (\"2G\" = \"2GB\" = \"2g\", powers of 1024; mem in MiB without a unit). Folded into rusage[].")
     limits: dict[str, Any] = Field(
         default_factory=dict, max_length=MAX_RESOURCES,
-        description="Caps the worker enforces: name -> whole-number quantity (mem in bytes).")
+        description="Caps the worker enforces: name -> quantity, as in requests.")
     cwd: Path_ | None = Field(None, description="Working directory on the execution host.")
     env: dict[str, Annotated[str, Field(max_length=MAX_ARG_LEN)]] = Field(
         default_factory=dict, max_length=MAX_ENV, description="Environment variables for the job.")

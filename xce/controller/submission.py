@@ -41,6 +41,7 @@ def _loc(*parts: str | int) -> tuple[str | int, ...]:
 
 
 def _quantities(kind: str, given: dict[str, Any], errors: list[dict[str, Any]]) -> dict[str, int]:
+    from xce.core.quantity import parse_quantity
     from xce.core.resources.naming import QuantityError, ResourceNameError, validate_quantity, validate_resource_name
 
     out: dict[str, int] = {}
@@ -57,7 +58,8 @@ def _quantities(kind: str, given: dict[str, Any], errors: list[dict[str, Any]]) 
             errors.append(field_error(_loc(kind, name), str(exc), "value_error.resource_name", rule=exc.rule))
             continue
         try:
-            out[name] = validate_quantity(name, value)
+            # Text follows the one quantity grammar (as on the command line); a JSON number is exact.
+            out[name] = parse_quantity(name, value) if isinstance(value, str) else validate_quantity(name, value)
         except QuantityError as exc:
             errors.append(field_error(_loc(kind, name), str(exc), "value_error.quantity", rule=exc.rule))
     return out
@@ -77,17 +79,57 @@ def _parse(text: str, tasks: int, loc: tuple[str | int, ...], errors: list[dict[
     return None
 
 
+def known_names(ctl: Controller) -> tuple[set[str], set[str]]:
+    """Names a select or order may read, and the host names ``hname`` may be compared with."""
+    from xce.controller.fleet import SHIPPED_PROVIDERS
+    from xce.core.resources.naming import BUILTIN_RESOURCES
+
+    cfg = ctl.config
+    names = set(BUILTIN_RESOURCES) | {"hname"} | SHIPPED_PROVIDERS | set(cfg.shared_resources)
+    names |= set(cfg.resource_names.values())
+    for h in ctl.hosts.values():
+        names.update(h.resources)
+        names.update(h.load)
+    return names, set(ctl.hosts) | set(cfg.hosts)
+
+
+def unknown_names(ctl: Controller, parsed, loc: tuple[str | int, ...], errors: list[dict[str, Any]]) -> None:
+    """A select/order name nobody defines would silently never match (or never order): refuse it,
+    naming it, as LSF does; likewise a host name compared with ``hname`` that no host has."""
+    from xce.core.resreq import Binary, Name, Str, Unary
+
+    names, hosts = known_names(ctl)
+    for primary in parsed.primaries:
+        for name in primary.value_names():
+            if name not in names:
+                errors.append(field_error(loc, f'unknown name "{name}" in select[]/order[]: no host and no '
+                                          f"configuration defines it (expected one of: {', '.join(sorted(names))})",
+                                          "value_error.unknown_name", name=name))
+        stack = [primary.select] if primary.select is not None else []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Binary):
+                pair = (node.left, node.right)
+                for a, b in (pair, pair[::-1]):
+                    if isinstance(a, Name) and a.name == "hname" and isinstance(b, Str) and b.value not in hosts:
+                        errors.append(field_error(loc, f'unknown host "{b.value}" in select[] (expected one of: '
+                                                  f"{', '.join(sorted(hosts)) or 'no host has registered yet'})",
+                                                  "value_error.unknown_host", name=b.value))
+                stack.extend(pair)
+            elif isinstance(node, Unary):
+                stack.append(node.operand)
+
+
 def fold_requests(text: str, parsed, requests: dict[str, int]) -> str | None:
     """The scheduler-facing requirement, or None when ``requests`` cannot be folded into ``text``."""
-    from xce.core.resources.naming import MEMORY_RESOURCES
-    from xce.core.resreq.units import format_bytes
+    from xce.core.quantity import format_quantity
 
     if not requests:
         return text
     if parsed.kind != "PRIMARY":
         return None
     written = {name for name, _ in parsed.primaries[0].rusage}
-    extra = [f"{n}={format_bytes(q) if n in MEMORY_RESOURCES else q}" for n, q in requests.items() if n not in written]
+    extra = [f"{n}={format_quantity(n, q)}" for n, q in requests.items() if n not in written]
     if not extra:
         return text
     match = _RUSAGE.search(text)
@@ -137,6 +179,8 @@ def validate(ctl: Controller, req: SubmitRequest) -> dict[str, Any]:
     requests = _quantities("requests", req.requests, errors)
     limits = _quantities("limits", req.limits, errors)
     parsed = _parse(req.request, req.tasks, _loc("request"), errors)
+    if parsed is not None:
+        unknown_names(ctl, parsed, _loc("request"), errors)
     sched_request = req.request
     if parsed is not None and requests and not errors:
         folded = fold_requests(req.request, parsed, requests)

@@ -4,21 +4,14 @@ can be added here later without touching a caller)."""
 from __future__ import annotations
 
 from xce.core.decisions import PendReason
+from xce.core.quantity import human_quantity
 
-MEMORY_LIKE = frozenset({"mem", "maxmem", "swp"})
-_UNITS = (("T", 1024**4), ("G", 1024**3), ("M", 1024**2), ("K", 1024))
 
 
 def format_quantity(resource: str, amount: int) -> str:
     """Memory for people, in the largest unit it reaches: ``4G``, ``1.5G``, ``877.3G``. The exact
     bytes stay in the reason's ``needed`` and ``short`` fields."""
-    if resource in MEMORY_LIKE and amount:
-        for suffix, size in _UNITS:
-            if abs(amount) >= size:
-                whole, rest = divmod(amount, size)
-                return f"{whole}{suffix}" if rest == 0 else f"{amount / size:.1f}{suffix}"
-        return f"{amount}B"
-    return str(amount)
+    return human_quantity(resource, amount)
 
 
 def make_pend_reason(step: str, resource: str = "", needed: int = 0, short: int = 0,

@@ -14,7 +14,6 @@ same error messages as production, so a policy tried here can be deployed unchan
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,22 +28,18 @@ if TYPE_CHECKING:
 
 #: More hosts than any machine has; a typo of a few digits must not exhaust memory.
 MAX_HOSTS = 1_000_000
-_UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 
 
 def parse_size(size: str | int) -> int:
-    """``"32G"`` -> bytes; a bare number means MiB, as in LSF and in request strings."""
-    if isinstance(size, int):
-        return size * 1024**2
-    text = str(size).strip().upper().removesuffix("B")
-    scale = _UNITS.get(text[-1:])
-    try:
-        number = float(text[:-1] if scale else text)
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number) or number <= 0 or number * (scale or 1024**2) >= 2**62:
-        raise ValueError(f"not a memory size: {size!r} (expected a positive number with K, M, G or T, e.g. 32G)")
-    return int(number * (scale or 1024**2))
+    """``"32G"`` -> bytes, in the one quantity grammar (:mod:`xce.core.quantity`): a bare number is MiB."""
+    from xce.core.quantity import parse_quantity
+
+    if isinstance(size, bool) or not isinstance(size, (int, str)):
+        raise ValueError(f"quantity {size!r} for \"mem\": expected a text such as \"32G\" or a whole number of MiB")
+    amount = parse_quantity("mem", str(size))  # QuantityError is a ValueError
+    if amount <= 0:
+        raise ValueError(f'quantity "{size}" for "mem": expected a positive amount, e.g. 32G')
+    return amount
 
 
 @dataclass(slots=True)

@@ -6,17 +6,12 @@ from typing import Any
 
 from xce.core.specs import HostSpec, JobSpec, QueueSpec
 
-_UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
-
 
 def to_bytes(size: str | int) -> int:
-    """``"16G"`` -> bytes; a bare number means MiB, as in request strings."""
-    if isinstance(size, int):
-        return size * 1024**2
-    size = size.strip()
-    if size[-1:].upper() in _UNITS:
-        return int(float(size[:-1]) * _UNITS[size[-1].upper()])
-    return int(float(size) * 1024**2)
+    """``"16G"`` -> bytes in the one quantity grammar; a bare number (or an int) means MiB."""
+    from xce.core.quantity import parse_quantity
+
+    return parse_quantity("mem", str(size))
 
 
 class JobBuilder:

@@ -245,5 +245,7 @@ def _lookup(host) -> Callable[[str], Any]:
     def lookup(name: str) -> Any:
         if name == "slots":
             return host.slots
+        if name == "hname":
+            return host.name
         return host.value(name)
     return lookup

@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional, Union
 
 from xce.core.resources.naming import MEMORY_RESOURCES
 
-from .units import format_bytes, format_number
+from xce.core.quantity import format_bytes, format_number, format_quantity
 
 __all__ = [
     "Binary",
@@ -152,14 +152,17 @@ def _side_text(node: Expr, other: Expr, prec: int, is_right: bool) -> str:
     return _child_text(node, prec, is_right)
 
 
-def _collect_names(expr: Expr, out: set[str]) -> None:
-    if isinstance(expr, (Name, Defined)):
-        out.add(expr.name)
+def _collect_names(expr: Expr, out: set[str] | dict[str, None], defined: bool = True) -> None:
+    if isinstance(expr, Name) or (defined and isinstance(expr, Defined)):
+        if isinstance(out, dict):
+            out[expr.name] = None
+        else:
+            out.add(expr.name)
     elif isinstance(expr, Unary):
-        _collect_names(expr.operand, out)
+        _collect_names(expr.operand, out, defined)
     elif isinstance(expr, Binary):
-        _collect_names(expr.left, out)
-        _collect_names(expr.right, out)
+        _collect_names(expr.left, out, defined)
+        _collect_names(expr.right, out, defined)
 
 
 def _always_true(lookup: Lookup) -> bool:
@@ -219,6 +222,14 @@ class Primary:
         _collect_names(self.select, names)
         return tuple(sorted(names))
 
+    def value_names(self) -> tuple[str, ...]:
+        """Names whose values select and order read, in written order; ``defined(x)`` does not count,
+        since asking whether a host defines ``x`` is meaningful for any ``x``."""
+        names: dict[str, None] = {}
+        for expr in ((self.select,) if self.select is not None else ()) + self.order:
+            _collect_names(expr, names, defined=False)
+        return tuple(names)
+
     # -- convenience -------------------------------------------------------------------
 
     @property
@@ -245,7 +256,7 @@ class Primary:
         if self.order:
             parts.append("order[" + ":".join(str(e) for e in self.order) + "]")
         if self.rusage:
-            parts.append("rusage[" + ":".join(f"{n}={_format_amount(n, a)}" for n, a in self.rusage) + "]")
+            parts.append("rusage[" + ":".join(f"{n}={format_quantity(n, a)}" for n, a in self.rusage) + "]")
         if self.span_hosts is not None:
             parts.append(f"span[hosts={self.span_hosts}]")
         if self.span_ptile is not None:
@@ -263,10 +274,6 @@ class Primary:
             object.__setattr__(self, name, value)
         object.__setattr__(self, "_select_fn", None)
         object.__setattr__(self, "_order_fn", None)
-
-
-def _format_amount(name: str, amount: int) -> str:
-    return format_bytes(amount) if name in MEMORY_RESOURCES else str(amount)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 
+from xce.core.quantity import HOSTNAME_RE, NUMBER_RE
+
 __all__ = [
     "DIGITS",
     "DOMAIN_NAME_RE",
+    "HOSTNAME_RE",
     "IDENT_RE",
     "INT_RE",
     "NUMBER_RE",
@@ -27,8 +30,6 @@ __all__ = [
 DIGITS = frozenset("0123456789")
 WS_RE = re.compile(r"\s*")
 INT_RE = re.compile(r"[0-9]+")
-# digits, optional .digits, optional binary unit; groups: integer, fraction, unit
-NUMBER_RE = re.compile(r"([0-9]+)(?:\.([0-9]+))?([KMGT])?")
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
 _PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"

@@ -19,10 +19,13 @@ from typing import NoReturn, Optional
 
 from xce.core.resources.naming import MEMORY_RESOURCES, ResourceNameError, validate_resource_name
 
+from xce.core.quantity import MAX_QUANTITY, MIB, QUANTITY_EXPECTED, quantity_fraction, rational_value, whole_expected
+
 from .ast import Binary, Compound, Defined, Expr, Name, Num, Primary, Request, Str, Unary
 from .lexer import (
     DIGITS,
     DOMAIN_NAME_RE,
+    HOSTNAME_RE,
     IDENT_RE,
     INT_RE,
     NUMBER_RE,
@@ -33,7 +36,6 @@ from .lexer import (
     RequestSyntaxError,
     describe_token,
 )
-from .units import MIB, UNITS, rational_value
 
 __all__ = ["MAX_EXPR_DEPTH", "MAX_NESTING", "parse_request"]
 
@@ -49,6 +51,10 @@ _CLAUSES = ("select", "order", "rusage", "span")
 _CLAUSE_EXPECTED = "a clause (select, order, rusage or span)"
 _OPERAND_EXPECTED = 'a number, a name or "("'
 _COMPARISON_OPS = ("==", "!=", "<=", ">=", "<", ">")
+_AFTER_QUANTITY = frozenset(" \t\r\n\f\v:,]")
+#: Names whose values are words: what they are compared with is read as a word (``hname==vm-w1``,
+#: ``type==X86_64``), not as a name or a subtraction.
+WORD_NAMES = frozenset({"hname", "type", "model"})
 
 
 def parse_request(text: str, tasks: int = 1) -> Request:
@@ -264,17 +270,15 @@ class _Parser:
             self.error("a non-negative quantity")
         m = NUMBER_RE.match(self.text, self.pos)
         if not m:
-            self.error("a quantity (a number with an optional unit K, M, G or T)")
-        num, den, unit = self.number(m)
-        is_memory = name in MEMORY_RESOURCES
-        if unit is not None:
-            num *= UNITS[unit]
-        elif is_memory:
-            num *= MIB
+            self.error(QUANTITY_EXPECTED)
+        self.number(m)
+        if self.pos < self.end and self.text[self.pos] not in _AFTER_QUANTITY:
+            self.error(QUANTITY_EXPECTED)  # "1-2", "4G+1": not a quantity, as on every other surface
+        num, den = quantity_fraction(name, *m.groups())
         if num % den:
-            self.error("a whole number of bytes" if is_memory else "a whole number", start, m.group())
+            self.error(whole_expected(name), start, m.group())
         amount = num // den
-        if amount >= _VALUE_LIMIT:
+        if amount > MAX_QUANTITY:
             self.error("a smaller number", start, m.group())
         return amount
 
@@ -311,9 +315,10 @@ class _Parser:
         if len(int_part) > MAX_DIGITS or len(frac_part) > MAX_DIGITS:
             self.error(f"a number of at most {MAX_DIGITS} digits")
         if self._tail_at(m.end()):
-            self.error("a number with an optional unit K, M, G or T")
+            self.error(QUANTITY_EXPECTED)
         self.pos = m.end()
-        return int(int_part + frac_part), 10 ** len(frac_part), unit
+        num, den = quantity_fraction("", int_part, frac_part, unit, in_expression=True)
+        return num, den, unit
 
     def make_value(self, num: int, den: int, start: int) -> int | float:
         try:
@@ -367,13 +372,25 @@ class _Parser:
             if op is None:
                 return left
             self.pos += len(op)
-            right = self.parse_additive()
+            right = self.parse_word() if type(left) is Name and left.name in WORD_NAMES else None
+            if right is None:
+                right = self.parse_additive()
             # LSF habit: a unit-less number compared directly with a memory resource is MiB.
             if type(left) is Name and left.name in MEMORY_RESOURCES:
                 right = self.scaled(right)
             elif type(right) is Name and right.name in MEMORY_RESOURCES:
                 left = self.scaled(left)
             left = self.binary(op, left, right)
+
+    def parse_word(self) -> Optional[Str]:
+        """A bare host name, type or model after ``hname ==`` (``vm-w1``, ``X86_64``) as a string;
+        None when a quoted string or an expression follows instead."""
+        self.skip()
+        m = HOSTNAME_RE.match(self.text, self.pos)
+        if m is None or (m.end() < self.end and self.text[m.end()] in "(/"):
+            return None
+        self.pos = m.end()
+        return Str(m.group())
 
     def scaled(self, node: Expr) -> Expr:
         entry = self.bare.get(id(node))
@@ -457,7 +474,7 @@ class _Parser:
         if m:
             num, den, unit = self.number(m)
             if unit is not None:
-                return Num(self.make_value(num * UNITS[unit], den, start))
+                return Num(self.make_value(num, den, start))
             node = Num(self.make_value(num, den, start))
             self.bare[id(node)] = (node, num, den)
             return node
