@@ -129,6 +129,8 @@ class Binary(Expr):
         if self.op in COMPARISONS:
             left_text = _side_text(left, right, prec, False)
             right_text = _side_text(right, left, prec, True)
+            if type(left) is Name and left.name == "hname" and type(right) is Name:
+                right_text = f"({right_text})"  # a bare word after hname== is a host name, not a Name
         else:
             left_text = _child_text(left, prec, False)
             right_text = _child_text(right, prec, True)

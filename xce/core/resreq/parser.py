@@ -51,10 +51,10 @@ _CLAUSES = ("select", "order", "rusage", "span")
 _CLAUSE_EXPECTED = "a clause (select, order, rusage or span)"
 _OPERAND_EXPECTED = 'a number, a name or "("'
 _COMPARISON_OPS = ("==", "!=", "<=", ">=", "<", ">")
-_AFTER_QUANTITY = frozenset(" \t\r\n\f\v:,]")
-#: Names whose values are words: what they are compared with is read as a word (``hname==vm-w1``,
-#: ``type==X86_64``), not as a name or a subtraction.
-WORD_NAMES = frozenset({"hname", "type", "model"})
+#: Names whose values are host names: what they are compared with is read as a word
+#: (``hname==vm-w1``), not as a name or a subtraction.
+WORD_NAMES = frozenset({"hname"})
+_WORD_END = ("]", ")", "&&", "||", ":", ",")
 
 
 def parse_request(text: str, tasks: int = 1) -> Request:
@@ -272,7 +272,7 @@ class _Parser:
         if not m:
             self.error(QUANTITY_EXPECTED)
         self.number(m)
-        if self.pos < self.end and self.text[self.pos] not in _AFTER_QUANTITY:
+        if self.pos < self.end and self.text[self.pos] in "+-":
             self.error(QUANTITY_EXPECTED)  # "1-2", "4G+1": not a quantity, as on every other surface
         num, den = quantity_fraction(name, *m.groups())
         if num % den:
@@ -383,12 +383,15 @@ class _Parser:
             left = self.binary(op, left, right)
 
     def parse_word(self) -> Optional[Str]:
-        """A bare host name, type or model after ``hname ==`` (``vm-w1``, ``X86_64``) as a string;
-        None when a quoted string or an expression follows instead."""
+        """A bare host name after ``hname ==`` (``vm-w1``) as a string; None when a number, a quoted
+        string or an expression follows instead."""
         self.skip()
         m = HOSTNAME_RE.match(self.text, self.pos)
-        if m is None or (m.end() < self.end and self.text[m.end()] in "(/"):
+        if m is None or NUMBER_RE.fullmatch(m.group()) is not None:
             return None
+        after = WS_RE.match(self.text, m.end()).end()
+        if after < self.end and not self.text.startswith(_WORD_END, after):
+            return None  # an expression after all: "hname == a + b", "hname == example.com/x"
         self.pos = m.end()
         return Str(m.group())
 
