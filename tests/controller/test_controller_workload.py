@@ -181,3 +181,22 @@ def test_cluster_export_is_the_cluster_the_simulator_builds(cluster, tmp_path):
     p = _xce("sim", "run", "--workload", str(wl), "--cluster", str(out), "--json", env=env)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["jobs_started"] >= 6
+
+
+def test_whatif_answers_and_refuses_in_one_line(cluster):
+    ctl, api = cluster
+    _play(api)
+    env = {**os.environ, "XCE_URL": ctl.url, "XCE_TOKEN": api.token_for("carol")}
+    p = _xce("whatif", "--since", "10m", "--set", "queue.normal.priority=99", "--hosts", "+1", "--json", env=env)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["baseline"]["all"]["jobs"] >= 6 and set(out["baseline"]["queue"]) == {"normal", "high"}
+    assert set(out["baseline"]["user"]) == {"alice", "bob"} and out["agreement"]["jobs"] >= 6
+    for args, code, text in (
+            (("--since", "10m"), 2, "nothing to compare with"),
+            (("--since", "2000-01-01", "--until", "2000-01-02", "--hosts", "+1"), 1, "no finished job in the window"),
+            (("--since", "10m", "--picker", "nosuch"), 2, "unknown picker 'nosuch'"),
+            (("--since", "10m", "--set", "queue.normal.priority=high"), 1, "queues.normal.priority"),
+            (("--since", "10m", "--hosts", "-9"), 2, "at least one must stay")):
+        p = _xce("whatif", *args, env=env)
+        assert p.returncode == code and text in p.stderr and len(p.stderr.strip().splitlines()) == 1, (args, p.stderr)

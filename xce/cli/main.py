@@ -56,6 +56,7 @@ COMMANDS: dict[str, str] = {
     "sim": "xce.cli.sim_cmd",
     "workload": "xce.cli.whatif_cmd",
     "cluster": "xce.cli.whatif_cmd",
+    "whatif": "xce.cli.whatif_cmd",
     "completion": "xce.cli.completion",
 }
 
