@@ -27,11 +27,35 @@ def test_every_submit_option_reaches_the_command():
     kw = SUBMIT.parse(["-q", "high", "-n", "4", "-R", "select[mem>4G]", "-P", "p", "--type", "t", "--priority", "-5",
                        "--request", "mem=4G", "--request", "example.com/gpu=1", "--limit", "mem=8G", "-o", "o.%J",
                        "-e", "e.%J", "--array", "3", "--cwd", "/tmp", "--env", "A=1", "--env", "B=2", "--json",
-                       "--url", "http://h:1", "--token", "t", "--state-dir", "/s", "--", "a", "-b", "--c"])
+                       "-W", "1:30", "--time", "2-03:04:05", "--url", "http://h:1", "--token", "t", "--state-dir", "/s", "--", "a", "-b", "--c"])
     assert kw == {"command": ["a", "-b", "--c"], "queue": "high", "tasks": 4, "request": "select[mem>4G]",
                   "project": "p", "job_type": "t", "priority": -5, "requests": ["mem=4G", "example.com/gpu=1"],
                   "limits": ["mem=8G"], "stdout": "o.%J", "stderr": "e.%J", "array": 3, "cwd": "/tmp",
-                  "env": ["A=1", "B=2"], "as_json": True, "url": "http://h:1", "token": "t", "state_dir": "/s"}
+                  "env": ["A=1", "B=2"], "as_json": True, "url": "http://h:1", "token": "t", "state_dir": "/s",
+                  "run_limit": 5400, "time": ((2 * 24 + 3) * 60 + 4) * 60 + 5}
+
+
+@pytest.mark.parametrize("flag,text,seconds", [
+    ("-W", "90", 5400), ("-W", "1:30", 5400), ("-W", "0:01", 60),
+    ("--time", "5", 300), ("--time", "0:03", 3), ("--time", "1:02:03", 3723), ("--time", "1-0", 86400),
+    ("--time", "1-2:30", 95400),
+])
+def test_run_limits_read_as_bsub_and_sbatch_write_them(flag, text, seconds):
+    key = "run_limit" if flag == "-W" else "time"
+    assert SUBMIT.parse([flag, text, "--", "x"])[key] == seconds
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["-W", "1:2:3", "--", "x"], "-W: invalid run limit '1:2:3' (expected MINUTES or HOURS:MINUTES"),
+    (["-W", "0", "--", "x"], "-W: invalid run limit '0' (expected at least one minute)"),
+    (["-W", "ten", "--", "x"], "-W: invalid run limit 'ten'"),
+    (["--time", "1:2:3:4", "--", "x"], "--time: invalid time '1:2:3:4' (expected MINUTES"),
+    (["--time", "0:00", "--", "x"], "--time: invalid time '0:00' (expected at least one second)"),
+])
+def test_bad_run_limits_are_one_line_usage_errors(argv, message):
+    with pytest.raises(UsageError) as err:
+        SUBMIT.parse(argv)
+    assert message in str(err.value) and "\n" not in str(err.value)
 
 
 def test_defaults_and_interspersed_arguments():

@@ -55,7 +55,7 @@ def test_unknown_key_with_no_close_match_lists_allowed_keys_and_where_it_belongs
     (path, message), = err.errors
     assert path == "queues.normal.slots"
     assert "'slots' belongs in [hosts.<name>]" in message
-    assert "expected one of: active, description," in message
+    assert "expected one of: active, backfill_depth, description," in message
 
 
 def test_wrong_type_is_not_coerced():
@@ -338,3 +338,10 @@ def test_unknown_preempt_policy_with_the_real_registry():
     assert paths(err) == ["queues.normal.preempt_policy"]
     assert "lowest_priority_first" in err.errors[0][1]
     parse_config('[queues.normal]\npreempt_policy = "lowest_priority_first"\n')
+
+
+def test_a_queue_default_run_limit_longer_than_its_maximum_is_refused_where_it_is_written():
+    err = errors_of("[queues.normal]\nrun_limit = 90\nmax_run_limit = 60\n")
+    (path, message), = err.errors
+    assert path == "queues.normal"
+    assert "run_limit (90 min) is longer than max_run_limit (60 min)" in message

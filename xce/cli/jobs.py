@@ -48,6 +48,9 @@ def long_form(d: dict[str, Any]) -> str:
         if d.get(key):
             lines.append(f"{key.capitalize()}: " + ", ".join(f"{k}={size(v) if k in MEMORY else v}"
                                                              for k, v in sorted(d[key].items())))
+    if d.get("run_limit"):
+        t = d["run_limit"]
+        lines.append(f"Run limit: {t // 3600}:{t // 60 % 60:02d}:{t % 60:02d}")
     lines.append(f"Submitted {stamp(d['submit_time'])}"
                  + (f", started {stamp(d['start_time'])}" if d.get("start_time") else "")
                  + (f", ended {stamp(d['end_time'])}" if d.get("end_time") else ""))

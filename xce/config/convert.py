@@ -26,6 +26,10 @@ def queue_spec(name: str, q: QueueConfig) -> QueueSpec:
         preemptible=q.preemptible,
         preempt_policy=q.preempt_policy,
         preempt_signal=q.preempt_signal,
+        run_limit=None if q.run_limit is None else q.run_limit * 60,
+        max_run_limit=None if q.max_run_limit is None else q.max_run_limit * 60,
+        backfill_depth=q.backfill_depth,
+        reservations=q.reservations,
     )
 
 

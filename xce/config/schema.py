@@ -75,7 +75,25 @@ class QueueConfig(_Strict):
         "lowest_priority_first", description="Victim selection plugin; must be a registered preemption policy."
     )
     preempt_signal: PreemptSignal = Field("SIGSTOP", description="Signal that suspends a victim.")
+    run_limit: int | None = Field(
+        None, ge=1, description="RUNLIMIT: run limit in minutes of a job submitted without `-W`/`--time` "
+        "(default: `max_run_limit`, or none). The worker ends a job at its limit (SIGTERM, SIGKILL after a grace).")
+    max_run_limit: int | None = Field(
+        None, ge=1, description="The longest run limit in minutes a job of this queue may ask for; a longer "
+        "`-W` is refused at submission. Backfilling counts a job without a limit as running this long.")
+    backfill_depth: int | None = Field(
+        None, ge=1, description="Backfilling pickers: how many pending jobs one round tries (default: all).")
+    reservations: int = Field(
+        1, ge=0, description="Backfilling pickers: how many blocked jobs get a reservation (1 = EASY backfilling; "
+        "more approaches conservative backfilling).")
     description: str = Field("", description="Free text telling users what the queue is for.")
+
+    @model_validator(mode="after")
+    def _limits(self) -> "QueueConfig":
+        if self.run_limit is not None and self.max_run_limit is not None and self.run_limit > self.max_run_limit:
+            raise ValueError(f"run_limit ({self.run_limit} min) is longer than max_run_limit "
+                             f"({self.max_run_limit} min)")
+        return self
 
 
 class ProjectConfig(_Strict):

@@ -40,6 +40,10 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+#: A year: longer is a typo, not a plan.
+MAX_RUN_LIMIT_S = 366 * 24 * 3600
+
+
 class SubmitRequest(_Body):
     """One job, or with ``array: N`` N jobs alike except for their ids and ``array_index``."""
 
@@ -58,6 +62,9 @@ class SubmitRequest(_Body):
     limits: dict[str, Any] = Field(
         default_factory=dict, max_length=MAX_RESOURCES,
         description="Caps the worker enforces: name -> quantity, as in requests.")
+    run_limit: int | None = Field(
+        None, ge=1, le=MAX_RUN_LIMIT_S, description="Run limit in seconds (-W/--time): the worker ends the job when "
+        "it has run this long. Absent: the queue's run_limit, else its max_run_limit, else none.")
     cwd: Path_ | None = Field(None, description="Working directory on the execution host.")
     env: dict[str, Annotated[str, Field(max_length=MAX_ARG_LEN)]] = Field(
         default_factory=dict, max_length=MAX_ENV, description="Environment variables for the job.")

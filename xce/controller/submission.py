@@ -176,6 +176,7 @@ def validate(ctl: Controller, req: SubmitRequest) -> dict[str, Any]:
     if env_bytes > MAX_ENV_BYTES:
         errors.append(field_error(_loc("env"), f"environment is larger than {MAX_ENV_BYTES} bytes", "value_error.too_long"))
 
+    run_limit = _run_limit(queue, qcfg, req.run_limit, errors)
     requests = _quantities("requests", req.requests, errors)
     limits = _quantities("limits", req.limits, errors)
     parsed = _parse(req.request, req.tasks, _loc("request"), errors)
@@ -193,7 +194,26 @@ def validate(ctl: Controller, req: SubmitRequest) -> dict[str, Any]:
     if errors:
         raise FieldErrors(errors)
     return {"queue": queue, "project": project, "requests": requests, "limits": limits,
-            "sched_request": sched_request}
+            "sched_request": sched_request, "run_limit": run_limit}
+
+
+def hms(seconds: int) -> str:
+    """A duration as people read run limits: ``1:30:00``, ``0:05:00``."""
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _run_limit(queue: str, qcfg: Any, asked: int | None, errors: list[dict[str, Any]]) -> int | None:
+    """The job's run limit in seconds: what it asked for, else the queue's default, else its maximum
+    (as Slurm gives a job without ``--time`` its partition's DefaultTime, else MaxTime)."""
+    if qcfg is None:
+        return asked
+    most = qcfg.max_run_limit * 60 if qcfg.max_run_limit is not None else None
+    if asked is None:
+        return qcfg.run_limit * 60 if qcfg.run_limit is not None else most
+    if most is not None and asked > most:
+        errors.append(field_error(_loc("run_limit"), f"run limit {hms(asked)} is longer than queue {queue!r} allows (max_run_limit = {qcfg.max_run_limit} min)",
+                                  "value_error.run_limit", limit=most))
+    return asked
 
 
 def _expand(path: str | None, jobid: int, index: int | None) -> str | None:
@@ -211,6 +231,7 @@ def jobspec_json(row: dict[str, Any]) -> dict[str, Any]:
         "request": row["sched_request"], "tasks": row["tasks"], "state": row["state"],
         "placement": json.loads(placement) if placement else [],
         "start_time": row.get("start_time") or 0,
+        **({"run_limit": row["run_limit"]} if row.get("run_limit") else {}),
     }
 
 
@@ -260,7 +281,7 @@ def prepare(ctl: Controller, user: str, req: SubmitRequest, key: str | None = No
         "sched_request": v["sched_request"], "command": dumps(req.command), "cwd": req.cwd,
         "env": dumps(req.env) if req.env else None,
         "requests": dumps(v["requests"]) if v["requests"] else None,
-        "limits": dumps(v["limits"]) if v["limits"] else None,
+        "limits": dumps(v["limits"]) if v["limits"] else None, "run_limit": v["run_limit"],
         "array_id": first if req.array else None, "submit_time": now, "start_time": None, "end_time": None,
         "placement": None, "head_host": None, "pend_reasons": None, "reason": "submitted",
         "exit_code": None, "exit_signal": None, "usage": None,

@@ -67,6 +67,7 @@ def job_detail(row: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, 
     d.update({
         "request": row["request"], "sched_request": row["sched_request"],
         "requests": _j(row["requests"], {}), "limits": _j(row["limits"], {}),
+        "run_limit": row.get("run_limit"),
         "cwd": row["cwd"], "env": _j(row["env"], {}), "stdout": row["stdout"], "stderr": row["stderr"],
         "pend_reasons": _j(row["pend_reasons"], []), "exit_signal": row["exit_signal"],
         "usage": _j(row["usage"], {}),

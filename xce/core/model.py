@@ -47,6 +47,8 @@ class Job:
     min_tasks: int = 1
     placement: tuple[tuple[str, int], ...] = ()
     start_time: int = 0
+    #: Run limit in seconds (0 = none): with ``start_time`` it says when a running job ends at the latest.
+    run_limit: int = 0
     #: (host, resource) -> Account for every non-slot resource charged to this job.
     accounts: dict[tuple[str, str], Account] = field(default_factory=dict)
     slots_charged: bool = False
@@ -67,13 +69,13 @@ class Job:
         return cls(jobid=spec.jobid, user=spec.user, queue=spec.queue, project=spec.project,
                    job_type=spec.job_type, priority=spec.priority, queue_time=spec.queue_time,
                    request_text=spec.request, tasks=spec.tasks, state=spec.state,
-                   placement=spec.placement, start_time=spec.start_time)
+                   placement=spec.placement, start_time=spec.start_time, run_limit=spec.run_limit)
 
     def spec(self) -> JobSpec:
         return JobSpec(jobid=self.jobid, user=self.user, queue=self.queue, project=self.project,
                        job_type=self.job_type, priority=self.priority, queue_time=self.queue_time,
                        request=self.request_text, tasks=self.tasks, state=self.state,
-                       placement=self.placement, start_time=self.start_time)
+                       placement=self.placement, start_time=self.start_time, run_limit=self.run_limit)
 
 
 @dataclass(slots=True)

@@ -43,6 +43,7 @@ def dump(core: "SchedulerCore") -> dict[str, Any]:
             "job_type": job.job_type, "priority": job.priority, "queue_time": job.queue_time,
             "request": ref, "tasks": job.tasks, "state": job.state,
             "placement": [[h, n] for h, n in job.placement], "start_time": job.start_time,
+            **({"run_limit": job.run_limit} if job.run_limit else {}),
             "accounts": [[h, r, a.reserved, a.allocated, a.used] for (h, r), a in job.accounts.items()],
             "slots_charged": job.slots_charged, "real_charged": job.real_charged,
             "shared_charged": dict(job.shared_charged), "waiting_for": list(job.waiting_for),
@@ -128,6 +129,7 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
                 job.request_error = str(exc)
             job.placement = tuple((h, int(n)) for h, n in d["placement"])
             job.start_time = d["start_time"]
+            job.run_limit = int(d.get("run_limit", 0))
             job.accounts = {(h, r): Account(res, alloc, used) for h, r, res, alloc, used in d["accounts"]}
             job.slots_charged = d["slots_charged"]
             job.real_charged = d["real_charged"]

@@ -54,12 +54,16 @@ class JobSpec(_Record):
     #: Where a job already runs (host, tasks): lets a restarted scheduler re-charge it.
     placement: tuple[tuple[str, int], ...] = ()
     start_time: int = 0
+    #: The job's run limit in seconds (``xce submit -W``/``--time``, or its queue's default); 0 = none.
+    run_limit: int = 0
 
     _tuple_fields: ClassVar[tuple[str, ...]] = ("placement",)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["placement"] = [[h, n] for h, n in self.placement]
+        if not self.run_limit:
+            del d["run_limit"]  # a job without one reads as it did before run limits existed
         return d
 
     @classmethod
@@ -87,6 +91,13 @@ class QueueSpec(_Record):
     preemptible: bool = True
     preempt_policy: str = "lowest_priority_first"
     preempt_signal: str = "SIGSTOP"
+    #: Run limits in seconds: the default of a job that names none, and the most a job may ask for.
+    run_limit: int | None = None
+    max_run_limit: int | None = None
+    #: Backfilling pickers: how many pending jobs one round tries (None = all), and how many
+    #: blocked jobs get a reservation (1 = EASY; more approaches conservative backfilling).
+    backfill_depth: int | None = None
+    reservations: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,11 @@ class JobBuilder:
         self._kw["job_type"] = t
         return self
 
+    def limit(self, seconds: int) -> "JobBuilder":
+        """The job's run limit (``xce submit --time``), in seconds."""
+        self._kw["run_limit"] = seconds
+        return self
+
     def rusage(self, text: str) -> "JobBuilder":
         self._rusage.append(text)
         return self

@@ -34,7 +34,7 @@ from typing import Any, Callable
 import httpx
 
 from xce.controller import follow
-from xce.worker import launch, measure, runner, usage
+from xce.worker import launch, measure, runlimit, runner, usage
 from xce.worker.containment import Containment, Limits, ProcessGroup
 from xce.worker.jobstate import JobStateDir, still_alive
 from xce.worker.runner import JobProcess, StartError
@@ -213,6 +213,7 @@ class Agent:
             ctime = psutil.Process(popen.pid).create_time()
         except Exception:  # it already exited: the reaper reports that
             ctime = time.time()
+        runlimit.remember(limits, job)
         jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen, box=self.box)
         with self.lock:
             self.jobs[jobid] = jp
@@ -256,6 +257,9 @@ class Agent:
             if now >= next_limits:
                 next_limits = now + LIMIT_CHECK_S
                 self._check_limits()
+                with self.lock:
+                    running = list(self.jobs.values())
+                runlimit.enforce(running)
             if now >= next_report and not self.stopping.is_set():
                 next_report = now + self.report_interval
                 self._report()

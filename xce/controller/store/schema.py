@@ -36,6 +36,7 @@ jobs = sa.Table(
     sa.Column("stderr", sa.Text),
     sa.Column("requests", sa.Text),
     sa.Column("limits", sa.Text),
+    sa.Column("run_limit", sa.BigInteger),  # seconds (0007_policy_run_limit)
     sa.Column("array_id", sa.BigInteger),
     sa.Column("array_index", sa.Integer),
     sa.Column("submit_time", sa.BigInteger, nullable=False),
