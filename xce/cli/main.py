@@ -46,6 +46,7 @@ COMMANDS: dict[str, str] = {
     "load": "xce.cli.cluster",
     "queues": "xce.cli.cluster",
     "drift": "xce.cli.drift",
+    "acct": "xce.cli.acct",
     "up": "xce.cli.up",
     "down": "xce.cli.up",
     "demo": "xce.cli.demo",

@@ -161,6 +161,14 @@ class PrivacySettings(_Strict):
         "(never the environment). Admins always see them.")
 
 
+class AccountingSettings(_Strict):
+    """How long finished jobs are kept for `xce acct` (LSF's `lsb.acct`, Slurm's `PurgeJobAfter`)."""
+
+    retention_days: float = Field(
+        0, ge=0, description="Delete finished jobs (with their history and accounting records) this many days "
+        "after they ended; 0 keeps them forever.")
+
+
 class MetricsSettings(_Strict):
     """Who may read ``GET /metrics``."""
 
@@ -197,6 +205,8 @@ class ClusterConfig(_Strict):
     auth: AuthSettings = Field(default_factory=AuthSettings, description="Identity: MUNGE.")
     privacy: PrivacySettings = Field(default_factory=PrivacySettings, description="Other users' jobs.")
     metrics: MetricsSettings = Field(default_factory=MetricsSettings, description="Access to the Prometheus endpoint.")
+    accounting: AccountingSettings = Field(default_factory=AccountingSettings,
+                                           description="Finished jobs kept for `xce acct`: retention.")
 
     @model_validator(mode="after")
     def _cross_references(self) -> "ClusterConfig":

@@ -22,7 +22,8 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from xce.controller import apidocs, feed, fleet, hygiene, leadership
+from xce.controller import acct, apidocs, feed, fleet, hygiene, leadership
+from xce.controller.api import acct as acct_api
 from xce.controller.api import admin, cluster, drift, errors, jobs, sched, status, workers, workload
 from xce.controller.api.responses import COMMON
 from xce.controller.gate import LeaderGate
@@ -38,6 +39,8 @@ log = logging.getLogger("xce.controller")
 #: Largest request body accepted (an array submission with a big environment fits easily).
 MAX_BODY = 8 * 1024 * 1024
 PRUNE_EVERY_S = 5.0
+#: How often, at most, finished jobs past ``[accounting] retention_days`` are deleted.
+ACCT_PRUNE_EVERY_S = 60.0
 
 
 class BodyLimit:
@@ -91,11 +94,16 @@ def create_app(ctl: Controller) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         period = max(0.05, min(1.0, ctl.settings.worker_timeout / 4))
+        # a tenth of the retention, so a job is gone at most 10% after it is due; at most once a minute
+        retention_s = ctl.config.accounting.retention_days * 86400
+        acct_prune_s = max(1.0, min(ACCT_PRUNE_EVERY_S, retention_s / 10)) if retention_s else ACCT_PRUNE_EVERY_S
         watch = leadership.Watch(ctl)
         tasks = [asyncio.create_task(_every(ctl.settings.lease_s / 4, watch.tick, "leadership")),
                  asyncio.create_task(_every(period, lambda: fleet.check_liveness(ctl), "liveness check", ctl)),
                  asyncio.create_task(_every(1.0, lambda: feed.check_scheduler(ctl), "scheduler check", ctl)),
-                 asyncio.create_task(_every(PRUNE_EVERY_S, lambda: feed.prune(ctl), "pruning", ctl))]
+                 asyncio.create_task(_every(PRUNE_EVERY_S, lambda: feed.prune(ctl), "pruning", ctl)),
+                 asyncio.create_task(_every(acct_prune_s, lambda: acct.prune_finished(ctl),
+                                            "accounting retention", ctl))]
         try:
             yield
         finally:
@@ -110,7 +118,7 @@ def create_app(ctl: Controller) -> FastAPI:
     ctl.metrics = metrics
     errors.install(app)
     hygiene.install(app)
-    for r in (jobs.router, cluster.router, sched.router, workers.router, admin.router, drift.router, status.router,
+    for r in (acct_api.router, jobs.router, cluster.router, sched.router, workers.router, admin.router, drift.router, status.router,
               workload.router, ui_routes.router):
         app.include_router(r)
     app.mount("/ui/static", StaticFiles(directory=str(files("xce.controller.ui") / "static")), name="ui-static")

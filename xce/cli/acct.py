@@ -1,0 +1,114 @@
+"""``xce acct``: finished jobs of a window and their totals, like LSF's ``bacct`` and Slurm's ``sacct``.
+
+A job counts in the window it ended in. Times take the grammar of ``xce workload export``: a
+duration ago (``7d``, ``36h``) or an ISO date/time (UTC unless it names a zone).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from xce.cli.client import EXIT_USAGE, call, connect, fail, print_json
+from xce.cli.spec import JSON, Command, Opt, common_options
+
+#: Columns of ``--csv``, in order: the JSON fields a spreadsheet wants, one job a line.
+CSV_FIELDS = ("jobid", "user", "queue", "project", "job_type", "state", "exit_code", "exit_signal", "tasks",
+              "submit_time", "start_time", "end_time", "wait_s", "run_s", "cpu_s", "mem_peak")
+
+
+def duration(seconds: float | None) -> str:
+    """``42s``, ``3:07`` (min:s), ``2:03:07`` (h:min:s), ``3d 2:03:07``: whole seconds, as bacct prints."""
+    if seconds is None:
+        return "-"
+    s = int(round(seconds))
+    d, s = divmod(s, 86400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    if d:
+        return f"{d}d {h}:{m:02d}:{s:02d}"
+    if h:
+        return f"{h}:{m:02d}:{s:02d}"
+    return f"{m}:{s:02d}" if m else f"{s}s"
+
+
+def _exit(job: dict[str, Any]) -> str:
+    if job["exit_signal"]:
+        return str(job["exit_signal"])
+    return "-" if job["exit_code"] is None else str(job["exit_code"])
+
+
+def _window(since: str | None, until: str | None) -> tuple[int, int | None]:
+    from xce.cli.whatif_cmd import parse_when
+
+    try:
+        a = parse_when(since) if since else 0
+        b = parse_when(until) if until else None
+    except ValueError as exc:
+        fail(f"-S/-E: {exc}", EXIT_USAGE)
+    if b is not None and b <= a:
+        fail(f"-E ({until}) is not after -S ({since})", EXIT_USAGE)
+    return a, b
+
+
+def acct(since: str | None, until: str | None, user: str | None, queue: str | None, project: str | None,
+         as_json: bool, as_csv: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    if as_json and as_csv:
+        fail("--json and --csv are two answers: choose one", EXIT_USAGE)
+    a, b = _window(since, until)
+    res = call(connect(url, token, state_dir).get, "/v1/acct", since=a, until=b, user=user, queue=queue,
+               project=project)
+    if as_json:
+        print_json(res)
+        return
+    if as_csv:
+        import csv
+
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        w.writerow(CSV_FIELDS)
+        for job in res["jobs"]:
+            w.writerow(["" if job[f] is None else job[f] for f in CSV_FIELDS])
+        return
+    from xce.cli.output import table
+    from xce.core.quantity import human_quantity
+
+    jobs = res["jobs"]
+    if jobs:
+        table(["JOBID", "USER", "QUEUE", "PROJECT", "STATE", "EXIT", "TASKS", "WAIT", "RUN", "CPU", "MEM PEAK"],
+              [[j["jobid"] if j["array_index"] is None else f"{j['jobid']}[{j['array_index']}]", j["user"],
+                j["queue"], j["project"], j["state"], _exit(j), j["tasks"], duration(j["wait_s"]),
+                duration(j["run_s"]), duration(j["cpu_s"]),
+                "-" if j["mem_peak"] is None else human_quantity("mem", j["mem_peak"])] for j in jobs])
+    t = res["totals"]
+    if not t["jobs"]:
+        print("No finished job in this window.")
+        return
+    print(f"\nJobs: {t['jobs']} (DONE {t['done']}, EXIT {t['exit']})   slot-hours: {t['slot_hours']:.2f}   "
+          f"mean wait: {duration(t['mean_wait_s'])}   mean run: {duration(t['mean_run_s'])}   "
+          f"CPU hours: {t['cpu_hours']:.2f}")
+    if res["truncated"]:
+        print(f"(only the first {len(jobs)} jobs are listed; the totals cover all {t['jobs']})")
+
+
+ACCT = Command(
+    "acct", "Finished jobs that ended in a window, with wait, run and CPU time, memory peak, exit status and "
+    "totals (like bacct and sacct). Your own jobs unless -u.",
+    [
+        Opt("since", ("-S", "--since"), metavar="WHEN",
+            help="Start of the window: a duration ago (7d, 36h, 90m) or an ISO date/time (UTC by default). "
+                 "Default: all finished jobs kept."),
+        Opt("until", ("-E", "--until"), metavar="WHEN", help="End of the window (default: now)."),
+        Opt("user", ("-u", "--user"), metavar="USER", help="Only this user's jobs, or 'all' (default: your own)."),
+        Opt("queue", ("-q", "--queue"), help="Only jobs of this queue."),
+        Opt("project", ("-P", "--project"), help="Only jobs charged to this project."),
+        JSON,
+        Opt("as_csv", ("--csv",), bool, False, help="Print one CSV line per job (with a header line)."),
+        *common_options(),
+    ],
+    acct,
+    quick_exit=True,
+    examples=("xce acct -S 7d", "xce acct -S 2026-11-01 -E 2026-12-01 -u all -q normal --csv > november.csv",
+              "xce acct -P chem -u all --json"),
+)
+
+COMMAND_SPECS = [ACCT]
