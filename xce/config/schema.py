@@ -50,6 +50,19 @@ class SchedulerSettings(_Strict):
         None, description="Directory replay recordings are written to, on the scheduler's host; a requested file "
         "must lie inside it (default: `recordings/` in the state directory)."
     )
+    record: Literal["off", "rotate"] = Field(
+        "off", description="`rotate`: always record, into `rotate-*.jsonl` files of the record directory, a new file "
+        "by size or age and old ones deleted, so a window of history is there for `xce scheduler --sim` and "
+        "`xce whatif`. `off`: only `xceadmin scheduler record start` records."
+    )
+    record_rotate_bytes: int = Field(64 << 20, ge=1 << 16, description="With `record = \"rotate\"`: start a new file "
+                                     "when the current one reaches this size (bytes).")
+    record_rotate_s: float = Field(3600.0, gt=0, description="With `record = \"rotate\"`: start a new file when the "
+                                   "current one is this old (seconds).")
+    record_keep_s: float = Field(8 * 86400.0, gt=0, description="With `record = \"rotate\"`: delete files older than "
+                                 "this (seconds; default 8 days).")
+    record_keep_bytes: int = Field(1 << 30, ge=1 << 16, description="With `record = \"rotate\"`: delete the oldest "
+                                   "files while all of them together are larger than this (bytes).")
 
 
 class QueueConfig(_Strict):

@@ -497,7 +497,11 @@ class Controller:
         # "driver": what the scheduler process itself reads (its cadence); the core ignores it.
         self.sched_config_json = {**to_sched_config(cfg).to_json(), "driver": {
             "round_interval_s": cfg.scheduler.round_interval_s,
-            "max_round_interval_s": cfg.scheduler.max_round_interval_s}}
+            "max_round_interval_s": cfg.scheduler.max_round_interval_s,
+            **({"record": "rotate", "record_rotate_bytes": cfg.scheduler.record_rotate_bytes,
+                "record_rotate_s": cfg.scheduler.record_rotate_s, "record_keep_s": cfg.scheduler.record_keep_s,
+                "record_keep_bytes": cfg.scheduler.record_keep_bytes, "record_dir": cfg.scheduler.record_dir}
+               if cfg.scheduler.record == "rotate" else {})}}
         if self.meta_get("config") == text:
             return False
         self.meta_set("config", text)

@@ -76,6 +76,10 @@ class NormalDriver:
         self.pending: list[ev.Event] = []
         self.outbox: list[Decision] = []
         self.writer: Any = None
+        #: ``[scheduler] record = "rotate"``: the policy, the file being written and when it was opened.
+        self.rotation: Any = None
+        self.rotation_dir: str | None = None
+        self.rotating: tuple[str, float] | None = None
         self.rounds = 0
         self.round_figures: list[dict[str, Any]] = []
         self.last_post = 0.0
@@ -103,6 +107,8 @@ class NormalDriver:
             self._driver_settings(obj)
             self._push(ev.from_json(obj))
         log.info("synced with the controller at seq %d (%d jobs)", self.seq, len(self.core.jobs))
+        if self.rotation is not None:
+            self._rotate()
 
     def _push(self, event: ev.Event) -> None:
         if event.ts < self.last_ts:
@@ -150,6 +156,40 @@ class NormalDriver:
             self.round_interval = float(settings["round_interval_s"])
         if fixed_max is None and settings.get("max_round_interval_s") is not None:
             self.max_round_interval = float(settings["max_round_interval_s"])
+        from xce.scheduler.rotation import RotationPolicy
+
+        self.rotation = RotationPolicy.from_settings(settings)
+        self.rotation_dir = settings.get("record_dir") or self.record_dir
+        if self.rotation is None and self.rotating is not None:
+            self._close_writer()  # rotation switched off by a reload
+
+    def _rotate(self) -> None:
+        """Keep a rotating recording going (module :mod:`xce.scheduler.rotation`); a manual recording
+        in progress takes precedence, and a failure stops only the recording."""
+        from xce.replay.writer import ReplayWriter
+        from xce.scheduler import rotation
+
+        policy = self.rotation
+        if policy is None or self.core is None or (self.writer is not None and self.rotating is None):
+            return
+        if self.rotating is not None:
+            if self.writer is not None and not rotation.due(self.rotating[0], self.rotating[1], policy):
+                return
+            self._close_writer()
+        directory = self.rotation_dir or "."
+        path = rotation.new_name(directory)
+        try:
+            fp = _new_file(str(path))
+            self.writer = ReplayWriter(fp, self.core, snapshot_interval=self.record_snapshot_interval,
+                                       start_ts=self.last_ts)
+        except OSError as exc:
+            log.error("cannot record to %s: %s; rotating recording paused, scheduling goes on", path,
+                      exc.strerror or exc, extra={"fields": {"path": str(path)}})
+            self.rotation = None
+            return
+        self.rotating = (str(path), time.monotonic())
+        for gone in rotation.prune(directory, path, policy):
+            log.info("recording %s deleted (older or beyond the kept size)", gone)
 
     def poll_control(self) -> None:
         body = self._get("/v1/sched/control", after=self.control_seq, wait=0)
@@ -164,6 +204,7 @@ class NormalDriver:
             from xce.replay.writer import ReplayWriter
 
             self._close_writer()
+            self.rotating = None
             path = command.get("file") or os.path.join(self.record_dir or ".",
                                                         f"xce-recording-{time.strftime('%Y%m%dT%H%M%S')}.jsonl")
             interval = int(command.get("snapshot_interval") or self.record_snapshot_interval)
@@ -188,8 +229,10 @@ class NormalDriver:
         if self.writer is not None:
             self.writer.close()
             self.writer._fp.close()  # opened here (see _new_file), so closed here
-            log.info("recording stopped")
+            if self.rotating is None:
+                log.info("recording stopped")
             self.writer = None
+        self.rotating = None
 
     # -- rounds --------------------------------------------------------------------------
     def run_round(self) -> int:
@@ -206,6 +249,8 @@ class NormalDriver:
         self.rounds += 1
         if log.isEnabledFor(logging.DEBUG):
             self._log_round(nevents, time.perf_counter() - started)
+        if self.rotation is not None:
+            self._rotate()
         return self.flush()
 
     def _log_round(self, nevents: int, seconds: float) -> None:
