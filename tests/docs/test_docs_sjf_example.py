@@ -125,8 +125,8 @@ def test_sjf_drops_killed_and_moved_jobs(sjf_target: Path) -> None:
     h.state(1, "EXIT")
     assert h.round() == [("DISPATCH", 2, (("h1", 1),))]
     h.submit(make_job(3).tasks(1))
-    h.update(3, queue="nowhere")  # an undefined queue never dispatches
-    assert h.round() == []
+    h.update(3, queue="nowhere")  # an undefined queue never dispatches (and says so, once)
+    assert h.round() == [("PEND", 3, ("queue",))]
 
 
 # -- (b) the same picker inside the closed-loop simulator --------------------------------------

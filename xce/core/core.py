@@ -279,6 +279,7 @@ class SchedulerCore:
             return
         # Whatever changed may change the outcome: the job is tried again rather than skipped.
         job.failed_epoch = -1
+        job.cache_key = None
         if e.queue is not None and e.queue != job.queue:
             if e.queue not in self.queues:
                 self._upsert_queue(QueueSpec(name=e.queue, active=False))
@@ -302,6 +303,7 @@ class SchedulerCore:
         from xce.core.resreq import RequestSyntaxError, parse_request
 
         job.request_text, job.tasks = text, tasks
+        job.cache_key = None
         try:
             job.request = parse_request(text, tasks)
             job.min_tasks = job.request.min_tasks
@@ -374,16 +376,22 @@ class SchedulerCore:
                     self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
 
     def _cache_key(self, job: Job) -> Any:
-        """Everything that decides whether this job can be placed (not just the request strings).
+        """The unsatisfiable cache's key (Req 7 AC 1): ``{select, rusage, user, queue, project}``.
 
-        The request carries the task count, span and the whole composite structure. Parsed
-        requests are interned, so identity stands for equality here (the fast path the spec asks
-        for); the request objects outlive the session because jobs hold them.
+        The parsed request stands for select and rusage and more: it carries the task count, span
+        and the whole composite structure, so a 1-task job is never refused for a 128-task one's
+        failure. Parsed requests are interned, so identity stands for equality (the fast path the
+        spec asks for; the request objects outlive the session because jobs hold them), and the
+        names are interned strings (``Job.from_spec``). The tuple is built once per job and kept
+        until the job changes (``_on_update``). A queue that may preempt adds the job's priority:
+        which victims it may take depends on it.
         """
-        queue = self.queues[job.queue]
-        if queue.spec.preemptible_queues:
-            return (id(job.request), job.queue, job.priority)
-        return id(job.request)
+        key = job.cache_key
+        if key is None:
+            key = job.cache_key = (id(job.request), job.user, job.queue, job.project)
+        if self.queues[job.queue].spec.preemptible_queues:
+            return (key, job.priority)
+        return key
 
     def _pend(self, job: Job, session: Session, reasons: tuple[PendReason, ...]) -> None:
         """Pend ``job``. A PEND is emitted when its reasons change, not every round: a pending job

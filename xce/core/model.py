@@ -7,6 +7,7 @@ scheduling state the core derives (placement, charges, preemption bookkeeping).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Any
 
 from xce.core.specs import PEND, JobSpec, ProjectSpec, QueueSpec
@@ -63,10 +64,15 @@ class Job:
     last_pend: Any = None
     #: The cluster's release epoch when this job last failed to fit (see ``Cluster.release_epoch``).
     failed_epoch: int = -1
+    #: The unsatisfiable cache's key, built once (``SchedulerCore._cache_key``); None: to be built.
+    cache_key: Any = None
 
     @classmethod
     def from_spec(cls, spec: JobSpec) -> "Job":
-        return cls(jobid=spec.jobid, user=spec.user, queue=spec.queue, project=spec.project,
+        # Interned: the many jobs of one user, queue or project share one string, and the cache
+        # key compares them by identity first.
+        return cls(jobid=spec.jobid, user=intern(spec.user), queue=intern(spec.queue),
+                   project=intern(spec.project),
                    job_type=spec.job_type, priority=spec.priority, queue_time=spec.queue_time,
                    request_text=spec.request, tasks=spec.tasks, state=spec.state,
                    placement=spec.placement, start_time=spec.start_time, run_limit=spec.run_limit)
