@@ -77,14 +77,31 @@ class Insufficient:
         return f"{self.job_type} {self.resource}: {self.runs} run(s), {self.needed} needed before drift is reported"
 
 
+@dataclass(frozen=True, slots=True)
+class Unmeasured:
+    """A resource jobs of a type declare that no run was ever measured on."""
+
+    job_type: str
+    resource: str
+    runs: int
+
+    @property
+    def text(self) -> str:
+        return (f"{self.job_type or '-'} {self.resource}: declared by {self.runs} run(s), never measured "
+                f"(nothing on the workers measures it per job), so drift cannot be checked")
+
+
 @dataclass(slots=True)
 class DriftReport:
     rows: list[DriftRow] = field(default_factory=list)
     insufficient: list[Insufficient] = field(default_factory=list)
+    #: Declared but not measurable: listed so that a declaration nobody checks is not passed over.
+    unmeasured: list[Unmeasured] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"rows": [r.to_json() for r in self.rows],
-                "insufficient": [asdict(i) | {"text": i.text} for i in self.insufficient]}
+                "insufficient": [asdict(i) | {"text": i.text} for i in self.insufficient],
+                "unmeasured": [asdict(u) | {"text": u.text} for u in self.unmeasured]}
 
 
 def _p95(sorted_values: list[int]) -> int:

@@ -35,8 +35,8 @@ def drift(job_type: str | None, min_samples: int, low: float, high: float, as_js
     if as_json:
         print_json(res)
         return
-    rows, short = res["rows"], res["insufficient"]
-    if not rows and not short:
+    rows, short, blind = res["rows"], res["insufficient"], res.get("unmeasured", [])
+    if not rows and not short and not blind:
         print("No finished, measured job" + (f" of type {job_type!r}" if job_type else "") + " yet.")
         return
     if rows:
@@ -48,6 +48,8 @@ def drift(job_type: str | None, min_samples: int, low: float, high: float, as_js
     for i in short:
         print(f"{i['job_type'] or '-'} {i['resource']}: {i['runs']} run(s), {i['needed']} needed before drift "
               f"is reported")
+    for u in blind:
+        print(u["text"])
 
 
 DRIFT = Command(

@@ -12,9 +12,12 @@ come in the worker's vocabulary and are mapped through the configuration's ``res
 
 The drift report reads only consumable capacities: ``mem`` and domain-prefixed resources.
 ``cpu_time`` is recorded but never reported: it is a cumulative counter, not a capacity anyone
-reserves, so "never declared" would be noise. A resource with no sample on a run is skipped for
-that run: a run that was never measured says nothing about its declaration, and counting it as 0
-would call every declaration "far below".
+reserves, so "never declared" would be noise. A job that declares ``xce.io/cpu-milli`` gets that
+resource measured from it: CPU time over the run time, in thousandths of a CPU (the run's
+average; a per-tick peak of a whole-second counter would be rounding noise). A resource with no
+sample on a run is skipped for that run: a run that was never measured says nothing about its
+declaration, and counting it as 0 would call every declaration "far below"; such resources are
+listed by :func:`unmeasured` instead, so a declaration nobody can check is not silently passed over.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from xce.accounting.drift import DriftReport, Thresholds, UsageRecord, drift_report
+from xce.accounting.drift import DriftReport, Thresholds, Unmeasured, UsageRecord, drift_report
 from xce.controller.store.schema import job_accounting
 
 MEMORY = "mem"
+CPU_MILLI = "xce.io/cpu-milli"
+CPU_TIME = "cpu_time"
 
 
 def is_capacity(resource: str) -> bool:
@@ -88,6 +93,23 @@ def measured(usage: dict[str, Any], names: dict[str, str]) -> dict[str, tuple[in
     return {res: (peak[res], round(total[res] / count[res]) if count[res] else 0, count[res]) for res in peak}
 
 
+def cpu_milli(usage: dict[str, Any], start: int, end: int) -> tuple[int, int, int] | None:
+    """(peak, mean, samples) of the CPUs a run kept busy, in milli-CPUs: its CPU time over the time
+    from its start to the tick that measured it (the last tick, not the end: the CPU time a process
+    used after its last tick is never measured, and counting that time would dilute the figure)."""
+    peak = usage.get("peak", {})
+    if CPU_TIME not in peak:
+        return None
+    seen = int(usage.get("ts") or end or 0)
+    if end:
+        seen = min(seen, end) if seen else end
+    seconds = (seen - start) / 1e9
+    if seconds <= 0:
+        return None
+    value = round(float(peak[CPU_TIME]) * 1000 / seconds)
+    return value, value, int(usage.get("count", {}).get(CPU_TIME, usage.get("samples", 1)))
+
+
 def rows(job: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
     """The accounting rows of a job that has just ended; none for a job that never started."""
     if not job.get("start_time"):
@@ -100,6 +122,9 @@ def rows(job: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
             "tasks": int(job.get("tasks") or 1), "state": job["state"], "exit_code": job.get("exit_code"),
             "exit_signal": job.get("exit_signal"), "start_time": job["start_time"], "end_time": end,
             "run_time": max(0, end - job["start_time"])}
+    cpu = cpu_milli(usage, job["start_time"], end) if decl.get(CPU_MILLI) else None
+    if cpu is not None:
+        meas[CPU_MILLI] = cpu
     out = []
     for res in sorted(set(decl) | set(meas) | {MEMORY}):
         peak, mean, samples = meas.get(res, (0, 0, 0))
@@ -124,5 +149,19 @@ def records(conn: sa.engine.Connection, job_type: str | None = None) -> list[Usa
     return [UsageRecord(t, r, int(d), int(p)) for t, r, d, p in conn.execute(q) if is_capacity(r)]
 
 
+def unmeasured(conn: sa.engine.Connection, job_type: str | None = None) -> list[Unmeasured]:
+    """Resources jobs declared that no run was ever measured on: nothing can say whether the
+    declaration is right (no worker or provider measures them per job)."""
+    c = job_accounting.c
+    q = (sa.select(c.job_type, c.resource, sa.func.count(), sa.func.max(c.samples))
+         .where(c.declared > 0).group_by(c.job_type, c.resource))
+    if job_type is not None:
+        q = q.where(c.job_type == job_type)
+    return [Unmeasured(t, r, int(n)) for t, r, n, most in conn.execute(q).all()
+            if not most and is_capacity(r)]
+
+
 def report(conn: sa.engine.Connection, job_type: str | None, min_samples: int, thresholds: Thresholds) -> DriftReport:
-    return drift_report(records(conn, job_type), job_type=job_type, min_samples=min_samples, thresholds=thresholds)
+    rep = drift_report(records(conn, job_type), job_type=job_type, min_samples=min_samples, thresholds=thresholds)
+    rep.unmeasured = sorted(unmeasured(conn, job_type), key=lambda u: (u.job_type, u.resource))
+    return rep
