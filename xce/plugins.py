@@ -16,6 +16,7 @@ import importlib.metadata
 from typing import Any, Callable, Iterable
 
 __all__ = [
+    "HOOKS_GROUP",
     "PICKERS_GROUP",
     "PREEMPT_POLICIES_GROUP",
     "RESOURCE_PROVIDERS_GROUP",
@@ -27,6 +28,7 @@ __all__ = [
 PICKERS_GROUP = "xce.pickers"
 PREEMPT_POLICIES_GROUP = "xce.preempt_policies"
 RESOURCE_PROVIDERS_GROUP = "xce.resource_providers"
+HOOKS_GROUP = "xce.hooks"  # site hooks on job events, run by the controller (``xce.hooks``)
 
 
 def entry_points_of(group: str) -> list[importlib.metadata.EntryPoint]:
@@ -75,14 +77,15 @@ def _load_group(group: str, register: Callable[[str, Any], None], errors: list[s
 
 
 def _registries() -> Iterable[tuple[str, Any]]:
+    from xce import hooks
     from xce.core.pickers import registry as pickers
     from xce.core.preempt import registry as preempt
 
-    return ((PICKERS_GROUP, pickers), (PREEMPT_POLICIES_GROUP, preempt))
+    return ((PICKERS_GROUP, pickers), (PREEMPT_POLICIES_GROUP, preempt), (HOOKS_GROUP, hooks))
 
 
 def load_entry_points() -> list[str]:
-    """Register every installed picker and preemption policy; return what went wrong.
+    """Register every installed picker, preemption policy and hook; return what went wrong.
 
     Safe to call more than once: a factory already registered under the same name is the
     same object on a second pass, which the registries accept, so a repeat call changes

@@ -65,6 +65,38 @@ class SchedulerSettings(_Strict):
                                    "files while all of them together are larger than this (bytes).")
 
 
+def _absolute(value: str | None) -> str | None:
+    if value is not None and not value.startswith("/"):
+        raise ValueError("expected an absolute path to an executable")
+    return value
+
+
+class QueueHooks(_Strict):
+    """Executables the controller runs on this queue's job events, like LSF's pre/post-exec and Slurm's
+    PrologSlurmctld/EpilogSlurmctld. Each gets the event as JSON on stdin (and `XCE_*` variables), runs
+    on the controller's host under `[hooks] timeout_s`, and never holds anything up."""
+
+    start: str | None = Field(None, description="Absolute path; run when a job of the queue is dispatched.")
+    stop: str | None = Field(None, description="Absolute path; run when a job that ran ends (HOOK_DETAIL_JOB_STOP: "
+                             "exit status, signal, run time, usage, end reason).")
+    preempt: str | None = Field(None, description="Absolute path; run when a job of the queue is suspended by "
+                                "preemption (HOOK_DETAIL_JOB_STOP, end reason `preempted`).")
+    resume: str | None = Field(None, description="Absolute path; run when a suspended job of the queue resumes.")
+
+    @field_validator("start", "stop", "preempt", "resume")
+    @classmethod
+    def _paths(cls, value: str | None) -> str | None:
+        return _absolute(value)
+
+
+class HookSettings(_Strict):
+    """How the controller runs site hooks (queues' executables and `xce.hooks` entry points)."""
+
+    timeout_s: float = Field(30.0, gt=0, description="A hook still running after this long is killed (an "
+                             "executable, with its process group) or abandoned and logged (a Python hook).")
+    workers: int = Field(2, ge=1, le=64, description="Hooks run at once; more events wait in a bounded queue.")
+
+
 class QueueConfig(_Strict):
     """A submission channel with its scheduling policy (LSF's lsb.queues entry)."""
 
@@ -99,6 +131,7 @@ class QueueConfig(_Strict):
     reservations: int = Field(
         1, ge=0, description="Backfilling pickers: how many blocked jobs get a reservation (1 = EASY backfilling; "
         "more approaches conservative backfilling).")
+    hooks: QueueHooks = Field(default_factory=QueueHooks, description="Executables run on this queue's job events.")
     description: str = Field("", description="Free text telling users what the queue is for.")
 
     @model_validator(mode="after")
@@ -220,6 +253,7 @@ class ClusterConfig(_Strict):
     metrics: MetricsSettings = Field(default_factory=MetricsSettings, description="Access to the Prometheus endpoint.")
     accounting: AccountingSettings = Field(default_factory=AccountingSettings,
                                            description="Finished jobs kept for `xce acct`: retention.")
+    hooks: HookSettings = Field(default_factory=HookSettings, description="Site hooks on job events: time limit.")
 
     @model_validator(mode="after")
     def _cross_references(self) -> "ClusterConfig":

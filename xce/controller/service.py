@@ -39,6 +39,7 @@ from typing import Any, Iterator
 
 import sqlalchemy as sa
 
+from xce import hooks
 from xce.config.convert import to_sched_config
 from xce.config.loader import ConfigError, load_config
 from xce.config.schema import ClusterConfig
@@ -165,6 +166,9 @@ class Controller:
         self._buf_history: list[dict[str, Any]] = []
         self._buf_actions: list[dict[str, Any]] = []
         self._buf_accounting: list[dict[str, Any]] = []
+        #: Hook events of the open transaction: handed to the runner only once it commits.
+        self._buf_hooks: list[tuple[dict[str, Any], tuple[str, ...]]] = []
+        self.hook_runner: hooks.HookRunner | None = None
         self._events_written = False
         self._wake_hosts: set[str] = set()
         self._wake_control = False
@@ -186,6 +190,10 @@ class Controller:
         me = leadership.Identity.this_process(self.settings.url, str(sd.absolute()))
         self.lease = leadership.for_dialect(self.engine.dialect.name, me, self.settings.lease_s)
         self.config = self._startup_config()  # every controller checks its file, leader or not
+        from xce.plugins import load_entry_points
+
+        for problem in load_entry_points():  # the xce.hooks entry points run here
+            log.warning("plugin not loaded: %s", problem)
         with self._begin():
             self.tokens.load(self.conn)  # a follower, too, authenticates callers of /v1/status and /metrics
         if lead:
@@ -248,6 +256,8 @@ class Controller:
             sig.fire()
 
     def close(self) -> None:
+        if self.hook_runner is not None:
+            self.hook_runner.close()
         if self.conn is not None and self.leader and self.lease is not None:
             try:
                 self.lease.release(self.conn)
@@ -344,7 +354,7 @@ class Controller:
                 self.metrics.commit_seconds.observe(time.perf_counter() - committing)
         except BaseException as exc:
             self._buf_events, self._buf_history, self._buf_actions = [], [], []
-            self._buf_accounting = []
+            self._buf_accounting, self._buf_hooks = [], []
             self._wake_hosts, self._wake_control, self._events_written = set(), False, False
             self._in_tx = False
             self._recover(exc)
@@ -361,6 +371,17 @@ class Controller:
         if self._wake_control:
             self._wake_control = False
             self.control_signal.fire()
+        if self._buf_hooks:
+            self._run_hooks()
+
+    def _run_hooks(self) -> None:
+        """Hand the committed transaction's hook events to the runner (started on first use)."""
+        todo, self._buf_hooks = self._buf_hooks, []
+        if self.hook_runner is None:
+            self.hook_runner = hooks.HookRunner(self.config.hooks.timeout_s, self.config.hooks.workers)
+        self.hook_runner.timeout_s = self.config.hooks.timeout_s  # a reconfig applies to the next hook
+        for event, executables in todo:
+            self.hook_runner.submit(event, executables)
 
     def _recover(self, exc: BaseException) -> None:
         """After a failed transaction: reload what memory holds, or stop leading when that is unsafe."""
@@ -442,6 +463,12 @@ class Controller:
             # Every way a job ends goes through here, so this is where its accounting record is
             # written: finished, failed, killed, lost alike.
             self._buf_accounting.extend(accounting.rows(job, self.config.resource_names))
+        event = hooks.event_of(verb, old)
+        if event is not None:
+            queue = self.config.queues.get(job["queue"])
+            path = getattr(queue.hooks, event) if queue is not None else None
+            if path is not None or hooks.available():
+                self._buf_hooks.append((hooks.job_event(event, job, reason, now), (path,) if path else ()))
         if self.metrics is not None:
             self.metrics.moved(job, verb)
         return new
