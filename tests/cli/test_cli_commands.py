@@ -44,10 +44,20 @@ def test_submit_json_prints_the_record(cli):
 def test_array_submission(cli):
     r = cli.xce("submit", "--array", "5", "-o", "out.%J.%I", "--", "echo", "hi")
     assert r.code == 0, r.err
-    m = re.fullmatch(r"Job array <(\d+)-(\d+)> \(5 jobs\) is submitted to queue <normal>\.\n", r.out)
-    assert m and int(m.group(2)) - int(m.group(1)) == 4
-    jobs = cli.xce("jobs", "--json", *[str(i) for i in range(int(m.group(1)), int(m.group(2)) + 1)]).json()["jobs"]
-    assert [j["array_index"] for j in jobs] == [0, 1, 2, 3, 4]
+    m = re.fullmatch(r"Job <(\d+)> is submitted to queue <normal>: an array of 5 elements, (\d+)\[1-5\]\.\n", r.out)
+    assert m and m.group(1) == m.group(2), r.out
+    array = m.group(1)
+    jobs = cli.xce("jobs", "--json", array).json()["jobs"]
+    assert [(j["array_id"], j["array_index"]) for j in jobs] == [(int(array), i) for i in range(1, 6)]
+    detail = cli.xce("jobs", "-l", "--json", f"{array}[4]").json()["jobs"]
+    assert [d["stdout"] for d in detail] == [f"out.{array}.4"]
+    table = cli.xce("jobs", f"{array}[2-3]").out.splitlines()[1:]
+    assert [row.split()[0] for row in table] == [f"{array}[2]", f"{array}[3]"]
+    r = cli.xce("submit", "-J", "sweep[1-9:4]%2", "--", "true")
+    assert r.code == 0, r.err
+    assert re.fullmatch(r"Job <(\d+)> is submitted to queue <normal>: an array of 3 elements, \1\[1,5,9\]%2\.\n",
+                        r.out), r.out
+    assert [j["array_index"] for j in cli.xce("jobs", "--json", "sweep").json()["jobs"]] == [1, 5, 9]
 
 
 def test_table_output(cli):
@@ -106,7 +116,9 @@ def test_field_errors_are_refusals_with_the_field_named(cli):
 
 
 def test_usage_errors_exit_2(cli):
-    for args in (("submit", "--array", "0", "--", "true"), ("submit",), ("jobs", "--bogus"), ("jobs", "notanumber"),
+    for args in (("submit", "--array", "0", "--", "true"), ("submit",), ("jobs", "--bogus"), ("jobs", "12[1-"),
+                 ("submit", "-J", "a b", "--", "true"), ("submit", "--array", "5-1", "--", "true"),
+                 ("kill", "12[x]"), ("submit", "-b", "tomorrow", "--", "true"),
                  ("submit", "--request", "mem", "--", "true"), ("nosuchcommand",)):
         r = cli.xce(*args)
         assert r.code == 2, (args, r.out, r.err)

@@ -30,8 +30,9 @@ def test_every_submit_option_reaches_the_command():
                        "-W", "1:30", "--time", "2-03:04:05", "--url", "http://h:1", "--token", "t", "--state-dir", "/s", "--", "a", "-b", "--c"])
     assert kw == {"command": ["a", "-b", "--c"], "queue": "high", "tasks": 4, "request": "select[mem>4G]",
                   "project": "p", "job_type": "t", "priority": -5, "requests": ["mem=4G", "example.com/gpu=1"],
-                  "limits": ["mem=8G"], "stdout": "o.%J", "stderr": "e.%J", "array": 3, "cwd": "/tmp",
-                  "env": ["A=1", "B=2"], "as_json": True, "url": "http://h:1", "token": "t", "state_dir": "/s",
+                  "limits": ["mem=8G"], "stdout": "o.%J", "stderr": "e.%J", "array": "3", "cwd": "/tmp",
+                  "env": ["A=1", "B=2"], "name": None, "hold": False, "begin": None, "allow_pending_forever": False,
+                  "as_json": True, "url": "http://h:1", "token": "t", "state_dir": "/s",
                   "run_limit": 5400, "time": ((2 * 24 + 3) * 60 + 4) * 60 + 5}
 
 
@@ -59,15 +60,16 @@ def test_bad_run_limits_are_one_line_usage_errors(argv, message):
 
 
 def test_defaults_and_interspersed_arguments():
-    kw = JOBS.parse(["12", "-al", "13", "-uall"])
-    assert kw["jobids"] == [12, 13] and kw["all_"] is True and kw["long"] is True and kw["user"] == "all"
+    kw = JOBS.parse(["12", "-al", "13[2-4]", "-uall"])
+    assert kw["jobids"] == ["12", "13[2-4]"] and kw["all_"] is True and kw["long"] is True and kw["user"] == "all"
     kw = JOBS.parse([])
     assert kw == {"jobids": None, "all_": False, "user": None, "queue": None, "state": None, "long": False,
-                  "as_json": False, "url": None, "token": None, "state_dir": None}
+                  "name": None, "as_json": False, "url": None, "token": None, "state_dir": None}
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--array", "0", "--", "x"], "--array: must be at least 1, got 0"),
+    (["--array", "0", "--", "x"], "--array: array '0': expected 1 to 100000 elements"),
+    (["--array", "1-5:2%", "--", "x"], "--array: array '1-5:2%': expected a limit of at least 1 after '%' at column 7"),
     (["-n", "x", "--", "y"], "-n: expected a whole number, got 'x'"),
     ([], "missing COMMAND..."),
     (["-q"], "-q needs a value (QUEUE)"),
@@ -84,7 +86,7 @@ def test_submit_usage_errors_name_the_problem(argv, message):
 def test_usage_errors_are_one_line_with_status_2():
     for argv, line in [
         (["jobs", "--bogus"], "xce jobs: no such option: --bogus (see 'xce jobs --help')\n"),
-        (["jobs", "abc"], "xce jobs: JOBIDS: expected a whole number, got 'abc' (see 'xce jobs --help')\n"),
+        (["jobs", "12[a]"], "xce jobs: JOB: job '12[a]': expected a number, found 'a' at column 4 (see 'xce jobs --help')\n"),
         (["modify", "1", "2"], "xce modify: unexpected argument '2' (see 'xce modify --help')\n"),
         (["nosuch"], "xce: no such command 'nosuch' (see 'xce --help')\n"),
         (["sbumit"], "xce: no such command 'sbumit' (did you mean submit?) (see 'xce --help')\n"),

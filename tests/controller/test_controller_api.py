@@ -65,9 +65,11 @@ def test_array_submission_gives_each_element_an_id_and_index(api):
     assert res["array_id"] == res["jobid"]
     jobs = c.get("/v1/jobs").json()["jobs"]
     assert [(j["jobid"], j["array_id"], j["array_index"]) for j in jobs] == [
-        (res["jobid"] + i, res["jobid"], i) for i in range(50)]
+        (res["jobid"] + i, res["jobid"], i + 1) for i in range(50)]
     last = c.get(f"/v1/jobs/{res['jobid'] + 49}").json()
-    assert last["stdout"] == f"/tmp/out.{res['jobid'] + 49}.49"
+    assert last["stdout"] == f"/tmp/out.{res['jobid']}.50"  # %J: the array's id, as LSF's
+    named = c.get("/v1/jobs", params={"job": f"{res['jobid']}[49-50]"}).json()["jobs"]
+    assert [j["array_index"] for j in named] == [49, 50]
 
 
 def test_requests_are_folded_into_the_scheduler_request(api):
@@ -99,8 +101,10 @@ def test_requests_are_folded_into_the_scheduler_request(api):
     ({"requests": {"gpu": 1}}, ("body", "requests", "gpu"), "a domain prefix is required"),
     ({"requests": {"ut": 1}}, ("body", "requests", "ut"), "not a quantity"),
     ({"requests": {"example.com/gpu": -1}}, ("body", "requests", "example.com/gpu"), "must not be negative"),
-    ({"array": 0}, ("body", "array"), "greater than or equal to 1"),
-    ({"array": 10**7}, ("body", "array"), "less than or equal to 100000"),
+    ({"array": 0}, ("body", "array"), "expected 1 to 100000 elements, got 0"),
+    ({"array": 10**7}, ("body", "array"), "expected 1 to 100000 elements"),
+    ({"array": "1-3%0"}, ("body", "array"), "expected a limit of at least 1 after '%' at column 5"),
+    ({"name": "12"}, ("body", "name"), "must not be all digits"),
     ({"request": "x" * 5000}, ("body", "request"), "at most 4096"),
     ({"command": ["a"] * 5000}, ("body", "command"), "at most 4096"),
     ({"user": "mallory"}, ("body", "user"), "Extra inputs are not permitted"),

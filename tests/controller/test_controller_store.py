@@ -45,7 +45,7 @@ def test_migrations_build_exactly_the_schema_and_are_idempotent(tmp_path, db_url
         with engine.connect() as conn:
             assert compare_metadata(MigrationContext.configure(conn), metadata) == []
             head = ScriptDirectory.from_config(migrate.alembic_config()).get_current_head()
-            assert head == "0007"  # the newest migration in the package: bump when adding one
+            assert head == "0008"  # the newest migration in the package: bump when adding one
             assert conn.exec_driver_sql("select version_num from alembic_version").scalar() == head
     finally:
         engine.dispose()
@@ -77,7 +77,7 @@ def test_reopen_resumes_jobs_counters_log_and_hosts(tmp_path, db_url):
         with ctl.tx() as conn:
             ids = [r[0] for r in conn.execute(sa.select(jobs.c.id).order_by(jobs.c.id))]
         assert ids == [first["jobid"], *arr["jobids"]] == list(range(1, 7))
-        assert ctl.job(arr["jobids"][2])["array_index"] == 2
+        assert ctl.job(arr["jobids"][2])["array_index"] == 3  # indexes 1..N, as -J "name[1-N]"
         assert ctl.last_seq == seq_before  # no CONFIG_PUSH again: the configuration did not change
         assert events_after(ctl)["events"] == all_before
         assert ctl.hosts["h1"].resources["slots"] == 4 and ctl.hosts["h1"].load["r1m"] == 0.5

@@ -1,41 +1,43 @@
-"""``xce kill|suspend|resume JOBID...`` and ``xce modify JOBID``: acting on submitted jobs."""
+"""``xce kill|suspend|resume|hold|release JOB...`` and ``xce modify JOBID``: acting on submitted jobs."""
 
 from __future__ import annotations
 
 import sys
 from functools import partial
 
-
-from xce.cli.client import (EXIT_FAILED, EXIT_UNREACHABLE, EXIT_USAGE, ApiError, Unreachable, call, connect, describe,
-                            fail, print_json)
+from xce.cli.client import EXIT_FAILED, EXIT_USAGE, call, connect, fail, print_json
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
+from xce.jobref import ref_arg
 
-_DONE = {"kill": "is killed", "suspend": "is suspended", "resume": "is resumed"}
+
+def _job(text: str) -> str:
+    """A job as people write it, or ``0`` (all of yours, as ``bkill 0``)."""
+    return "0" if text.strip() == "0" else ref_arg(text)
 
 
-def act(verb: str, jobids: list[int], as_json: bool, url: str | None, token: str | None,
-        state_dir: str | None) -> None:
-    """Apply ``verb`` to each job; keep going past refusals, exit 1 if any was refused."""
-    client = connect(url, token, state_dir)
-    failed = False
-    results: list[dict[str, Any]] = []
-    for jobid in jobids:
-        try:
-            res = client.post(f"/v1/jobs/{jobid}/{verb}")
-        except Unreachable as exc:
-            fail(str(exc), EXIT_UNREACHABLE)
-        except ApiError as exc:
-            failed = True
-            for line in describe(exc):
-                print(f"xce: {line}", file=sys.stderr)
-            results.append({"jobid": jobid, "error": exc.detail, "status": exc.status})
-            continue
-        results.append(res)
-        if not as_json:
-            print(f"Job <{jobid}> {_DONE[verb]}.")
+def act(verb: str, jobids: list[str] | None, as_json: bool, url: str | None, token: str | None,
+        state_dir: str | None, signal: str | None = None, queue: str | None = None, name: str | None = None) -> None:
+    """Apply ``verb`` to every job named (``12``, ``12[3]``, ``12[1-5]``, ``NAME``, ``0`` for all of
+    yours, ``-q``, ``-J``): one line per job; exit 1 if any was refused."""
+    refs = list(jobids or ())
+    everything = "0" in refs
+    refs = [r for r in refs if r != "0"]
+    if not (refs or everything or queue or name):
+        fail(f"{verb}: name the jobs (ids, ID[INDEX], names; 0 for all of yours; -q QUEUE; -J NAME)", EXIT_USAGE)
+    body = {"action": verb, "jobs": refs, "all": everything}
+    for key, value in (("signal", signal), ("queue", queue), ("name", name)):
+        if value is not None:
+            body[key] = value
+    res = call(connect(url, token, state_dir).post, "/v1/jobs/act", body)
+    results = res["results"]
     if as_json:
-        print_json({"results": results})
-    if failed:
+        print_json(res)
+    else:
+        for r in results:
+            print(r["message"] if r["ok"] else f"xce: {r['message']}", file=sys.stdout if r["ok"] else sys.stderr)
+        if not results:
+            print("No unfinished job found", file=sys.stderr)
+    if not results or any(not r["ok"] for r in results):
         raise SystemExit(EXIT_FAILED)
 
 
@@ -51,15 +53,27 @@ def modify(jobid: int, priority: int | None, queue: str | None, project: str | N
         print(f"Job <{jobid}>: priority {res['priority']}, queue <{res['queue']}>, project <{res['project']}>.")
 
 
-def _verb(verb: str, help_text: str) -> Command:
-    return Command(verb, help_text, [Arg("jobids", int, many=True, help="Job ids."), JSON, *common_options()],
-                   partial(act, verb), examples=(f"xce {verb} 12", f"xce {verb} 12 13 14 --json"), quick_exit=True)
+_JOBS = Arg("jobids", _job, many=True, required=False, metavar="JOB",
+             help="Job ids, ID[INDEX] or ID[1-5] (array elements), or job names; 0: all of your unfinished jobs.")
+_SCOPE = (Opt("queue", ("-q", "--queue"), help="Only jobs of this queue (alone: all of yours in it)."),
+          Opt("name", ("-J", "--job-name"), help="Only jobs of this name (alone: all of yours with it).",
+              metavar="NAME"))
+
+
+def _verb(verb: str, help_text: str, *extra: Opt) -> Command:
+    return Command(verb, help_text, [_JOBS, *extra, *_SCOPE, JSON, *common_options()], partial(act, verb),
+                   examples=(f"xce {verb} 12", f"xce {verb} 12[1-5] sweep", f"xce {verb} 0 -q short"),
+                   quick_exit=True)
 
 
 COMMAND_SPECS = [
-    _verb("kill", "Kill jobs (pending jobs are removed, running ones are signalled)."),
+    _verb("kill", "Kill jobs (pending jobs are removed, running ones are signalled); with -s, only send a signal.",
+          Opt("signal", ("-s", "--signal"), help="Send this signal (SIGUSR1, USR1, 10) instead of killing.",
+              metavar="SIGNAL")),
     _verb("suspend", "Suspend running jobs (SIGSTOP; state USUSP)."),
     _verb("resume", "Resume suspended jobs (SIGCONT)."),
+    _verb("hold", "Hold pending jobs: they stay PEND and are not started until released (LSF bhold)."),
+    _verb("release", "Release held jobs (LSF brelease)."),
     Command("modify", "Change a job's priority, queue or project.",
             [Arg("jobid", int, help="Job id."),
              Opt("priority", ("--priority",), int, None, help="New user priority."),

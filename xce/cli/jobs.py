@@ -8,6 +8,7 @@ import sys
 from xce.cli.client import call, connect, print_json
 from xce.cli.output import placement, size, stamp, table, when
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
+from xce.jobref import ref_arg
 
 
 MEMORY = frozenset({"mem", "maxmem", "swp"})
@@ -35,11 +36,15 @@ def _usage_lines(usage: dict[str, Any]) -> list[str]:
 
 def long_form(d: dict[str, Any]) -> str:
     lines = [
-        f"Job <{d['jobid']}>, User <{d['user']}>, Project <{d['project']}>, Queue <{d['queue']}>, "
-        f"State <{d['state']}>, Priority <{d['priority']}>, Tasks <{d['tasks']}>"
-        + (f", Array <{d['array_id']}[{d['array_index']}]>" if d.get("array_id") is not None else ""),
+        f"Job <{shown_id(d)}>" + (f", Job Name <{d['name']}>" if d.get("name") else "")
+        + f", User <{d['user']}>, Project <{d['project']}>, Queue <{d['queue']}>, "
+        f"State <{d['state']}>, Priority <{d['priority']}>, Tasks <{d['tasks']}>",
         f"Command <{' '.join(d['command']) if d['command'] is not None else '(private)'}>",
     ]
+    if d.get("held_by"):
+        lines.append(f"Held by <{d['held_by']}>")
+    if d.get("begin_time"):
+        lines.append(f"Begin time <{stamp(d['begin_time'])}>")
     if d.get("request"):
         lines.append(f"Requirement <{d['request']}>")
     if d.get("sched_request") and d["sched_request"] != d.get("request"):
@@ -75,15 +80,20 @@ def long_form(d: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def jobs(jobids: list[int] | None, all_: bool, user: str | None, queue: str | None, state: str | None, long: bool,
-         as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+def shown_id(r: dict[str, Any]) -> str:
+    """``12``, or ``12[3]`` for element 3 of array 12."""
+    return str(r["jobid"]) if r.get("array_index") is None else f"{r['array_id']}[{r['array_index']}]"
+
+
+def jobs(jobids: list[str] | None, all_: bool, user: str | None, queue: str | None, state: str | None, long: bool,
+         name: str | None, as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
     client = connect(url, token, state_dir)
     listing = call(client.get, "/v1/jobs", user=user, queue=queue, state=state, all="true" if all_ else None,
-                   id=jobids or None)
+                   job=jobids or None, name=name)
     rows = listing["jobs"]
-    missing = sorted(set(jobids or ()) - {r["jobid"] for r in rows})
-    for j in missing:
-        print(f"xce: job {j} does not exist", file=sys.stderr)
+    missing = listing.get("errors") or []
+    for problem in missing:
+        print(f"xce: {problem}", file=sys.stderr)
     if long:
         details = [call(client.get, f"/v1/jobs/{r['jobid']}") for r in rows]
         if as_json:
@@ -97,7 +107,7 @@ def jobs(jobids: list[int] | None, all_: bool, user: str | None, queue: str | No
             print("No unfinished job found" if not all_ else "No job found")
     else:
         table(["JOBID", "USER", "STAT", "QUEUE", "TASKS", "EXEC_HOST", "SUBMIT_TIME", "COMMAND"],
-              [[r["jobid"] if r["array_index"] is None else f"{r['jobid']}[{r['array_index']}]", r["user"],
+              [[shown_id(r), r["user"],
                 r["state"], r["queue"], r["tasks"], placement(r["placement"]), when(r["submit_time"]),
                 _command_text(r["command"])] for r in rows])
     if listing.get("truncated"):
@@ -109,12 +119,14 @@ def jobs(jobids: list[int] | None, all_: bool, user: str | None, queue: str | No
 JOBS = Command(
     "jobs", "List jobs (your unfinished ones by default).",
     [
-        Arg("jobids", int, many=True, required=False, help="Only these job ids."),
+        Arg("jobids", ref_arg, many=True, required=False, metavar="JOB",
+            help="Only these jobs: ids, ID[INDEX], ID[1-5] (array elements), names."),
         Opt("all_", ("-a", "--all"), bool, False, help="Include finished jobs (DONE, EXIT)."),
         Opt("user", ("-u", "--user"), help="A user, or 'all' (default: you)."),
         Opt("queue", ("-q", "--queue"), help="Only this queue."),
         Opt("state", ("-s", "--state"), help="Only these states, e.g. PEND,RUN."),
         Opt("long", ("-l", "--long"), bool, False, help="Details: pend reasons, history, placement, usage."),
+        Opt("name", ("-J", "--job-name"), help="Only jobs of this name.", metavar="NAME"),
         JSON,
         *common_options(),
     ],

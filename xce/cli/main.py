@@ -41,6 +41,8 @@ COMMANDS: dict[str, str] = {
     "kill": "xce.cli.jobctl",
     "suspend": "xce.cli.jobctl",
     "resume": "xce.cli.jobctl",
+    "hold": "xce.cli.jobctl",
+    "release": "xce.cli.jobctl",
     "modify": "xce.cli.jobctl",
     "hosts": "xce.cli.cluster",
     "load": "xce.cli.cluster",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from xce.cli.client import EXIT_USAGE, call, connect, fail, print_json
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
+from xce.jobref import array_arg
 
 def parse_quantity(name: str, text: str) -> int:
     """The one quantity grammar (xce.core.quantity, stdlib only: the fast path stays cheap)."""
@@ -73,9 +74,66 @@ def parse_pairs(kind: str, items: list[str]) -> dict:
     return out
 
 
+_UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_begin(text: str, now: float | None = None) -> int:
+    """``-b``: ``+30s``/``+5m``/``+2h``/``+1d`` from now, LSF's ``[[[YYYY:]MM:]DD:]hh:mm`` (the next
+    such time), or ``YYYY-MM-DDThh:mm[:ss]``; nanoseconds since the epoch."""
+    import time
+
+    now = time.time() if now is None else now
+    t = text.strip()
+    try:
+        if t.startswith("+"):
+            unit = t[-1] if t[-1] in _UNITS_S else "s"
+            number = t[1:-1] if t[-1] in _UNITS_S else t[1:]
+            return int((now + float(number) * _UNITS_S[unit]) * 1e9)
+        if "T" in t or "-" in t:
+            from datetime import datetime
+
+            return int(datetime.fromisoformat(t).timestamp() * 1e9)
+        parts = [int(x) for x in t.split(":")]
+        if not 2 <= len(parts) <= 5:
+            raise ValueError
+        local = time.localtime(now)
+        fields = [local.tm_year, local.tm_mon, local.tm_mday][: 5 - len(parts)] + parts
+        year, month, day, hour, minute = fields
+        stamp = time.mktime((year, month, day, hour, minute, 0, 0, 0, -1))
+        if stamp <= now and len(parts) < 5:  # the next such time: tomorrow (or next month, year)
+            if len(parts) == 2:
+                stamp = time.mktime((year, month, day + 1, hour, minute, 0, 0, 0, -1))
+            elif len(parts) == 3:
+                stamp = time.mktime((year, month + 1, day, hour, minute, 0, 0, 0, -1))
+            else:
+                stamp = time.mktime((year + 1, month, day, hour, minute, 0, 0, 0, -1))
+        return int(stamp * 1e9)
+    except (ValueError, OverflowError):
+        raise ValueError(f"expected +30s, +5m, +2h, [[[YYYY:]MM:]DD:]hh:mm or YYYY-MM-DDThh:mm, got {text!r}") from None
+
+
+def _name_and_array(name: str | None, array: str | None) -> tuple[str | None, str | None]:
+    """``-J "sweep[1-10]%2"`` carries an array as LSF's does; ``--array`` may not say it again."""
+    from xce.jobref import RefError, parse_array, split_name
+
+    spec = None
+    try:
+        if name is not None:
+            name, spec = split_name(name)
+        if array is not None:
+            if spec is not None:
+                fail("give the array once: in -J NAME[...] or with --array, not both", EXIT_USAGE)
+            parse_array(array)
+            spec = array
+    except RefError as exc:
+        fail(str(exc), EXIT_USAGE)
+    return name, spec
+
+
 def submit(command: list[str], queue: str | None, tasks: int, request: str, project: str | None, job_type: str,
            priority: int, requests: list[str] | None, limits: list[str] | None, stdout: str | None,
-           stderr: str | None, array: int | None, cwd: str | None, env: list[str] | None, as_json: bool,
+           stderr: str | None, array: str | None, cwd: str | None, env: list[str] | None, name: str | None,
+           hold: bool, begin: int | None, allow_pending_forever: bool, as_json: bool,
            url: str | None, token: str | None, state_dir: str | None, run_limit: int | None = None,
            time: int | None = None) -> None:
     import os
@@ -87,10 +145,16 @@ def submit(command: list[str], queue: str | None, tasks: int, request: str, proj
                             "cwd": cwd or os.getcwd()}
     if request:
         body["request"] = request
+    name, array = _name_and_array(name, array)
     for key, value in (("queue", queue), ("project", project), ("stdout", stdout), ("stderr", stderr),
-                       ("array", array), ("run_limit", run_limit if time is None else time)):
+                       ("array", array), ("name", name), ("begin_time", begin),
+                       ("run_limit", run_limit if time is None else time)):
         if value is not None:
             body[key] = value
+    if hold:
+        body["hold"] = True
+    if allow_pending_forever:
+        body["allow_pending_forever"] = True
     if requests:
         body["requests"] = parse_pairs("--request", requests)
     if limits:
@@ -103,11 +167,14 @@ def submit(command: list[str], queue: str | None, tasks: int, request: str, proj
     res = call(connect(url, token, state_dir).post, "/v1/jobs", body)
     if as_json:
         print_json(res)
-    elif res["count"] == 1:
+    elif res.get("array_id") is None:
         print(f"Job <{res['jobid']}> is submitted to queue <{res['queue']}>.")
     else:
-        last = res["jobid"] + res["count"] - 1
-        print(f"Job array <{res['jobid']}-{last}> ({res['count']} jobs) is submitted to queue <{res['queue']}>.")
+        from xce.jobref import format_indexes
+
+        limit = f"%{res['array_limit']}" if res.get("array_limit") else ""
+        print(f"Job <{res['jobid']}> is submitted to queue <{res['queue']}>: an array of {res['count']} "
+              f"element{'s' if res['count'] != 1 else ''}, {res['jobid']}[{format_indexes(res['indexes'])}]{limit}.")
 
 
 SUBMIT = Command(
@@ -129,7 +196,15 @@ SUBMIT = Command(
         Opt("limits", ("--limit",), multiple=True, metavar="NAME=QTY", help="Cap NAME=QTY the worker enforces."),
         Opt("stdout", ("-o",), help="Output file (%J job id, %I array index).", metavar="FILE", complete="file"),
         Opt("stderr", ("-e",), help="Error file (%J job id, %I array index).", metavar="FILE", complete="file"),
-        Opt("array", ("--array",), int, None, help="Submit N similar jobs.", min=1, metavar="N"),
+        Opt("array", ("--array",), array_arg, help="An array: N elements (1..N), or indexes with a running limit, 1-100:2%10 "
+            "(Slurm's --array); elements are ID[INDEX], $XCE_ARRAY_INDEX in the job.", metavar="SPEC"),
+        Opt("name", ("-J", "--job-name"), help='Job name; "NAME[1-100:2]%10" makes it an array (LSF).',
+            metavar="NAME"),
+        Opt("hold", ("-H", "--hold"), bool, False, help="Submit held: it pends until `xce release`."),
+        Opt("begin", ("-b", "--begin"), parse_begin, None, metavar="TIME",
+            help="Do not start before TIME: +30s, +5m, hh:mm, MM:DD:hh:mm, YYYY-MM-DDThh:mm."),
+        Opt("allow_pending_forever", ("--allow-pending-forever",), bool, False,
+            help="Accept a job this cluster can never run (it pends until the cluster grows)."),
         Opt("cwd", ("--cwd",), help="Working directory (default: the current one).", metavar="DIR", complete="dir"),
         Opt("env", ("--env",), multiple=True, help="NAME=VALUE for the job.", metavar="NAME=VALUE"),
         JSON,
@@ -144,6 +219,8 @@ SUBMIT = Command(
         "xce submit -n 8 -R \"span[ptile=4] rusage[mem=2G]\" -q normal -- mpirun ./solver",
         "xce submit --type etl --request mem=500M --limit mem=1G -o out.%J -- python etl.py",
         "xce submit --array 100 --priority 5 -- ./task.sh",
+        "xce submit -J \"sweep[1-100:2]%10\" -o 'out.%J.%I' -- ./task.sh",
+        "xce submit -H -b +10m -J nightly -- ./report.sh",
     ),
 )
 

@@ -22,7 +22,7 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from xce.controller import acct, apidocs, feed, fleet, hygiene, leadership
+from xce.controller import acct, apidocs, feed, fleet, gates, hygiene, leadership
 from xce.controller.api import acct as acct_api
 from xce.controller.api import admin, cluster, drift, errors, jobs, sched, status, workers, workload
 from xce.controller.api.responses import COMMON
@@ -41,6 +41,9 @@ MAX_BODY = 8 * 1024 * 1024
 PRUNE_EVERY_S = 5.0
 #: How often, at most, finished jobs past ``[accounting] retention_days`` are deleted.
 ACCT_PRUNE_EVERY_S = 60.0
+#: How often pending jobs held back by the controller are looked at again (begin times, array limits,
+#: dependencies): the delay between a job becoming eligible and the scheduler hearing of it.
+GATES_EVERY_S = 0.25
 
 
 class BodyLimit:
@@ -103,7 +106,8 @@ def create_app(ctl: Controller) -> FastAPI:
                  asyncio.create_task(_every(1.0, lambda: feed.check_scheduler(ctl), "scheduler check", ctl)),
                  asyncio.create_task(_every(PRUNE_EVERY_S, lambda: feed.prune(ctl), "pruning", ctl)),
                  asyncio.create_task(_every(acct_prune_s, lambda: acct.prune_finished(ctl),
-                                            "accounting retention", ctl))]
+                                            "accounting retention", ctl)),
+                 asyncio.create_task(_every(GATES_EVERY_S, lambda: gates.tick(ctl), "admitting gated jobs", ctl))]
         try:
             yield
         finally:

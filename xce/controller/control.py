@@ -1,4 +1,4 @@
-"""What people do to jobs after submitting them: kill, suspend, resume, modify.
+"""What people do to jobs after submitting them: kill, suspend, resume, hold, release, modify.
 
 Each is one transaction: the state change (validated by :mod:`xce.controller.states`), its
 history row, its event, and the worker action that carries it out.
@@ -19,6 +19,8 @@ import sqlalchemy as sa
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, field_error
 from xce.controller.models import ModifyRequest
 from xce.controller.service import Controller
+from xce.controller.errors import NotFound
+from xce.controller.states import TransitionError
 from xce.controller.store.schema import actions, jobs
 from xce.controller.tokens import Principal
 from xce.core.specs import RUN, SSUSP, USUSP
@@ -115,3 +117,179 @@ def modify(ctl: Controller, p: Principal, jobid: int, req: ModifyRequest) -> dic
             ctl.counts[(changes["queue"], job["state"])] += 1
         job.update(changes)
     return job
+
+
+# -- many jobs at once, named as people write them ---------------------------------------------
+
+def signal_name(text: str) -> str:
+    """``USR1``, ``SIGUSR1`` or ``10`` -> ``SIGUSR1``; a one-line refusal for anything else."""
+    import signal as _signal
+
+    t = text.strip().upper()
+    try:
+        sig = _signal.Signals(int(t)) if t.isdigit() else _signal.Signals[t if t.startswith("SIG") else "SIG" + t]
+    except (KeyError, ValueError):
+        raise FieldErrors.one(["body", "signal"], f"unknown signal {text!r} (expected a name such as SIGUSR1 or "
+                              f"USR1, or a number)", "value_error.signal") from None
+    return sig.name
+
+
+#: Signals that end a job with no process yet (a pending one) as a kill does.
+_ENDING = frozenset({"SIGKILL", "SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"})
+
+
+def resolve(ctl: Controller, p: Principal, text: str) -> list[dict[str, Any]]:
+    """The jobs ``text`` (``12``, ``12[3]``, ``12[1-5]``, ``NAME``) names, in id order; NotFound or
+    Conflict (an ambiguous name) with a sentence otherwise."""
+    from xce.jobref import RefError, parse_ref
+
+    try:
+        ref = parse_ref(text)
+    except RefError as exc:
+        raise FieldErrors.one(["body", "jobs"], str(exc), "value_error.job") from None
+    with ctl._begin():
+        if ref.id is not None:  # an array's id names all its elements; any other id, its own row
+            rows = [dict(r) for r in ctl.conn.execute(sa.select(jobs).where(jobs.c.array_id == ref.id)
+                                                      .order_by(jobs.c.id)).mappings()]
+            if not rows:
+                rows = [dict(r) for r in ctl.conn.execute(sa.select(jobs).where(jobs.c.id == ref.id)).mappings()]
+        else:
+            rows = [dict(r) for r in ctl.conn.execute(sa.select(jobs).where(jobs.c.user == p.name,
+                                                                            jobs.c.name == ref.name)
+                                                      .order_by(jobs.c.id)).mappings()]
+    if not rows:
+        raise NotFound(f"job {ref.id} does not exist" if ref.id is not None
+                       else f"no job of yours is named {ref.name!r}")
+    if ref.name is not None:
+        groups: dict[int, list[dict[str, Any]]] = {}
+        for r in rows:
+            groups.setdefault(r["array_id"] or r["id"], []).append(r)
+        if len(groups) > 1:  # the unfinished ones, when that decides it
+            live = {k: g for k, g in groups.items() if any(r["state"] not in ("DONE", "EXIT") for r in g)}
+            groups = live if len(live) == 1 else groups
+        if len(groups) > 1:
+            raise Conflict(f"job name {ref.name!r} is ambiguous: it names jobs {', '.join(map(str, sorted(groups)))} "
+                           f"(give a job id)")
+        rows = next(iter(groups.values()))
+    if ref.indexes is not None:
+        if rows[0]["array_id"] is None:
+            raise Conflict(f"job {text}: job {rows[0]['id']} is not an array")
+        wanted = set(ref.indexes)
+        rows = [r for r in rows if r["array_index"] in wanted]
+        missing = wanted - {r["array_index"] for r in rows}
+        if missing and (not rows or len(wanted) == 1):  # a range names the elements it holds
+            from xce.jobref import format_indexes
+
+            head = ref.id if ref.id is not None else rows[0]["array_id"] if rows else ref.name
+            raise NotFound(f"job {head}[{format_indexes(sorted(missing))}] does not exist")
+    return rows
+
+
+def _select_mine(ctl: Controller, p: Principal, queue: str | None, name: str | None) -> list[dict[str, Any]]:
+    from xce.controller.states import UNFINISHED
+
+    q = sa.select(jobs).where(jobs.c.user == p.name, jobs.c.state.in_(UNFINISHED))
+    if queue is not None:
+        q = q.where(jobs.c.queue == queue)
+    if name is not None:
+        q = q.where(jobs.c.name == name)
+    with ctl._begin():
+        return [dict(r) for r in ctl.conn.execute(q.order_by(jobs.c.id)).mappings()]
+
+
+_PAST = {"kill": "is killed", "suspend": "is suspended", "resume": "is resumed", "hold": "is held",
+         "release": "is released"}
+
+
+def act(ctl: Controller, p: Principal, req) -> dict[str, Any]:
+    """``req`` (models.ActRequest) applied to every job it names: one result per job, in order,
+    each ``{"jobid", "job" (as written: 12[3]), "ok", "message"}``; a job that cannot be acted on
+    does not stop the others."""
+    from xce.controller import gates
+
+    sig = signal_name(req.signal) if req.signal is not None else None
+    if sig is not None and req.action != "kill":
+        raise FieldErrors.one(["body", "signal"], "a signal goes with the kill action only", "value_error.signal")
+    if not (req.jobs or req.all or req.queue or req.name):
+        raise FieldErrors.one(["body", "jobs"], "name the jobs: ids, names, all (0), a queue or a job name",
+                              "value_error.jobs")
+    results: list[dict[str, Any]] = []
+    targets: dict[int, dict[str, Any]] = {}
+    for text in req.jobs:
+        try:
+            for r in resolve(ctl, p, text):
+                targets.setdefault(r["id"], r)
+        except (NotFound, Conflict) as exc:
+            results.append({"jobid": None, "job": text, "ok": False, "message": str(exc),
+                            "status": 404 if isinstance(exc, NotFound) else 409})
+    if req.all or (not req.jobs and (req.queue or req.name)):
+        for r in _select_mine(ctl, p, req.queue, req.name):
+            targets.setdefault(r["id"], r)
+    elif req.queue is not None or req.name is not None:
+        targets = {i: r for i, r in targets.items()
+                   if (req.queue is None or r["queue"] == req.queue) and (req.name is None or r["name"] == req.name)}
+    with ctl.tx():
+        for jobid in sorted(targets):
+            job = targets[jobid]
+            shown = gates.display_id(job)
+            try:
+                check_owner(p, job, req.action)
+                message = _act_one(ctl, p, job, req.action, sig)
+            except TransitionError as exc:
+                results.append({"jobid": jobid, "job": shown, "ok": False, "status": 409,
+                                "message": str(exc).replace(f"job {jobid}:", f"job {shown}:", 1)})
+                continue
+            except (Conflict, Forbidden) as exc:
+                text = str(exc) if isinstance(exc, Forbidden) else f"cannot {req.action} job {shown}: {exc}"
+                results.append({"jobid": jobid, "job": shown, "ok": False, "message": text,
+                                "status": 403 if isinstance(exc, Forbidden) else 409})
+                continue
+            results.append({"jobid": jobid, "job": shown, "ok": True, "message": f"Job <{shown}> {message}."})
+    return {"results": results}
+
+
+def _act_one(ctl: Controller, p: Principal, job: dict[str, Any], action: str, sig: str | None) -> str:
+    from xce.controller import gates
+    from xce.core.specs import PEND
+
+    state = job["state"]
+    if action == "kill":
+        if sig is not None and (state != PEND or sig not in _ENDING):
+            if state == PEND:
+                raise Conflict(f"it is PEND: there is no process to send {sig} to (only {', '.join(sorted(_ENDING))} "
+                               f"end a pending job)")
+            if state not in (RUN, SSUSP, USUSP) or not job.get("head_host"):
+                raise Conflict(f"it is {state}: there is no process to send {sig} to")
+            ctl.enqueue(job["head_host"], job["id"], "signal",
+                        {"jobid": job["id"], "signal": sig, "reason": f"{sig} sent by {p.name}"})
+            ctl.history(job["id"], state, state, f"{sig} sent by {p.name}", p.name, time.time_ns())
+            return f"is sent {sig}"
+        reason = f"killed by {p.name}" + (f" ({sig})" if sig else "")
+        ctl.move(job, "kill", reason, p.name)
+        if state in (RUN, SSUSP, USUSP):
+            signal_kill(ctl, job, reason)
+        return _PAST[action]
+    if action in ("suspend", "resume"):
+        if action == "resume" and state == SSUSP and not p.is_admin:
+            raise Forbidden(f"it was suspended by the system ({job['reason']}); the scheduler resumes it when "
+                            f"resources allow, or an admin can")
+        reason = f"{action}d by {p.name}"
+        ctl.move(job, action, reason, p.name)
+        ctl.enqueue(job["head_host"], job["id"], action,
+                    {"jobid": job["id"], "signal": "SIGSTOP" if action == "suspend" else "SIGCONT", "reason": reason})
+        return _PAST[action]
+    if state != PEND:
+        raise Conflict(f"it is {state} (only a PEND job can be {'held' if action == 'hold' else 'released'})")
+    if action == "hold":
+        if job.get("held_by"):
+            raise Conflict(f"it is already held (by {job['held_by']})")
+        held_by = p.name
+    else:
+        if not job.get("held_by"):
+            raise Conflict("it is not held")
+        held_by = None
+    ctl.conn.execute(sa.update(jobs).where(jobs.c.id == job["id"]).values(held_by=held_by))
+    job["held_by"] = held_by
+    ctl.history(job["id"], PEND, PEND, f"{'held' if held_by else 'released'} by {p.name}", p.name, time.time_ns())
+    gates.regate(ctl, job, f"held by {p.name}")
+    return _PAST[action]

@@ -61,6 +61,15 @@ class _Batch:
     def __init__(self, ctl: Controller, jobs_by_id: dict[int, dict[str, Any]]) -> None:
         self.ctl = ctl
         self.jobs = jobs_by_id
+        self._capacity = None
+
+    def capacity(self):
+        """The registered cluster, summed once per batch (xce.controller.feasible)."""
+        if self._capacity is None:
+            from xce.controller.feasible import Capacity
+
+            self._capacity = Capacity.of(self.ctl)
+        return self._capacity
 
     def _host_problem(self, host: str) -> str | None:
         h = self.ctl.hosts.get(host)
@@ -91,6 +100,12 @@ class _Batch:
                 why = self._host_problem(host) or (f"placement gives host {host} {n} tasks" if n < 1 else None)
                 if why:
                     break
+        if job.get("gate") is not None:  # held (or otherwise gated) after the scheduler saw it
+            from xce.controller import gates
+
+            why = f"job {d.jobid} may not start yet ({job['gate']})"
+            gates.withdraw(self.ctl, d.jobid, why)
+            return {"status": "rejected", "jobid": d.jobid, "reason": why}
         if why:
             return {"status": "rejected", **self._reject(d.jobid, why)}
         placement = [[h, n] for h, n in d.placement]
@@ -145,10 +160,18 @@ class _Batch:
             return {"status": "rejected", "reason": f"job {d.jobid} does not exist"}
         if job["state"] != PEND:
             return {"status": "ignored", "reason": f"job {d.jobid} is {job['state']}"}
-        text = dumps([r.to_json() for r in d.reasons])
+        if job.get("gate") is not None:  # the controller's own reason stands (xce.controller.gates)
+            return {"status": "ignored", "reason": f"job {d.jobid} is gated ({job['gate']})"}
+        reasons = [r.to_json() for r in d.reasons]
+        never = self.capacity().problem(job["sched_request"], job["tasks"])
+        if never is not None:
+            from xce.controller import feasible
+
+            reasons = [{"step": feasible.STEP, "text": f"cannot run on the current cluster: {never}"}]
+        text = dumps(reasons)
         if job["pend_reasons"] == text:
             return {"status": "unchanged"}
-        category = d.reasons[0].step[:32] if d.reasons else None
+        category = reasons[0]["step"][:32] if reasons else None
         self.ctl.conn.execute(sa.update(jobs).where(jobs.c.id == d.jobid).values(pend_reasons=text,
                                                                                  pend_category=category))
         job["pend_reasons"] = text

@@ -73,7 +73,9 @@ def full_state(ctl: Controller) -> dict[str, Any]:
     names = sorted(ctl.hosts)
     with ctl.tx() as conn:
         seq = ctl.last_seq
-        rows = [dict(r) for r in conn.execute(sa.select(jobs).where(jobs.c.state.in_(UNFINISHED))
+        # Gated pending jobs are not the scheduler's yet (xce.controller.gates).
+        rows = [dict(r) for r in conn.execute(sa.select(jobs).where(jobs.c.state.in_(UNFINISHED),
+                                                                    sa.or_(jobs.c.state != "PEND", jobs.c.gate.is_(None)))
                                               .order_by(jobs.c.id)).mappings()]
     out = [
         {"type": "CONFIG_PUSH", "ts": now, "payload": ctl.sched_config_json},

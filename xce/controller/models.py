@@ -70,7 +70,26 @@ class SubmitRequest(_Body):
         default_factory=dict, max_length=MAX_ENV, description="Environment variables for the job.")
     stdout: Path_ | None = Field(None, description="Output file; %J is the job id, %I the array index.")
     stderr: Path_ | None = Field(None, description="Error file; %J is the job id, %I the array index.")
-    array: int | None = Field(None, ge=1, le=MAX_ARRAY, description="Submit N similar jobs at once.")
+    array: int | Annotated[str, Field(max_length=MAX_REQUEST_LEN)] | None = Field(None, description="An array: N elements (indexes 1..N), or indexes with an optional running "
+                       "limit, '1-100:2%10' (elements 1, 3, .. 99, at most 10 running at once).")
+    name: Name | None = Field(None, description="Job name (-J); not all digits, no brackets or spaces.")
+    hold: bool = Field(False, description="Submit held (-H): it pends until released.")
+    begin_time: int | None = Field(None, ge=0, le=MAX_ID, description="Do not start before this time (ns since the "
+                                   "epoch, -b).")
+    allow_pending_forever: bool = Field(False, description="Accept a job that can never run on the cluster as it "
+                                        "is now (it pends until the cluster grows).")
+
+
+class ActRequest(_Body):
+    """One action on many jobs, named as people write them (``xce kill 12 13[2] sweep``)."""
+
+    action: Literal["kill", "suspend", "resume", "hold", "release"]
+    jobs: list[Annotated[str, Field(min_length=1, max_length=MAX_NAME_LEN + 64)]] = Field(
+        default_factory=list, max_length=MAX_ARGS, description="Job ids, ID[INDEX], ID[1-5], or names.")
+    all: bool = Field(False, description="Every unfinished job of the caller (`xce kill 0`).")
+    queue: Name | None = Field(None, description="Only jobs of this queue.")
+    name: Name | None = Field(None, description="Every unfinished job of the caller with this name (-J).")
+    signal: str | None = Field(None, max_length=32, description="kill only: send this signal instead (SIGUSR1, 10).")
 
 
 class ModifyRequest(_Body):

@@ -172,6 +172,11 @@ class Controller:
         self._events_written = False
         self._wake_hosts: set[str] = set()
         self._wake_control = False
+        #: What xce.controller.gates.tick should look at again: arrays (id -> running limit) an
+        #: element of which moved, and whether any job started or ended (a dependency may be met).
+        self.gate_arrays: dict[int, int] = {}
+        self.gate_deps = False
+        self.gate_sweep = True  # everything, once: at start and after a takeover or a rollback
 
     # -- start and stop --------------------------------------------------------------------
 
@@ -310,6 +315,7 @@ class Controller:
                     sa.select(jobs.c.queue, jobs.c.state, sa.func.count()).group_by(jobs.c.queue, jobs.c.state))
             })
             self.slots.reload(c)
+            self.gate_sweep = True
             old = self.hosts
             self.hosts = {}
             for r in c.execute(sa.select(hosts)).mappings():
@@ -459,6 +465,10 @@ class Controller:
                      extra={"fields": {"job": job["id"], "from": old, "to": new, "reason": reason, "actor": actor,
                                        "user": job["user"], "queue": job["queue"]}})
         self.slots.moved(job, old, new)
+        if job.get("array_limit"):
+            self.gate_arrays[job["array_id"]] = job["array_limit"]
+        if old == states.PEND or new in (states.DONE, states.EXIT):
+            self.gate_deps = True
         if new in (states.DONE, states.EXIT):
             # Every way a job ends goes through here, so this is where its accounting record is
             # written: finished, failed, killed, lost alike.

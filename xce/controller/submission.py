@@ -191,10 +191,25 @@ def validate(ctl: Controller, req: SubmitRequest) -> dict[str, Any]:
                                       "value_error.requests"))
         elif _parse(folded, req.tasks, _loc("requests"), errors) is not None:
             sched_request = folded
+    array = _array(req.array, errors)
+    if req.name is not None:
+        from xce.jobref import RefError, check_name
+
+        try:
+            check_name(req.name)
+        except RefError as exc:
+            errors.append(field_error(_loc("name"), str(exc), "value_error.name"))
+    if parsed is not None and not errors and not req.allow_pending_forever:
+        from xce.controller.feasible import Capacity
+
+        why = Capacity.of(ctl).problem(sched_request, req.tasks)
+        if why is not None:
+            errors.append(field_error(_loc(), f"the job can never run on this cluster: {why} "
+                                      f"(--allow-pending-forever submits it anyway)", "value_error.never_runnable"))
     if errors:
         raise FieldErrors(errors)
     return {"queue": queue, "project": project, "requests": requests, "limits": limits,
-            "sched_request": sched_request, "run_limit": run_limit}
+            "sched_request": sched_request, "run_limit": run_limit, "array": array}
 
 
 def hms(seconds: int) -> str:
@@ -216,7 +231,27 @@ def _run_limit(queue: str, qcfg: Any, asked: int | None, errors: list[dict[str, 
     return asked
 
 
+def _array(given: int | str | None, errors: list[dict[str, Any]]):
+    """The array's indexes and limit (xce.jobref.ArraySpec), or None for a single job."""
+    from xce.jobref import MAX_ELEMENTS, ArraySpec, RefError, parse_array
+
+    if given is None:
+        return None
+    if isinstance(given, bool) or (isinstance(given, int) and not 1 <= given <= MAX_ELEMENTS):
+        errors.append(field_error(_loc("array"), f"expected 1 to {MAX_ELEMENTS} elements, got {given}",
+                                  "value_error.array"))
+        return None
+    if isinstance(given, int):
+        return ArraySpec(tuple(range(1, given + 1)))
+    try:
+        return parse_array(given)
+    except RefError as exc:
+        errors.append(field_error(_loc("array"), str(exc), "value_error.array"))
+        return None
+
+
 def _expand(path: str | None, jobid: int, index: int | None) -> str | None:
+    """``%J`` is the job id (an array's own id for each element), ``%I`` the array index (0 for a single job)."""
     if path is None:
         return None
     return path.replace("%J", str(jobid)).replace("%I", str(index if index is not None else 0))
@@ -271,8 +306,12 @@ def submit(ctl: Controller, user: str, req: SubmitRequest, key: str | None = Non
 def prepare(ctl: Controller, user: str, req: SubmitRequest, key: str | None = None) -> dict[str, Any]:
     """Everything a submission writes, checked and with its job ids, before any transaction: a
     refusal (FieldErrors) happens here, so a group commit never holds a submission that fails."""
+    from xce.controller import gates
+
     v = validate(ctl, req)
-    count = req.array or 1
+    spec = v["array"]
+    indexes = spec.indexes if spec is not None else (None,)
+    count = len(indexes)
     now = time.time_ns()
     first = ctl.alloc_jobids(count)
     base = {
@@ -282,23 +321,30 @@ def prepare(ctl: Controller, user: str, req: SubmitRequest, key: str | None = No
         "env": dumps(req.env) if req.env else None,
         "requests": dumps(v["requests"]) if v["requests"] else None,
         "limits": dumps(v["limits"]) if v["limits"] else None, "run_limit": v["run_limit"],
-        "array_id": first if req.array else None, "submit_time": now, "start_time": None, "end_time": None,
-        "placement": None, "head_host": None, "pend_reasons": None, "reason": "submitted",
+        "array_id": first if spec is not None else None, "submit_time": now, "start_time": None, "end_time": None,
+        "placement": None, "head_host": None, "pend_reasons": None, "pend_category": None, "reason": "submitted",
         "exit_code": None, "exit_signal": None, "usage": None,
+        "name": req.name, "gate": None, "held_by": user if req.hold else None, "begin_time": req.begin_time,
+        "depend": None, "array_limit": spec.limit if spec is not None else None,
     }
+    gate = gates.base_gate(ctl, base, now)
+    limit = base["array_limit"]
     templated = any(p and "%" in p for p in (req.stdout, req.stderr))
     rows = []
-    for i in range(count):
+    for i, index in enumerate(indexes):
         jobid = first + i
-        index = i if req.array else None
         row = dict(base, id=jobid, array_index=index)
         if templated:
-            row["stdout"] = _expand(req.stdout, jobid, index)
-            row["stderr"] = _expand(req.stderr, jobid, index)
+            row["stdout"] = _expand(req.stdout, first, index)
+            row["stderr"] = _expand(req.stderr, first, index)
         else:
             row["stdout"], row["stderr"] = req.stdout, req.stderr
+        held_back = gate if gate is not None else (gates.LIMIT if limit is not None and i >= limit else None)
+        if held_back is not None:
+            row["gate"], row["pend_category"] = held_back, held_back
+            row["pend_reasons"] = dumps(gates.reasons(ctl, row, held_back))
         rows.append(row)
-    return {"user": user, "queue": v["queue"], "array": bool(req.array), "first": first, "count": count,
+    return {"user": user, "queue": v["queue"], "array": spec is not None, "first": first, "count": count,
             "now": now, "rows": rows, "key": key}
 
 
@@ -312,8 +358,11 @@ def commit(ctl: Controller, prepared: list[dict[str, Any]]) -> list[dict[str, An
                 ctl.history(row["id"], None, PEND, "submitted", p["user"], p["now"])
             spec = jobspec_json(p["rows"][0])
             first, count = p["first"], p["count"]
-            for start in range(0, count, JOBS_PER_PUSH):
-                chunk = [dict(spec, jobid=first + i) for i in range(start, min(count, start + JOBS_PER_PUSH))]
+            # A gated job (held, not before its begin time, beyond its array's limit) is not shown to
+            # the scheduler until it is eligible (xce.controller.gates).
+            ready = [r["id"] for r in p["rows"] if r["gate"] is None]
+            for start in range(0, len(ready), JOBS_PER_PUSH):
+                chunk = [dict(spec, jobid=i) for i in ready[start:start + JOBS_PER_PUSH]]
                 ctl.publish("JOBS_PUSH", {"njobs": len(chunk), "jobs": chunk}, ts=p["now"])
             if p["key"] is not None:
                 conn.execute(sa.insert(submit_keys).values(user=p["user"], key=p["key"], jobid=first, count=count,
@@ -330,5 +379,7 @@ def commit(ctl: Controller, prepared: list[dict[str, Any]]) -> list[dict[str, An
             ctl.metrics.submitted.labels(queue).inc(count)
         out.append({"jobid": first, "jobids": list(range(first, first + count)), "count": count,
                     "array_id": first if p["array"] else None, "queue": queue, "user": user,
-                    "state": PEND, "row": p["rows"][0]})
+                    "state": PEND, "row": p["rows"][0], "name": p["rows"][0]["name"],
+                    "array_limit": p["rows"][0]["array_limit"],
+                    "indexes": [r["array_index"] for r in p["rows"]] if p["array"] else None})
     return out

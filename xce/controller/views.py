@@ -37,6 +37,8 @@ def job_summary(row: dict[str, Any]) -> dict[str, Any]:
         "command": _j(row["command"], []), "array_id": row["array_id"], "array_index": row["array_index"],
         "submit_time": row["submit_time"], "start_time": row["start_time"], "end_time": row["end_time"],
         "placement": placement(row), "reason": row["reason"], "exit_code": row["exit_code"],
+        "name": row.get("name"), "held_by": row.get("held_by"), "begin_time": row.get("begin_time"),
+        "array_limit": row.get("array_limit"), "pend_category": row.get("pend_category"),
     }
 
 
@@ -84,8 +86,10 @@ def history_of(ctl: Controller, jobid: int) -> list[dict[str, Any]]:
 
 
 def list_jobs(ctl: Controller, *, user: str | None, queue: str | None, states: list[str] | None,
-              include_finished: bool, jobids: list[int] | None, limit: int) -> dict[str, Any]:
+              include_finished: bool, jobids: list[int] | None, limit: int, name: str | None = None) -> dict[str, Any]:
     q = sa.select(jobs)
+    if name is not None:
+        q = q.where(jobs.c.name == name)
     if jobids:
         q = q.where(jobs.c.id.in_(jobids))
     if user is not None:
@@ -111,7 +115,8 @@ SORTS = {"id": jobs.c.id, "user": jobs.c.user, "queue": jobs.c.queue, "state": j
 _LIST_COLUMNS = (jobs.c.id, jobs.c.user, jobs.c.queue, jobs.c.project, jobs.c.job_type, jobs.c.state,
                  jobs.c.tasks, jobs.c.priority, jobs.c.command, jobs.c.array_id, jobs.c.array_index,
                  jobs.c.submit_time, jobs.c.start_time, jobs.c.end_time, jobs.c.placement, jobs.c.reason,
-                 jobs.c.exit_code, jobs.c.pend_category)
+                 jobs.c.exit_code, jobs.c.pend_category, jobs.c.name, jobs.c.held_by, jobs.c.begin_time,
+                 jobs.c.array_limit)
 
 
 @dataclass(frozen=True)

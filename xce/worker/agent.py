@@ -170,6 +170,11 @@ class Agent:
                 self._post_status(jobid, {"status": "resumed", "reason": action.get("reason", "")})
         elif kind == "kill":
             self._kill(jobid, float(action.get("grace_s", 10)), action.get("reason") or "killed")
+        elif kind == "signal":  # `xce kill -s SIGNAL`: the job's state follows what its processes do
+            with self.lock:
+                jp = self.jobs.get(jobid)
+            if jp is not None:
+                jp.signal(runner.signal_number(action.get("signal"), signal.SIGTERM))
         else:
             log.warning("ignoring unknown action %r", action)
 

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 
 from xce.controller import control, submission, views
 from xce.controller.api.responses import COMMON, JobId, MAX_ID, ctl_of, documented, json_response
-from xce.controller.errors import FieldErrors
-from xce.controller.models import ModifyRequest, SubmitRequest
+from xce.controller.errors import Conflict, FieldErrors, NotFound
+from xce.controller.models import ActRequest, ModifyRequest, SubmitRequest
 from xce.controller.security import people
 from xce.controller.tokens import Principal
 from xce.core.specs import JOB_STATES
@@ -40,10 +40,24 @@ async def list_jobs(
     state: list[str] | None = Query(None, description="Repeatable, or comma-separated: PEND,RUN,..."),
     include_finished: bool = Query(False, alias="all", description="Include finished jobs (DONE, EXIT)"),
     id: list[int] | None = Query(None, description="Only these job ids (repeatable)"),
+    job: list[str] | None = Query(None, description="Only these jobs as people write them: 12, 12[3], 12[1-5], "
+                                  "NAME (repeatable); an unknown one is a 404"),
+    name: str | None = Query(None, description="Only jobs of this name"),
     limit: int = Query(10_000, ge=1, le=100_000),
 ):
     if id and any(not 1 <= i <= MAX_ID for i in id):
         raise FieldErrors.one(["query", "id"], f"job ids are whole numbers from 1 to {MAX_ID}", "value_error.id")
+    problems: list[str] = []
+    if job:
+        found: set[int] = set(id or ())
+        for text in job:
+            try:
+                found.update(r["id"] for r in control.resolve(ctl_of(request), p, text))
+            except (NotFound, Conflict) as exc:
+                problems.append(str(exc))
+        if not found:
+            return json_response({"jobs": [], "truncated": False, "errors": problems})
+        id = sorted(found)
     states = [s.strip().upper() for part in (state or []) for s in part.split(",") if s.strip()]
     bad = [s for s in states if s not in JOB_STATES]
     if bad:
@@ -52,9 +66,11 @@ async def list_jobs(
     who = None if user == "all" or (user is None and id) else (user or p.name)
     ctl = ctl_of(request)
     result = views.list_jobs(ctl, user=who, queue=queue, states=states or None,
-                             include_finished=include_finished, jobids=id, limit=limit)
+                             include_finished=include_finished, jobids=id, limit=limit, name=name)
     show_all = ctl.config.privacy.show_all_jobs
     result["jobs"] = [views.redact(j, p, show_all) for j in result["jobs"]]
+    if job:
+        result["errors"] = problems
     return json_response(result)
 
 
@@ -66,6 +82,12 @@ async def job_detail(jobid: JobId, request: Request, p: Caller):
     if not views.sees_everything(p, row, show_all):
         control.check_owner(p, row, "see the details of")
     return json_response(views.redact(views.job_detail(row, views.history_of(ctl, jobid)), p, show_all))
+
+
+@router.post("/act", summary="Kill (or signal), suspend, resume, hold or release many jobs: ids, ID[INDEX], "
+             "ID[1-5], names, all of the caller's, a queue's; one result per job", responses=documented(422))
+async def act(body: ActRequest, request: Request, p: Caller):
+    return json_response(control.act(ctl_of(request), p, body))
 
 
 @router.post("/{jobid}/kill", summary="Kill a job (PEND, RUN or suspended -> EXIT)", responses=documented(404, 409))

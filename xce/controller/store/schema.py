@@ -50,10 +50,20 @@ jobs = sa.Table(
     sa.Column("exit_code", sa.Integer),
     sa.Column("exit_signal", sa.String(32)),
     sa.Column("usage", sa.Text),
+    # The job workflow (0008_flow_job_workflow): see xce.controller.gates.
+    sa.Column("name", sa.String(128)),
+    sa.Column("gate", sa.String(16)),
+    sa.Column("held_by", sa.String(160)),
+    sa.Column("begin_time", sa.BigInteger),
+    sa.Column("depend", sa.Text),
+    sa.Column("array_limit", sa.Integer),
     sa.Index("ix_jobs_state", "state"),
     sa.Index("ix_jobs_user_state", "user", "state"),
     sa.Index("ix_jobs_head_host", "head_host"),
     sa.Index("ix_jobs_state_pend_category", "state", "pend_category"),
+    sa.Index("ix_jobs_state_gate", "state", "gate"),
+    sa.Index("ix_jobs_user_name", "user", "name"),
+    sa.Index("ix_jobs_array_id", "array_id"),
 )
 
 job_history = sa.Table(

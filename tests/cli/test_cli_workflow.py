@@ -1,0 +1,87 @@
+"""Job names, holds and acting on many jobs at once, against a real controller (no workers: jobs pend)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def _user(cli, name: str) -> dict[str, str]:
+    r = cli.admin("user", "add", name)
+    assert r.code == 0, r.err
+    return {"XCE_TOKEN": r.out.strip()}
+
+
+def _states(cli, env, *jobids) -> dict[int, str]:
+    jobs = cli.xce("jobs", "--json", "-a", *map(str, jobids), env=env).json()["jobs"]
+    return {j["jobid"]: j["state"] for j in jobs}
+
+
+def test_kill_0_ends_all_and_only_the_callers_jobs(cli):
+    ann, ben = _user(cli, "ann_k0"), _user(cli, "ben_k0")
+    mine = [cli.xce("submit", "--json", "-q", q, "--", "sleep", "60", env=ann).json()["jobid"]
+            for q in ("normal", "high", "high")]
+    theirs = cli.xce("submit", "--json", "--", "sleep", "60", env=ben).json()["jobid"]
+    r = cli.xce("kill", "0", "-q", "high", env=ann)
+    assert r.code == 0, r.err
+    assert r.out.splitlines() == [f"Job <{mine[1]}> is killed.", f"Job <{mine[2]}> is killed."]
+    assert _states(cli, ann, *mine) == {mine[0]: "PEND", mine[1]: "EXIT", mine[2]: "EXIT"}
+    r = cli.xce("kill", "0", env=ann)
+    assert (r.code, r.out) == (0, f"Job <{mine[0]}> is killed.\n")
+    assert _states(cli, ben, theirs) == {theirs: "PEND"}
+    r = cli.xce("kill", "0", env=ann)  # nothing left: said, and a failure
+    assert r.code == 1 and "No unfinished job found" in r.err
+
+
+def test_names_and_holds(cli):
+    ann = _user(cli, "ann_names")
+    a = cli.xce("submit", "--json", "-J", "prep", "-H", "--", "true", env=ann).json()["jobid"]
+    job = cli.xce("jobs", "-l", "--json", "prep", env=ann).json()["jobs"][0]
+    assert (job["jobid"], job["name"], job["state"], job["held_by"]) == (a, "prep", "PEND", "ann_names")
+    assert job["pend_reasons"] == [{"step": "held", "text": f"held by ann_names: `xce release {a}` lets it run"}]
+    r = cli.xce("hold", "prep", env=ann)
+    assert r.code == 1 and r.err == f"xce: cannot hold job {a}: it is already held (by ann_names)\n"
+    r = cli.xce("release", "prep", env=ann)
+    assert (r.code, r.out) == (0, f"Job <{a}> is released.\n")
+    job = cli.xce("jobs", "-l", "--json", str(a), env=ann).json()["jobs"][0]
+    assert job["held_by"] is None and job["pend_reasons"] == []
+    assert [h["reason"] for h in job["history"]] == ["submitted", "released by ann_names"]
+    # a second job of the same name makes the name ambiguous while both are unfinished
+    b = cli.xce("submit", "--json", "-J", "prep", "--", "true", env=ann).json()["jobid"]
+    r = cli.xce("kill", "prep", env=ann)
+    assert r.code == 1 and r.err == f"xce: job name 'prep' is ambiguous: it names jobs {a}, {b} (give a job id)\n"
+    r = cli.xce("kill", "-J", "prep", env=ann)  # -J means every job of that name
+    assert r.out.splitlines() == [f"Job <{a}> is killed.", f"Job <{b}> is killed."]
+    r = cli.xce("jobs", "nosuchname", env=ann)
+    assert r.code == 1 and r.err == "xce: no job of yours is named 'nosuchname'\n"
+
+
+def test_arrays_by_element_and_range(cli):
+    ann = _user(cli, "ann_arr")
+    arr = cli.xce("submit", "--json", "--array", "1-10:3", "--", "true", env=ann).json()
+    assert arr["indexes"] == [1, 4, 7, 10]
+    first = arr["jobid"]
+    r = cli.xce("hold", f"{first}[4-7]", env=ann)
+    assert r.code == 0, r.err
+    assert r.out.splitlines() == [f"Job <{first}[4]> is held.", f"Job <{first}[7]> is held."]
+    r = cli.xce("kill", f"{first}[1]", f"{first}[2]", env=ann)
+    assert r.code == 1 and r.out == f"Job <{first}[1]> is killed.\n"
+    assert r.err == f"xce: job {first}[2] does not exist\n"
+    r = cli.xce("kill", "--json", str(first), env=ann)  # the whole array: what is left of it
+    results = r.json()["results"]
+    assert [(x["job"], x["ok"]) for x in results] == [(f"{first}[1]", False), (f"{first}[4]", True),
+                                                      (f"{first}[7]", True), (f"{first}[10]", True)]
+    assert results[0]["message"] == f"cannot kill job {first}[1]: it is EXIT (only a PEND/RUN/SSUSP/USUSP job can be killed)"
+
+
+def test_kill_with_a_signal_needs_a_process(cli):
+    ann = _user(cli, "ann_sig")
+    a = cli.xce("submit", "--json", "--", "sleep", "60", env=ann).json()["jobid"]
+    r = cli.xce("kill", "-s", "USR1", str(a), env=ann)
+    assert r.code == 1 and r.err == (f"xce: cannot kill job {a}: it is PEND: there is no process to send SIGUSR1 to "
+                                     f"(only SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM end a pending job)\n")
+    r = cli.xce("kill", "-s", "NOSUCH", str(a), env=ann)
+    assert r.code == 1 and r.err == "xce: signal: unknown signal 'NOSUCH' (expected a name such as SIGUSR1 or USR1, or a number)\n"
+    r = cli.xce("kill", "-s", "9", str(a), env=ann)
+    assert (r.code, r.out) == (0, f"Job <{a}> is killed.\n")

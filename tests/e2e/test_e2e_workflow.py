@@ -1,0 +1,119 @@
+"""The job workflow LSF and Slurm users expect, with real jobs on a three-worker, six-slot cluster:
+holds, begin times, signals, names, and jobs that can never run."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import pytest
+
+from conftest import FAST, Cli, wait_for
+from xce.cluster import LocalCluster
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def six(tmp_path_factory):
+    base = tmp_path_factory.mktemp("six")
+    (base / "work").mkdir()
+    cluster = LocalCluster(base / "state", 3, 2, **FAST)
+    cluster.start()
+    yield cluster, Cli(cluster, base / "work")
+    cluster.stop()
+
+
+def _started(job) -> list[int]:
+    return [h["ts"] for h in job["history"] if h["to"] == "RUN"]
+
+
+def test_a_held_job_waits_until_released(six):
+    _, xce = six
+    jobid = xce.submit("-H", "-J", "waiter", "--", "true")
+    time.sleep(2.0)  # many scheduling rounds (0.05 s apart) on an idle cluster
+    job = xce.job(jobid)
+    assert (job["state"], _started(job)) == ("PEND", [])
+    assert job["pend_reasons"][0]["step"] == "held"
+    released = time.time_ns()
+    r = xce("release", "waiter")
+    assert r.stdout == f"Job <{jobid}> is released.\n"
+    job = xce.wait_state(jobid, "DONE", 30)
+    assert _started(job)[0] >= released
+
+
+def test_a_job_with_a_begin_time_does_not_start_before_it(six):
+    _, xce = six
+    before = time.time_ns()
+    jobid = xce.submit("-b", "+3s", "--", "true")
+    job = xce.job(jobid)
+    assert job["state"] == "PEND" and job["pend_reasons"][0]["step"] == "begin"
+    assert before + 3e9 <= job["begin_time"] <= time.time_ns() + 3e9
+    job = xce.wait_state(jobid, "DONE", 30)
+    assert _started(job)[0] >= job["begin_time"]
+
+
+def test_kill_sends_the_signal_asked_for(six):
+    _, xce = six
+    script = ("import signal, sys, time\n"
+              "signal.signal(signal.SIGUSR1, lambda *a: (print('got USR1', flush=True), sys.exit(7)))\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(60)\n")
+    jobid = xce.submit("--", sys.executable, "-c", script)
+    xce.wait_state(jobid, "RUN", 30)
+    out = xce.cwd / f"xce-{jobid}.out"
+    wait_for(lambda: out.exists() and "ready" in out.read_text(), 30, "the job to install its handler")
+    r = xce("kill", "-s", "USR1", str(jobid))
+    assert r.stdout == f"Job <{jobid}> is sent SIGUSR1.\n"
+    job = xce.wait_state(jobid, ("DONE", "EXIT"), 30)
+    assert (job["state"], job["exit_code"]) == ("EXIT", 7)
+    assert "got USR1" in out.read_text()
+    assert any(h["reason"] == "SIGUSR1 sent by " + job["user"] for h in job["history"])
+
+
+def test_a_job_that_can_never_run_is_refused(six):
+    _, xce = six
+    r = xce("submit", "-n", "100", "--", "true", check=False)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        "xce: the job can never run on this cluster: 100 tasks but the cluster has 6 slots on 3 hosts "
+        "(--allow-pending-forever submits it anyway)"]
+    r = xce("submit", "--request", "mem=100T", "--", "true", check=False)
+    assert r.returncode == 1 and "can never run on this cluster: 100T of mem per task but the largest host has" \
+        in r.stderr
+    jobid = xce.submit("-n", "100", "--allow-pending-forever", "--", "true")
+    job = wait_for(lambda: (j := xce.job(jobid))["pend_reasons"] and j, 30, "the scheduler's pend reason")
+    assert job["pend_reasons"][0]["text"] == "cannot run on the current cluster: 100 tasks but the cluster has " \
+        "6 slots on 3 hosts"
+    xce("kill", str(jobid))
+
+
+def test_an_array_of_20_with_limit_3_never_runs_more_than_3_at_once(six):
+    _, xce = six
+    out = json.loads(xce("submit", "--json", "-J", "lim[1-20]%3", "-o", "arr.%J.%I", "--", "sh", "-c",
+                         "echo $XCE_ARRAY_INDEX; sleep 0.3").stdout)
+    array = out["jobid"]
+    assert (out["count"], out["array_limit"], out["indexes"]) == (20, 3, list(range(1, 21)))
+
+    def done():
+        jobs = json.loads(xce("jobs", "--json", "-a", str(array)).stdout)["jobs"]
+        return len(jobs) == 20 and all(j["state"] == "DONE" for j in jobs) and jobs
+
+    jobs = wait_for(done, 120, "the array to finish", interval=0.5)
+    assert sorted(j["array_index"] for j in jobs) == list(range(1, 21))
+    # From every element's own history: +1 when it started, -1 when it ended; never above 3.
+    moves = []
+    for j in jobs:
+        for h in xce.job(j["jobid"])["history"]:
+            if h["to"] == "RUN":
+                moves.append((h["ts"], 1))
+            elif h["to"] in ("DONE", "EXIT") and h["from"] in ("RUN", "SSUSP", "USUSP"):
+                moves.append((h["ts"], -1))
+    running = peak = 0
+    for _, step in sorted(moves, key=lambda m: (m[0], m[1])):  # at one instant, an end before a start
+        running += step
+        peak = max(peak, running)
+    assert peak == 3, peak  # the cluster has 6 slots: only the limit kept it at 3
+    for j in jobs:
+        assert (xce.cwd / f"arr.{array}.{j['array_index']}").read_text() == f"{j['array_index']}\n"

@@ -1,0 +1,195 @@
+"""How people write job ids, array ranges and job names, parsed in one place.
+
+Every command that takes a job takes ``ID``, ``ID[INDEX]``, ``ID[1-5,9]`` and ``NAME`` (or
+``NAME[INDEX]``), as LSF's ``bkill 76[1]`` and ``bjobs -J sweep`` do; submission takes the same
+index list with a concurrency limit, ``1-100:2%10`` (``-J "sweep[1-100:2]%10"`` or Slurm's
+``--array 1-100:2%10``). The CLI parses what it is given for an immediate usage error, the controller
+parses it again to resolve it: both call this module, so they cannot disagree.
+
+It is imported by ``xce submit`` and ``xce jobs``, whose whole run must stay about one interpreter
+start: standard library only, and no ``re``.
+"""
+
+from __future__ import annotations
+
+#: Most elements one array may have (the API's bound as well).
+MAX_ELEMENTS = 100_000
+#: Largest array index (LSF's own bound is far smaller; this keeps indexes 32-bit).
+MAX_INDEX = 2**31 - 1
+MAX_NAME = 128
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-+:@/=,")
+
+
+class RefError(ValueError):
+    """Text that is not a job reference; the message names the text and the column."""
+
+
+class JobRef:
+    """``id`` or ``name`` (exactly one), and the array indexes it is narrowed to (None: all).
+    (A plain class: dataclasses would cost ``xce jobs`` the import of ``inspect``.)"""
+
+    __slots__ = ("id", "name", "indexes")
+
+    def __init__(self, id: int | None = None, name: str | None = None,
+                 indexes: tuple[int, ...] | None = None) -> None:
+        self.id, self.name, self.indexes = id, name, indexes
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JobRef) and (self.id, self.name, self.indexes) == (other.id, other.name, other.indexes)
+
+    def __repr__(self) -> str:
+        return f"JobRef({self})"
+
+    def __str__(self) -> str:
+        head = str(self.id) if self.id is not None else str(self.name)
+        return head if self.indexes is None else f"{head}[{format_indexes(self.indexes)}]"
+
+
+def _fail(text: str, col: int, what: str, kind: str = "job") -> RefError:
+    return RefError(f"{kind} {text!r}: {what} at column {col + 1}")
+
+
+def _number(text: str, pos: int, stop: int, kind: str) -> tuple[int, int]:
+    end = pos
+    while end < stop and text[end].isdigit() and text[end].isascii():
+        end += 1
+    if end == pos:
+        found = repr(text[pos]) if pos < stop else "the end"
+        raise _fail(text, pos, f"expected a number, found {found}", kind)
+    return int(text[pos:end]), end
+
+
+def parse_indexes(text: str, start: int = 0, stop: int | None = None, kind: str = "job") -> tuple[int, ...]:
+    """``1-10:2,15`` -> (1, 3, 5, 7, 9, 15): sorted, without repeats; refused when empty or too large."""
+    stop = len(text) if stop is None else stop
+    out: set[int] = set()
+    pos = start
+    while True:
+        first, pos = _number(text, pos, stop, kind)
+        last, step = first, 1
+        if pos < stop and text[pos] == "-":
+            last, pos = _number(text, pos + 1, stop, kind)
+            if last < first:
+                raise _fail(text, pos - 1, f"range {first}-{last} runs backwards", kind)
+            if pos < stop and text[pos] == ":":
+                step, pos = _number(text, pos + 1, stop, kind)
+                if step < 1:
+                    raise _fail(text, pos - 1, "the step must be at least 1", kind)
+        if last > MAX_INDEX:
+            raise _fail(text, pos - 1, f"index {last} is larger than {MAX_INDEX}", kind)
+        if len(out) + (last - first) // step + 1 > MAX_ELEMENTS:
+            raise _fail(text, pos - 1, f"more than {MAX_ELEMENTS} indexes", kind)
+        out.update(range(first, last + 1, step))
+        if pos >= stop:
+            return tuple(sorted(out))
+        if text[pos] != ",":
+            raise _fail(text, pos, f"expected ',', '-' or ':', found {text[pos]!r}", kind)
+        pos += 1
+
+
+def format_indexes(indexes: tuple[int, ...] | list[int]) -> str:
+    """The shortest ``1-5,7`` form of sorted indexes."""
+    parts, i, xs = [], 0, list(indexes)
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        parts.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def check_name(name: str, kind: str = "job name") -> str:
+    """A job name: 1-128 characters, not all digits (that is a job id), no brackets, spaces or '%'."""
+    if not name:
+        raise RefError(f"{kind}: must not be empty")
+    if len(name) > MAX_NAME:
+        raise RefError(f"{kind} {name[:20]!r}...: longer than {MAX_NAME} characters")
+    for i, ch in enumerate(name):
+        if ch not in _NAME_CHARS:
+            raise _fail(name, i, f"{ch!r} is not allowed in a job name (letters, digits and _ . - + : @ / = ,)",
+                        kind)
+    if name.isdigit():
+        raise RefError(f"{kind} {name!r}: a name must not be all digits (that reads as a job id)")
+    return name
+
+
+def parse_ref(text: str) -> JobRef:
+    """``76``, ``76[1]``, ``76[1-5,9]``, ``sweep``, ``sweep[3]``."""
+    text = text.strip()
+    if not text:
+        raise RefError("job: expected a job id or name, got an empty string")
+    bracket = text.find("[")
+    head = text if bracket < 0 else text[:bracket]
+    indexes = None
+    if bracket >= 0:
+        if not text.endswith("]"):
+            raise _fail(text, len(text), "expected ']'")
+        indexes = parse_indexes(text, bracket + 1, len(text) - 1)
+    if not head:
+        raise _fail(text, 0, "expected a job id or name before '['")
+    if head.isdigit() and head.isascii():
+        jobid = int(head)
+        if jobid < 1 or jobid > 2**63 - 1:
+            raise RefError(f"job {text!r}: job ids are whole numbers from 1 to {2**63 - 1}")
+        return JobRef(id=jobid, indexes=indexes)
+    return JobRef(name=check_name(head), indexes=indexes)
+
+
+def ref_arg(text: str) -> str:
+    """``type=`` for CLI arguments: refuses a malformed reference at once, passes the text on."""
+    parse_ref(text)
+    return text.strip()
+
+
+class ArraySpec:
+    """An array's indexes (sorted) and how many of its elements may run at once (None: no limit)."""
+
+    __slots__ = ("indexes", "limit")
+
+    def __init__(self, indexes: tuple[int, ...], limit: int | None = None) -> None:
+        self.indexes, self.limit = indexes, limit
+
+    def __str__(self) -> str:
+        return format_indexes(self.indexes) + (f"%{self.limit}" if self.limit is not None else "")
+
+
+def parse_array(text: str) -> ArraySpec:
+    """``1-100:2%10`` (indexes and at most 10 running at once); a bare ``N`` is ``1-N``, as
+    ``--array N`` has always meant N elements."""
+    text = text.strip()
+    body, pct, limit_text = text.partition("%")
+    limit = None
+    if pct:
+        if not limit_text.isdigit() or not limit_text.isascii() or int(limit_text) < 1:
+            raise RefError(f"array {text!r}: expected a limit of at least 1 after '%' at column {len(body) + 2}")
+        limit = int(limit_text)
+    if body.isdigit() and body.isascii():
+        n = int(body)
+        if n < 1 or n > MAX_ELEMENTS:
+            raise RefError(f"array {text!r}: expected 1 to {MAX_ELEMENTS} elements")
+        return ArraySpec(tuple(range(1, n + 1)), limit)
+    return ArraySpec(parse_indexes(body, kind="array"), limit)
+
+
+def split_name(text: str) -> tuple[str, str | None]:
+    """``-J "sweep[1-100:2]%10"`` -> ("sweep", "1-100:2%10"); ``-J sweep`` -> ("sweep", None)."""
+    bracket = text.find("[")
+    if bracket < 0:
+        return check_name(text), None
+    close = text.rfind("]")
+    if close < bracket:
+        raise _fail(text, len(text), "expected ']'", "job name")
+    rest = text[close + 1:]
+    if rest and not rest.startswith("%"):
+        raise _fail(text, close + 1, f"expected '%LIMIT' or the end, found {rest[0]!r}", "job name")
+    spec = text[bracket + 1:close] + rest
+    name = check_name(text[:bracket])
+    parse_array(spec)
+    return name, spec
+
+
+def array_arg(text: str) -> str:
+    """``type=`` for ``--array``: refuses a malformed array at once, passes the text on."""
+    parse_array(text)
+    return text.strip()
