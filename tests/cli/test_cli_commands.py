@@ -245,7 +245,9 @@ def test_help_lists_every_registered_command(cli):
 def test_other_users_commands_show_as_private(cli):
     ann = {"XCE_TOKEN": cli.admin("user", "add", "ann_priv").out.strip()}
     ben = {"XCE_TOKEN": cli.admin("user", "add", "ben_priv").out.strip()}
-    jobid = cli.xce("submit", "--json", "--", "sleep", "1000", "--secret-flag", env=ann).json()["jobid"]
+    r = cli.xce("submit", "--json", "--", "sleep", "1000", "--secret-flag", env=ann)
+    assert r.code == 0, r.err
+    jobid = r.json()["jobid"]
     r = cli.xce("jobs", "-u", "all", env=ben)
     assert r.code == 0, r.err
     line = [x for x in r.out.splitlines() if x.split() and x.split()[0] == str(jobid)][0]

@@ -60,8 +60,8 @@ class Capacity:
         return self._seen[key]
 
     def _judge(self, request_text: str, tasks: int) -> str | None:
+        from xce.core.quantity import human_quantity
         from xce.core.resreq import RequestSyntaxError, parse_request
-        from xce.core.resreq.units import format_bytes
 
         try:
             parsed = parse_request(request_text, tasks)
@@ -69,13 +69,13 @@ class Capacity:
             return None  # refused elsewhere, with the parser's own message
         problems = []
         for alternative in parsed.alternatives:
-            why = self._compound(alternative, format_bytes)
+            why = self._compound(alternative, human_quantity)
             if why is None:
                 return None
             problems.append(why)
         return problems[0]
 
-    def _compound(self, compound: Any, format_bytes) -> str | None:
+    def _compound(self, compound: Any, human) -> str | None:
         total_tasks = compound.total_tasks
         if total_tasks > self.slots:
             return (f"{total_tasks} tasks but the cluster has {self.slots} slots on {self.hosts} "
@@ -83,7 +83,9 @@ class Capacity:
         need: dict[str, int] = {}
         for primary in compound.primaries:
             for name, amount in primary.rusage:
-                show = format_bytes if name in ("mem", "swp") else str
+                def show(v: int, name: str = name) -> str:
+                    return human(name, v)
+
                 if name in self.pools:
                     if amount * primary.tasks > self.pools[name]:
                         return (f"{show(amount * primary.tasks)} of {name} but its shared pool holds "
@@ -97,6 +99,6 @@ class Capacity:
                 need[name] = need.get(name, 0) + amount * primary.tasks
         for name, amount in need.items():
             if amount > self.total.get(name, 0):
-                show = format_bytes if name in ("mem", "swp") else str
-                return f"{show(amount)} of {name} in all but the cluster has {show(self.total[name])}"
+                return (f"{human(name, amount)} of {name} in all but the cluster has "
+                        f"{human(name, self.total[name])}")
         return None
