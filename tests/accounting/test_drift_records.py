@@ -57,5 +57,5 @@ def test_cli_table_in_human_units_and_the_runs_still_needed(monkeypatch, capsys)
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:3] == ["TYPE", "RESOURCE", "RUNS"]
     assert out[1].split()[:3] == ["leaky", "mem", "20"] and "never declared" in out[1]
-    assert "500.0M" in out[2] and "450.0M of 500.0M (90%) wasted per placement" in out[2]
+    assert "500M" in out[2] and "450M of 500M (90%) wasted per placement" in out[2]
     assert out[3] == "cfd mem: 3 run(s), 20 needed before drift is reported"

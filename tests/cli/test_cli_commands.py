@@ -174,7 +174,7 @@ def test_cluster_views(cli, controller):
     node = {h["name"]: h for h in hosts}["node7"]
     assert node["status"] == "ok" and node["resources"]["xce.io/gpu"] == 2
     r = cli.xce("hosts")
-    assert r.code == 0 and re.search(r"node7\s+ok\s+8\s+0\s+0\s+8\s+32\.0G\s+X86_64\s+xce\.io/gpu=2", r.out), r.out
+    assert r.code == 0 and re.search(r"node7\s+ok\s+8\s+0\s+0\s+8\s+32G\s+X86_64\s+xce\.io/gpu=2", r.out), r.out
     load = {h["name"]: h for h in cli.xce("load", "--json").json()["hosts"]}["node7"]
     assert load["load"] == {"mem": 10 << 30, "r1m": 0.5}
     assert "node7" in cli.xce("load").out

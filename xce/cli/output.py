@@ -27,12 +27,12 @@ def stamp(ns: int | None) -> str:
 
 
 def size(n: Any) -> str:
+    """Bytes for people, through the one quantity formatter (``4G``, ``1.5G``, ``512B``)."""
     if not isinstance(n, (int, float)) or isinstance(n, bool):
         return str(n)
-    for unit, mult in (("T", 1024**4), ("G", 1024**3), ("M", 1024**2), ("K", 1024)):
-        if abs(n) >= mult:
-            return f"{n / mult:.1f}{unit}"
-    return f"{n}"
+    from xce.core.quantity import human_quantity
+
+    return human_quantity("", n, memory=True)
 
 
 def placement(items: list[dict[str, Any]]) -> str:

@@ -218,10 +218,9 @@ def drift_report(trace, min_samples: int = 20) -> dict[str, Any]:
 def _size(v: float | None) -> str:
     if v is None:
         return "-"
-    for unit, f in (("T", 1024**4), ("G", 1024**3), ("M", 1024**2), ("K", 1024)):
-        if abs(v) >= f:
-            return f"{v / f:.1f}{unit}"
-    return f"{v:.0f}"
+    from xce.core.quantity import human_quantity
+
+    return human_quantity("", v, memory=True)
 
 
 def drift_text(drift: dict[str, Any]) -> str:
