@@ -99,9 +99,12 @@ def test_every_published_event_is_a_core_event(tmp_path, db_url):
         types = [e["event"]["type"] for e in page["events"]]
         assert types == ["CONFIG_PUSH", "JOBS_PUSH", "WORKERS_PUSH", "RESVALS_FULL"]
         assert [e["seq"] for e in page["events"]] == [1, 2, 3, 4] and page["last_seq"] == 4
+        # The configuration also carries the scheduler process's own cadence, which the core ignores.
+        driver = page["events"][0]["event"]["payload"].pop("driver")
+        assert driver == {"round_interval_s": 0.2, "max_round_interval_s": 5.0}
         for e in page["events"]:
             parsed = core_events.from_json(e["event"])
-            # lossless: the payload is exactly the core's JSON form
+            # lossless: the rest is exactly the core's JSON form
             assert json.loads(json.dumps(parsed.to_json())) == e["event"]
         spec = JobSpec.from_json(page["events"][1]["event"]["payload"]["jobs"][0])
         assert spec.request == "select[mem>1G] rusage[mem=2G:example.com/gpu=1]"
