@@ -111,7 +111,8 @@ class _Specs:
         if names is not None:  # a workload from the cluster's own history: its names and requests
             return JobSpec(jobid=trace.jobid[i], user=names.user[i], queue=self.queues[i], project=names.project[i],
                            job_type=names.job_type[i], priority=names.priority[i], queue_time=trace.submit[i] * NS,
-                           request=names.request[i] if self.mem else "", tasks=trace.procs[i])
+                           request=names.request[i] if self.mem else "", tasks=trace.procs[i],
+                           run_limit=max(0, trace.req_time[i]))
         kb = trace.req_mem[i] if self.mem else -1
         req = self.requests.get(kb)
         if req is None:

@@ -27,29 +27,14 @@ FORMATS = ("swf", "xce")
 FORMAT_VERSION = 1
 #: SWF field 11: 1 completed, 0 failed, 5 cancelled (never ran).
 STATUS_DONE, STATUS_FAILED, STATUS_CANCELLED = 1, 0, 5
-#: Where a job's run limit may be recorded (seconds): the requested time of SWF field 9.
-RUN_LIMIT_KEYS = ("run_limit", "runlimit", "run_time")
-
-
 def _j(text: str | None, default: Any) -> Any:
     return json.loads(text) if text else default
 
 
 def run_limit_s(row: dict[str, Any]) -> int | None:
-    """The job's run limit in seconds, if it was submitted with one (a column or a ``limits`` entry)."""
-    for key in RUN_LIMIT_KEYS:
-        value = row.get(key)
-        if isinstance(value, (int, float)) and value > 0:
-            return int(value)
-    text = row.get("limits")
-    if not text or text == "{}":
-        return None
-    limits = json.loads(text)
-    for key in RUN_LIMIT_KEYS:
-        value = limits.get(key) if isinstance(limits, dict) else None
-        if isinstance(value, (int, float)) and value > 0:
-            return int(value)
-    return None
+    """The job's run limit in seconds (``xce submit -W``, or its queue's default), if it had one."""
+    value = row.get("run_limit")
+    return int(value) if value else None
 
 
 class Numbering:
