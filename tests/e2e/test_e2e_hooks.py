@@ -112,3 +112,43 @@ def test_stop_hooks_get_every_job_and_a_hanging_hook_is_killed(make_cluster, tmp
         assert (k["state"], k["end_reason"]) == ("EXIT", "killed by " + k["user"]), k
     big = next(e for e in _lines(stops) if e["jobid"] == next(iter(jobs)))
     assert big["usage"]["peak"]["memory_rss"] >= 40 << 20, big
+
+
+PREEMPT_CONFIG = """
+default_queue = "low"
+[queues.high]
+priority = 50
+preemptible_queues = ["low"]
+[queues.low]
+priority = 10
+[queues.low.hooks]
+start = "{hook}"
+stop = "{hook}"
+preempt = "{hook}"
+resume = "{hook}"
+"""
+
+
+def test_start_preempt_resume_and_stop_hooks_follow_a_preempted_job(make_cluster, tmp_path):
+    events = tmp_path / "events.jsonl"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ncat >> {events}\n")
+    hook.chmod(0o755)
+    config = tmp_path / "xce.toml"
+    config.write_text(PREEMPT_CONFIG.format(hook=hook))
+    cluster, xce = make_cluster(workers=1, slots=1, config=config)
+    low = xce.submit("-q", "low", "--", "sleep", "4")
+    xce.wait_state(low, "RUN", 20)
+    high = xce.submit("-q", "high", "--", "sleep", "1")
+    xce.wait_state(high, "DONE", 30)
+    xce.wait_state(low, "DONE", 30)
+
+    def mine():
+        got = [e for e in _lines(events) if e["jobid"] == low]
+        return got if [e["event"] for e in got] == ["start", "preempt", "resume", "stop"] else None
+    start, preempt, resume, stop = wait_for(mine, 20, lambda: f"low's four events (have {_lines(events)})")
+    assert start["host"] and start["placement"] and "detail" not in start
+    assert preempt["detail"] == 65 and preempt["state"] == "SSUSP" and f"by job {high}" in preempt["end_reason"]
+    assert preempt["run_time_s"] > 0 and resume["state"] == "RUN"
+    assert (stop["detail"], stop["exit_status"], stop["state"]) == (65, 0, "DONE")
+    assert all(e["jobid"] != high for e in _lines(events))  # the high queue has no hooks
