@@ -27,7 +27,7 @@ def test_a_job_submitted_from_the_root_namespace_runs_on_a_host_behind_the_bridg
     jobid = bed.submit("-o", str(out), "--", "sh", "-c", "echo host=$XCE_HOSTS; ip -4 -o addr show dev eth0")
     job = bed.wait_state(jobid, "DONE")
     assert job["exit_code"] == 0, job
-    host = job["placement"][0][0] if isinstance(job["placement"][0], list) else job["placement"][0]["host"]
+    host = job["placement"][0]["host"]
     text = out.read_text()
     # The job ran inside its host's namespace: its only network is that host's address on the bridge.
     assert f"host={host}" in text and f"inet {bed.address(host)}/24" in text, text

@@ -44,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "hold": "xce.cli.jobctl",
     "release": "xce.cli.jobctl",
     "modify": "xce.cli.jobctl",
+    "launch": "xce.cli.launch_cmd",
     "hosts": "xce.cli.cluster",
     "load": "xce.cli.cluster",
     "queues": "xce.cli.cluster",

@@ -16,6 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from xce.controller import spread
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, field_error
 from xce.controller.models import ModifyRequest
 from xce.controller.service import Controller
@@ -43,12 +44,15 @@ def drop_undelivered_start(ctl: Controller, jobid: int) -> bool:
 
 
 def signal_kill(ctl: Controller, job: dict[str, Any], reason: str) -> None:
-    """Stop the job's processes, whatever happened to its record (used by kill and reconciliation)."""
-    if drop_undelivered_start(ctl, job["id"]):
-        return
-    if job.get("head_host"):
-        ctl.enqueue(job["head_host"], job["id"], "kill",
-                    {"jobid": job["id"], "signal": "SIGTERM", "grace_s": KILL_GRACE_S, "reason": reason})
+    """Stop the job's processes on every host it has, whatever happened to its record (used by
+    kill and reconciliation). A host whose start was never fetched simply loses that start."""
+    for host in spread.hosts_of(job):
+        undelivered = ctl.conn.execute(sa.delete(actions).where(
+            actions.c.jobid == job["id"], actions.c.host == host, actions.c.kind == "start",
+            actions.c.delivered.is_(None))).rowcount
+        if not undelivered:
+            ctl.enqueue(host, job["id"], "kill",
+                        {"jobid": job["id"], "signal": "SIGTERM", "grace_s": KILL_GRACE_S, "reason": reason})
 
 
 def kill(ctl: Controller, p: Principal, jobid: int) -> dict[str, Any]:
@@ -69,7 +73,7 @@ def suspend(ctl: Controller, p: Principal, jobid: int) -> dict[str, Any]:
     with ctl.tx():
         reason = f"suspended by {p.name}"
         ctl.move(job, "suspend", reason, p.name)
-        ctl.enqueue(job["head_host"], jobid, "suspend", {"jobid": jobid, "signal": "SIGSTOP", "reason": reason})
+        spread.enqueue_all(ctl, job, "suspend", {"jobid": jobid, "signal": "SIGSTOP", "reason": reason})
     return job
 
 
@@ -82,7 +86,7 @@ def resume(ctl: Controller, p: Principal, jobid: int) -> dict[str, Any]:
     with ctl.tx():
         reason = f"resumed by {p.name}"
         ctl.move(job, "resume", reason, p.name)
-        ctl.enqueue(job["head_host"], jobid, "resume", {"jobid": jobid, "signal": "SIGCONT", "reason": reason})
+        spread.enqueue_all(ctl, job, "resume", {"jobid": jobid, "signal": "SIGCONT", "reason": reason})
     return job
 
 

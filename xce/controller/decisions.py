@@ -6,9 +6,11 @@ is *rejected* with an event that tells the scheduler the truth: a JOB_STATE_CHAN
 job's real state (PEND when it is still waiting), so the scheduler releases what it charged.
 
 * DISPATCH: the job must be PEND and every placement host registered and ``ok``. The job becomes
-  RUN at once with its placement; the first host gets a ``start`` action.
+  RUN at once with its placement; every host of it gets a ``start`` action (the first runs the
+  command, the others hold the job's container for its tasks: :mod:`xce.controller.spread`), with
+  a key that lets ``xce launch`` start tasks through their workers.
 * PREEMPT: each victim must be RUN on a live host. Victims become SSUSP **immediately** (not when
-  the worker confirms) and their first host gets a ``suspend`` action with the decision's signal:
+  the worker confirms) and each of their hosts gets a ``suspend`` action with the decision's signal:
   the scheduler has already counted their resources as freed, and the controller's state must
   agree with it, not lag behind it. Victims that no longer fit are rejected one by one.
 * RESUME: the job must be SSUSP (a job a *user* suspended stays suspended); it becomes RUN and gets
@@ -24,11 +26,13 @@ per waiting job; storing them would dominate the store's write load).
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from typing import Any
 
 import sqlalchemy as sa
 
+from xce.controller import spread
 from xce.controller.models import DecisionEnvelope
 from xce.controller.service import Controller, dumps
 from xce.controller.store.schema import decisions as decisions_t
@@ -113,7 +117,11 @@ class _Batch:
         self.ctl.move(job, "dispatch", f"dispatched to {hosts_text}", ACTOR, placement=dumps(placement),
                       head_host=placement[0][0], start_time=time.time_ns(), pend_reasons=None,
                       pend_category=None)
-        self.ctl.enqueue(placement[0][0], d.jobid, "start", start_payload(job, placement))
+        payload = start_payload(job, placement)
+        payload["job"]["launch_key"] = secrets.token_hex(16)
+        payload["job"]["task_servers"] = {h: self.ctl.hosts[h].task_address for h in spread.hosts_of(job)
+                                          if h in self.ctl.hosts and self.ctl.hosts[h].task_address}
+        spread.enqueue_all(self.ctl, job, "start", payload)
         return {"status": "applied"}
 
     def preempt(self, d: core_decisions.Preempt) -> dict[str, Any]:
@@ -133,7 +141,7 @@ class _Batch:
                 continue
             reason = f"preempted by job {d.preempting_jobid}"
             self.ctl.move(job, "preempt", reason, ACTOR)
-            self.ctl.enqueue(job["head_host"], victim, "suspend", {"jobid": victim, "signal": d.signal, "reason": reason})
+            spread.enqueue_all(self.ctl, job, "suspend", {"jobid": victim, "signal": d.signal, "reason": reason})
             done.append(victim)
         status = "applied" if not rejected else ("partial" if done else "rejected")
         return {"status": status, "suspended": done, "rejected": rejected}
@@ -150,7 +158,7 @@ class _Batch:
         if why:
             return {"status": "rejected", **self._reject(d.jobid, why)}
         self.ctl.move(job, "resume", "resumed by the scheduler", ACTOR)
-        self.ctl.enqueue(job["head_host"], d.jobid, "resume", {"jobid": d.jobid, "signal": d.signal,
+        spread.enqueue_all(self.ctl, job, "resume", {"jobid": d.jobid, "signal": d.signal,
                                                               "reason": "resumed by the scheduler"})
         return {"status": "applied"}
 

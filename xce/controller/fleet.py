@@ -25,7 +25,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from xce.controller import accounting, usage_series
+from xce.controller import accounting, spread, usage_series
 from xce.controller.control import KILL_GRACE_S, drop_undelivered_start, signal_kill
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, NotFound, field_error
 from xce.controller.models import JobReport, JobStatusReport, LoadReport, RegisterRequest
@@ -137,7 +137,8 @@ def register(ctl: Controller, req: RegisterRequest) -> dict[str, Any]:
         else:
             conn.execute(sa.update(hosts).where(hosts.c.name == name).values(**row))
         ctl.hosts[name] = HostLive(name, "ok", resources, load, old.registered if old else now, now,
-                                   containment=req.containment, closed=old.closed if old else None)
+                                   containment=req.containment, closed=old.closed if old else None,
+                                   task_address=req.task_address)
         ctl.publish("WORKERS_PUSH", ctl.workers_payload([name]))
         ctl.publish("RESVALS_FULL", {"values": {name: dict(sorted(load.items()))}})
         log.log(logging.WARNING if old is not None and old.status != "ok" else logging.INFO,
@@ -160,6 +161,13 @@ def _reconcile(ctl: Controller, name: str, running: set[int]) -> tuple[list[int]
     for job in placed:
         if job["id"] not in running and job["id"] not in undelivered:
             ctl.move(job, "lose", f"lost: worker {name} restarted without it", "controller")
+            lost.append(job["id"])
+    for job in _spanning(ctl.conn, name):
+        placed.append(job)
+        if job["id"] not in running and job["id"] not in undelivered:
+            reason = f"lost: worker {name}, one of its hosts, restarted without it"
+            signal_kill(ctl, job, reason)
+            ctl.move(job, "lose", reason, "controller")
             lost.append(job["id"])
     known = {j["id"] for j in placed}
     stray = sorted(running - known)
@@ -274,19 +282,58 @@ def _check_report(ctl: Controller, name: str, jobid: int, rep: JobStatusReport) 
     """Everything that can refuse a report, before anything changes: the job as it is now, and the
     validated usage tick."""
     job = ctl.job(jobid)
-    if job["head_host"] != name:
+    if job["head_host"] != name and name not in spread.hosts_of(job):
         raise Conflict(f"job {jobid} is not placed on {name} (it is {job['state']}"
                        + (f" on {job['head_host']})" if job["head_host"] else ")"))
     tick = _usage_tick(rep.usage) if rep.usage else None
     state = job["state"]
     if rep.status == "rejected" and state != RUN:
         raise Conflict(f"cannot requeue job {jobid}: it is {state} (only a RUN job can be requeued)")
-    if rep.status == "start_failed":
+    if rep.status == "start_failed" and job["head_host"] == name:
         target(jobid, state, "fail")
     return job, tick
 
 
+def _usage(job: dict[str, Any], name: str, tick: dict[str, int], now: int) -> tuple[dict[str, int], dict[str, Any]]:
+    """The job's tick (summed over its hosts when it has several) and its folded usage."""
+    stored = json.loads(job["usage"]) if job["usage"] else {}
+    hosts = spread.hosts_of(job)
+    if len(hosts) > 1:
+        tick = spread.summed_tick(stored, name, tick, hosts)
+    usage = _fold_usage(stored, tick, now)
+    if "hosts" in stored:
+        usage["hosts"] = stored["hosts"]
+    return tick, usage
+
+
+def _apply_secondary(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatusReport, tick: Any) -> dict[str, Any]:
+    """A report from a host that holds the job's tasks but not its command: usage counts toward
+    the job; its end changes nothing unless the host could not take the job at all."""
+    conn = ctl.conn
+    jobid = job["id"]
+    state = job["state"]
+    action = None
+    if tick and rep.status != "finished" and state in ON_HOST:
+        now = time.time_ns()
+        summed, usage = _usage(job, name, tick, now)
+        ctl.publish("JOB_RUSAGE", {"jobid": jobid, "usage": dict(sorted(summed.items()))}, ts=now)
+        conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(usage=dumps(usage)))
+    if rep.status in ("usage", "started", "running", "suspended", "resumed") and state in (DONE, EXIT):
+        ctl.enqueue(name, jobid, "kill", {"jobid": jobid, "signal": "SIGTERM", "grace_s": KILL_GRACE_S,
+                                          "reason": f"job {jobid} is {state} in the controller"})
+        action = "kill"
+    elif rep.status in ("start_failed", "rejected") and state in ON_HOST:
+        reason = f"could not start on {name}, one of its hosts: {rep.reason or 'no reason given'}"
+        signal_kill(ctl, job, reason)
+        ctl.move(job, "fail", reason, name)
+    elif rep.status == "finished":
+        conn.execute(sa.delete(actions).where(actions.c.jobid == jobid, actions.c.host == name))
+    return {"jobid": jobid, "state": job["state"], "action": action}
+
+
 def _apply_report(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatusReport, tick: Any) -> dict[str, Any]:
+    if job["head_host"] != name:
+        return _apply_secondary(ctl, name, job, rep, tick)
     conn = ctl.conn
     jobid = job["id"]
     action = None
@@ -294,8 +341,8 @@ def _apply_report(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatu
     if rep.status in ("usage", "started", "running", "suspended", "resumed"):
         if tick:
             now = time.time_ns()
+            tick, usage = _usage(job, name, tick, now)
             ctl.publish("JOB_RUSAGE", {"jobid": jobid, "usage": dict(sorted(tick.items()))}, ts=now)
-            usage = _fold_usage(json.loads(job["usage"]) if job["usage"] else {}, tick, now)
             conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(usage=dumps(usage)))
         if state in (DONE, EXIT):
             # It runs although the controller gave up on it (lost, killed, requeued): stop it.
@@ -306,10 +353,12 @@ def _apply_report(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatu
         ok = rep.exit_code == 0 and not rep.signal
         values: dict[str, Any] = {"exit_code": rep.exit_code, "exit_signal": rep.signal}
         if tick:
-            values["usage"] = dumps(_fold_usage(json.loads(job["usage"]) if job["usage"] else {}, tick,
-                                                time.time_ns()))
+            values["usage"] = dumps(_usage(job, name, tick, time.time_ns())[1])
         if state in ON_HOST:
             ctl.move(job, "finish" if ok else "fail", "done" if ok else reason, name, **values)
+            # Its command ended: the tasks it left on its other hosts end with it.
+            spread.enqueue_all(ctl, job, "kill", {"jobid": jobid, "signal": "SIGTERM", "grace_s": KILL_GRACE_S,
+                                                  "reason": f"job {jobid} ended on {name}"}, spread.secondaries(job))
         else:
             # Already decided (killed, lost): keep the verdict, record what really happened.
             conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(**values))
@@ -356,6 +405,10 @@ def check_liveness(ctl: Controller, now_mono: float | None = None) -> list[str]:
                              "controller", placement=None, head_host=None, start_time=None)
                 else:
                     ctl.move(job, "lose", f"lost: worker {name} stopped reporting", "controller")
+                    spread.enqueue_all(ctl, job, "kill", {"jobid": job["id"], "signal": "SIGTERM",
+                                                          "grace_s": KILL_GRACE_S,
+                                                          "reason": f"lost: worker {name} stopped reporting"},
+                                       spread.secondaries(job))
             for job in _spanning(conn, name):
                 # A parallel job that had tasks on the silent host cannot finish as placed: stop its
                 # command on its first host and report it lost, naming the host that went away.

@@ -129,6 +129,9 @@ class RegisterRequest(_Body):
         None, max_length=MAX_TASKS, description="Job ids this worker still runs (after a worker restart).")
     containment: Literal["cgroup-v2", "cgroup-v1", "process-group"] | None = Field(
         None, description="What holds each job's processes together on this host.")
+    task_address: str | None = Field(
+        None, max_length=300, pattern=r"^[0-9A-Za-z.:\[\]-]+:[0-9]{1,5}$",
+        description="HOST:PORT where this worker starts the tasks of parallel jobs (`xce launch`).")
 
 
 class LoadReport(_Body):

@@ -126,6 +126,9 @@ class HostLive:
     containment: str | None = None
     #: Why an administrator closed the host (no new jobs); None while it is open.
     closed: str | None = None
+    #: HOST:PORT of its task server (``xce launch``), as registered; not stored (a restarted
+    #: controller learns it again when the worker registers).
+    task_address: str | None = None
 
 
 class Controller:

@@ -212,7 +212,7 @@ class NetBed(LocalCluster):
                  "except OSError: sys.exit(1)\nsys.exit(0)")
         deadline = time.monotonic() + timeout
         while True:
-            r = subprocess.run(["ip", "netns", "exec", self.ns(host), sys.executable, "-c", probe, self.bridge_address],
+            r = subprocess.run([*self.enter(host), sys.executable, "-c", probe, self.bridge_address],
                                capture_output=True, timeout=30)
             if r.returncode == 0:
                 return
@@ -220,10 +220,15 @@ class NetBed(LocalCluster):
                 raise NetBedError(f"host {host} ({self.address(host)}) cannot reach the bridge at {self.bridge_address}")
             time.sleep(0.2)
 
+    def enter(self, host: str) -> list[str]:
+        """The prefix that runs a command on ``host``: its network namespace only. (``ip netns
+        exec`` would also remount /sys, hiding the control groups a worker puts its jobs in.)"""
+        return ["nsenter", f"--net=/run/netns/{self.ns(host)}", "--"]
+
     def _argv(self, key: str, args: list[str]) -> list[str]:
         argv = super()._argv(key, args)
         if key in self.worker_names:
-            return ["ip", "netns", "exec", self.ns(key), *argv]
+            return [*self.enter(key), *argv]
         if key in self.controller_keys:
             i = argv.index("controller") + 1
             return [*argv[:i], "--host", self.bridge_address, *argv[i:]]
@@ -253,7 +258,7 @@ class NetBed(LocalCluster):
         """Run ``xce ARGS`` as a user would, in the root namespace or on ``host``."""
         cmd = [sys.executable, "-m", "xce.cli.main", *args]
         if host is not None:
-            cmd = ["ip", "netns", "exec", self.ns(host), *cmd]
+            cmd = [*self.enter(host), *cmd]
         r = subprocess.run(cmd, env={**self.env(), **(env or {})}, cwd=cwd or self.state_dir, capture_output=True,
                            text=True, timeout=timeout)
         if check and r.returncode != 0:

@@ -38,6 +38,7 @@ from xce.worker import launch, measure, runlimit, runner, usage
 from xce.worker.containment import Containment, Limits, ProcessGroup
 from xce.worker.jobstate import JobStateDir, still_alive
 from xce.worker.runner import JobProcess, StartError
+from xce.worker.tasks import TaskServer
 
 log = logging.getLogger("xce.worker")
 
@@ -92,6 +93,8 @@ class Agent:
         self.child_exited = threading.Event()  # the child watcher saw a process end: reap now
         self.reaped = threading.Event()
         self.child_started = threading.Event()
+        #: Starts the tasks of parallel jobs for ``xce launch`` (:mod:`xce.worker.tasks`).
+        self.tasks = TaskServer(self)
 
     def _client(self) -> httpx.Client:
         from xce.controller.statedir import client_ssl_context
@@ -113,6 +116,8 @@ class Agent:
             running = sorted(self.jobs)
         body = {"name": self.name, "resources": resources, "load": self.sampler.sample(), "running": running,
                 "containment": self.box.kind}
+        if self.tasks.address:
+            body["task_address"] = self.tasks.address
         while True:
             try:
                 r = http.post("/v1/workers/register", json=body)
@@ -190,12 +195,18 @@ class Agent:
             if jobid in self.jobs or jobid in self.done:
                 return
         placement = job.get("placement") or [[self.name, job.get("tasks", 1)]]
-        if placement[0][0] != self.name:
-            # Not the first host of a parallel job: its slots are held here, nothing runs here.
-            with self.lock:
-                self.jobs[jobid] = JobProcess(jobid, 0, 0, 0.0, secondary=True)
-            return
         limits = {k: int(v) for k, v in (job.get("limits") or {}).items() if isinstance(v, int)}
+        if placement[0][0] != self.name:
+            # Not the first host of a parallel job: its container waits here for its tasks.
+            try:
+                self._contain(jobid, limits)
+            except StartError as exc:
+                self._remember_done(jobid)
+                self._post_status(jobid, {"status": "start_failed", "reason": str(exc)})
+                return
+            with self.lock:
+                self.jobs[jobid] = JobProcess(jobid, 0, 0, 0.0, limits, secondary=True, box=self.box, job=job)
+            return
         try:
             ident = runner.resolve_identity(job.get("user", ""), run_as_self=self.run_as_self,
                                             allow_root=self.allow_root_jobs)
@@ -219,7 +230,7 @@ class Agent:
         except Exception:  # it already exited: the reaper reports that
             ctime = time.time()
         runlimit.remember(limits, job)
-        jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen, box=self.box)
+        jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen, box=self.box, job=job)
         with self.lock:
             self.jobs[jobid] = jp
         self.child_started.set()
@@ -300,10 +311,8 @@ class Agent:
             with self.lock:
                 self.jobs.pop(jobid, None)
             self._remember_done(jobid)
-            counted = None
-            if not jp.secondary:
-                counted = self.box.usage(jobid)  # read before the group goes
-                self.box.remove(jobid)
+            counted = self.box.usage(jobid)  # read before the group goes
+            self.box.remove(jobid)
             self.state.remove(jobid)
             body = {"status": "finished", "exit_code": end["exit_code"], "signal": end["signal"],
                     "reason": end["reason"]}
@@ -329,12 +338,14 @@ class Agent:
 
     def _report(self) -> None:
         with self.lock:
-            running = [jp for jp in self.jobs.values() if not jp.secondary]
+            running = list(self.jobs.values())
         ticks = {}
         for jp in running:
             counted = self.box.usage(jp.jobid)
             if counted is not None:
                 ticks[str(jp.jobid)] = {"memory_rss": counted.memory_rss, "cpu_time": counted.cpu_time}
+            elif jp.secondary:
+                continue  # no leader to walk from: counted only where the container counts
             else:
                 ticks[str(jp.jobid)] = usage.sample(jp.pid, jp.pgid, whole_group=jp.popen is None)
         self.outbox.put(("load", f"/v1/workers/{self.name}/load", {"load": self.sampler.sample(), "usage": ticks}))
@@ -453,6 +464,7 @@ class Agent:
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> int:
         self.adopt()
+        self.tasks.start()
         http = self._client()
         try:
             self.register(http)

@@ -95,6 +95,9 @@ class LaunchSpec:
     stderr: str
     identity: Identity
     prepare: Sequence[PrepareStep] = field(default_factory=tuple)
+    #: Already open descriptors (stdout, stderr) to use instead of the files: the pipes through
+    #: which the worker forwards a task's output to ``xce launch``.
+    fds: tuple[int, int] | None = None
 
 
 class Child:
@@ -133,7 +136,7 @@ def launch(spec: LaunchSpec) -> Child:
     search = [argv[0]] if b"/" in argv[0] else [
         os.path.join(os.fsencode(d) or b".", argv[0]) for d in spec.env.get("PATH", os.defpath).split(os.pathsep)]
     plan = _Plan(argv, env, search, os.fsencode(spec.cwd), os.fsencode(spec.stdout), os.fsencode(spec.stderr),
-                 ident.uid, ident.gid, ident.groups, ident.switch, ident.name)
+                 ident.uid, ident.gid, ident.groups, ident.switch, ident.name, spec.fds)
     try:
         go_r, go_w = os.pipe2(os.O_CLOEXEC)
     except OSError as exc:
@@ -230,6 +233,7 @@ class _Plan:
     groups: tuple[int, ...]
     switch: bool
     user: str
+    fds: tuple[int, int] | None = None
 
 
 class _Refused(Exception):
@@ -240,10 +244,12 @@ def _child(plan: _Plan, go_r: int, status_w: int) -> None:
     """The child between ``fork`` and ``execve``. Every exit path ends in ``os._exit``."""
     try:
         _default_signal_dispositions()
-        keep = sorted((go_r, status_w))
-        os.closerange(3, keep[0])
-        os.closerange(keep[0] + 1, keep[1])
-        os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536)
+        keep = sorted({go_r, status_w, *(plan.fds or ())})
+        low = 3
+        for fd in keep:
+            os.closerange(low, fd)
+            low = fd + 1
+        os.closerange(low, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536)
         os.setsid()
         if os.read(go_r, 1) != b"g":  # the parent gave up (a preparation step failed)
             os._exit(126)
@@ -301,8 +307,11 @@ def _enter(plan: _Plan) -> None:
 
 def _open_outputs(plan: _Plan) -> None:
     stdin = os.open(b"/dev/null", os.O_RDONLY)
-    out = _open_output(plan, plan.stdout)
-    err = out if plan.stderr == plan.stdout else _open_output(plan, plan.stderr)
+    if plan.fds is not None:
+        out, err = plan.fds
+    else:
+        out = _open_output(plan, plan.stdout)
+        err = out if plan.stderr == plan.stdout else _open_output(plan, plan.stderr)
     os.dup2(stdin, 0)
     os.dup2(out, 1)
     os.dup2(err, 2)

@@ -51,7 +51,9 @@ class JobProcess:
     suspended: bool = False
     kill_at: float | None = None  # monotonic deadline for SIGKILL after a SIGTERM
     end_reason: str | None = None  # set when the worker itself decided to end the job
-    secondary: bool = False  # a non-first host of a parallel job: holds slots, runs nothing
+    secondary: bool = False  # a non-first host of a parallel job: holds its container, runs only its tasks
+    #: The start action's job (owner, environment, launch key): what its tasks are started with.
+    job: dict[str, Any] = field(default_factory=dict)
     box: Containment = field(default_factory=ProcessGroup)  # holds every process of the job
 
     def record(self) -> JobRecord:
@@ -67,18 +69,14 @@ class JobProcess:
     # -- signals ---------------------------------------------------------------------------
     def signal(self, sig: int) -> None:
         """``sig`` to every process of the job (its container's members)."""
-        if self.secondary:
-            return
         self.box.signal(self.jobid, sig)
 
     def suspend(self, sig: int) -> None:
-        if not self.secondary:
-            self.box.suspend(self.jobid, sig)
+        self.box.suspend(self.jobid, sig)
         self.suspended = True
 
     def resume(self, sig: int) -> None:
-        if not self.secondary:
-            self.box.resume(self.jobid, sig)
+        self.box.resume(self.jobid, sig)
         self.suspended = False
 
     def terminate(self, grace_s: float, reason: str | None = None) -> None:
@@ -86,16 +84,14 @@ class JobProcess:
         if reason and not self.end_reason:
             self.end_reason = reason
         self.signal(signal.SIGTERM)
-        if not self.secondary:
-            self.box.resume(self.jobid, signal.SIGCONT)  # thawed too, if the freezer holds it
+        self.box.resume(self.jobid, signal.SIGCONT)  # thawed too, if the freezer holds it
         deadline = time.monotonic() + max(0.0, grace_s)
         self.kill_at = deadline if self.kill_at is None else min(self.kill_at, deadline)
 
     def kill_now(self, reason: str) -> None:
         if not self.end_reason:
             self.end_reason = reason
-        if not self.secondary:
-            self.box.kill(self.jobid)
+        self.box.kill(self.jobid)
 
     def _memory_reason(self) -> str | None:
         """"memory limit 100M reached (peak 100M)" when the kernel killed a process of the job for it."""
@@ -113,7 +109,13 @@ class JobProcess:
     def poll(self) -> dict[str, Any] | None:
         """None while the job runs; its end (exit_code, signal, reason) once its leader is gone."""
         if self.secondary:
-            return None
+            # No leader here: it ends when it is told to (its tasks gone, or the grace over).
+            if self.end_reason is None:
+                return None
+            if self.kill_at is not None and time.monotonic() < self.kill_at and self.box.members(self.jobid):
+                return None
+            self.box.kill(self.jobid)
+            return {"exit_code": None, "signal": None, "reason": self.end_reason}
         if self.kill_at is not None and time.monotonic() >= self.kill_at:
             self.box.kill(self.jobid)
             self.kill_at = None
@@ -195,6 +197,9 @@ def job_env(job: dict[str, Any], ident: Identity, *, host: str, gpus: list[str])
         "XCE_EXEC_HOST": host,
         "OMP_NUM_THREADS": str(here), "MKL_NUM_THREADS": str(here), "OPENBLAS_NUM_THREADS": str(here),
     })
+    if job.get("launch_key"):  # what `xce launch` needs to start tasks on the job's hosts
+        env["XCE_LAUNCH_KEY"] = str(job["launch_key"])
+        env["XCE_TASK_SERVERS"] = " ".join(f"{h}={a}" for h, a in (job.get("task_servers") or {}).items())
     if job.get("array_index") is not None:
         env["XCE_ARRAY_INDEX"] = str(job["array_index"])
     if gpus:
