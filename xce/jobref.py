@@ -193,3 +193,24 @@ def array_arg(text: str) -> str:
     """``type=`` for ``--array``: refuses a malformed array at once, passes the text on."""
     parse_array(text)
     return text.strip()
+
+
+_SLURM_KINDS = {"after": "started", "afterok": "done", "afternotok": "exit", "afterany": "ended"}
+
+
+def from_slurm(text: str) -> str:
+    """Slurm's ``--dependency=afterok:12:13,afterany:14`` in LSF's words, ``done(12) && done(13) &&
+    ended(14)`` (``after`` -> started, ``afterok`` -> done, ``afternotok`` -> exit, ``afterany`` ->
+    ended; ``,`` -> ``&&``, ``?`` -> ``||``; ``12_3`` -> ``12[3]``). RefError names the part."""
+    if "," in text and "?" in text:
+        raise RefError(f"dependency {text!r}: use ',' (all of) or '?' (any of), not both")
+    out = []
+    for part in text.replace("?", ",").split(","):
+        kind, _, ids = part.strip().partition(":")
+        if kind not in _SLURM_KINDS or not ids:
+            raise RefError(f"dependency {text!r}: {part!r} is not TYPE:JOB[:JOB...] with TYPE one of "
+                           f"{', '.join(_SLURM_KINDS)}")
+        for job in ids.split(":"):
+            head, sep, index = job.strip().partition("_")
+            out.append(f"{_SLURM_KINDS[kind]}({head}[{index}])" if sep else f"{_SLURM_KINDS[kind]}({head})")
+    return (" || " if "?" in text else " && ").join(out)

@@ -31,7 +31,7 @@ def test_every_submit_option_reaches_the_command():
     assert kw == {"command": ["a", "-b", "--c"], "queue": "high", "tasks": 4, "request": "select[mem>4G]",
                   "project": "p", "job_type": "t", "priority": -5, "requests": ["mem=4G", "example.com/gpu=1"],
                   "limits": ["mem=8G"], "stdout": "o.%J", "stderr": "e.%J", "array": "3", "cwd": "/tmp",
-                  "env": ["A=1", "B=2"], "name": None, "hold": False, "begin": None, "allow_pending_forever": False,
+                  "env": ["A=1", "B=2"], "name": None, "hold": False, "begin": None, "allow_pending_forever": False, "depend": None, "dependency": None,
                   "as_json": True, "url": "http://h:1", "token": "t", "state_dir": "/s",
                   "run_limit": 5400, "time": ((2 * 24 + 3) * 60 + 4) * 60 + 5}
 

@@ -85,3 +85,35 @@ def test_kill_with_a_signal_needs_a_process(cli):
     assert r.code == 1 and r.err == "xce: signal: unknown signal 'NOSUCH' (expected a name such as SIGUSR1 or USR1, or a number)\n"
     r = cli.xce("kill", "-s", "9", str(a), env=ann)
     assert (r.code, r.out) == (0, f"Job <{a}> is killed.\n")
+
+
+def test_dependencies_are_checked_at_submission_with_the_column(cli):
+    ann = _user(cli, "ann_dep")
+    a = cli.xce("submit", "--json", "-J", "stepa", "--", "true", env=ann).json()["jobid"]
+    r = cli.xce("submit", "-w", "done(stepa) && (exit(", "--", "true", env=ann)
+    assert r.code == 1 and r.err == ("xce: depend: dependency 'done(stepa) && (exit(' column 22: expected a condition "
+                                     "such as done(12) or a job, found the end\n")
+    r = cli.xce("submit", "-w", "done(nosuch)", "--", "true", env=ann)
+    assert r.code == 1 and r.err == ("xce: depend: dependency 'done(nosuch)' column 6: no job of yours is named "
+                                     "'nosuch'\n")
+    r = cli.xce("submit", "--dependency", "afterwards:1", "--", "true", env=ann)
+    assert r.code == 2 and "is not TYPE:JOB[:JOB...]" in r.err
+    b = cli.xce("submit", "--json", "--dependency", f"afterok:{a}", "--", "true", env=ann).json()["jobid"]
+    job = cli.xce("jobs", "-l", "--json", str(b), env=ann).json()["jobs"][0]
+    assert job["pend_reasons"] == [{"step": "depend", "text": f"waiting for done({a}) (done({a}))"}]
+    c = cli.xce("submit", "--json", "-w", "ended(stepa) || !started(stepa)", "--", "true", env=ann).json()["jobid"]
+    assert cli.xce("jobs", "-l", "--json", str(c), env=ann).json()["jobs"][0]["pend_reasons"][0]["text"] == (
+        f"waiting for ended({a}) and !started({a}) (ended({a}) || !started({a}))")
+    # the first job is killed before it ran: done() can never be met, started() neither, ended() is
+    cli.xce("kill", str(a), env=ann)
+    job = cli.xce("jobs", "-l", "--json", str(b), env=ann).json()["jobs"][0]
+    for _ in range(50):
+        if "never" in job["pend_reasons"][0]["text"]:
+            break
+        import time
+        time.sleep(0.1)
+        job = cli.xce("jobs", "-l", "--json", str(b), env=ann).json()["jobs"][0]
+    assert job["pend_reasons"] == [{"step": "depend", "text": f"dependency can never be met: done({a}): job {a} "
+                                    f"ended EXIT (`xce kill --orphans` removes such jobs)"}]
+    r = cli.xce("kill", "--orphans", env=ann)
+    assert (r.code, r.out) == (0, f"Job <{b}> is killed.\n")

@@ -117,3 +117,31 @@ def test_an_array_of_20_with_limit_3_never_runs_more_than_3_at_once(six):
     assert peak == 3, peak  # the cluster has 6 slots: only the limit kept it at 3
     for j in jobs:
         assert (xce.cwd / f"arr.{array}.{j['array_index']}").read_text() == f"{j['array_index']}\n"
+
+
+def _span(job) -> tuple[int, int]:
+    run = [h["ts"] for h in job["history"] if h["to"] == "RUN"]
+    end = [h["ts"] for h in job["history"] if h["to"] in ("DONE", "EXIT")]
+    return run[0], end[-1]
+
+
+def test_a_three_job_pipeline_runs_in_order_and_a_failed_step_stops_it(six):
+    _, xce = six
+    a = xce.submit("-J", "pipe_a", "--", "sh", "-c", "sleep 0.5; echo a > pipe.txt")
+    b = xce.submit("-J", "pipe_b", "-w", "done(pipe_a)", "--", "sh", "-c", "sleep 0.5; echo b >> pipe.txt")
+    c = xce.submit("--dependency", f"afterok:{b}", "--", "sh", "-c", "echo c >> pipe.txt")
+    jobs = [xce.wait_state(j, "DONE", 60) for j in (a, b, c)]
+    (a_run, a_end), (b_run, b_end), (c_run, _) = map(_span, jobs)
+    assert a_end <= b_run and b_end <= c_run
+    assert (xce.cwd / "pipe.txt").read_text() == "a\nb\nc\n"
+
+    bad = xce.submit("-J", "pipe_bad", "--", "sh", "-c", "exit 3")
+    after = xce.submit("-w", "done(pipe_bad)", "--", "true")
+    xce.wait_state(bad, "EXIT", 30)
+    job = wait_for(lambda: "never" in (j := xce.job(after))["pend_reasons"][0]["text"] and j, 30,
+                   "the dependent job's reason")
+    assert job["state"] == "PEND" and _started(job) == []
+    assert job["pend_reasons"] == [{"step": "depend", "text": f"dependency can never be met: done({bad}): job {bad} "
+                                    f"ended EXIT (`xce kill --orphans` removes such jobs)"}]
+    r = xce("kill", "--orphans")
+    assert r.stdout == f"Job <{after}> is killed.\n"

@@ -16,15 +16,18 @@ def _job(text: str) -> str:
 
 
 def act(verb: str, jobids: list[str] | None, as_json: bool, url: str | None, token: str | None,
-        state_dir: str | None, signal: str | None = None, queue: str | None = None, name: str | None = None) -> None:
+        state_dir: str | None, signal: str | None = None, queue: str | None = None, name: str | None = None,
+        orphans: bool = False) -> None:
     """Apply ``verb`` to every job named (``12``, ``12[3]``, ``12[1-5]``, ``NAME``, ``0`` for all of
     yours, ``-q``, ``-J``): one line per job; exit 1 if any was refused."""
     refs = list(jobids or ())
     everything = "0" in refs
     refs = [r for r in refs if r != "0"]
-    if not (refs or everything or queue or name):
+    if not (refs or everything or queue or name or orphans):
         fail(f"{verb}: name the jobs (ids, ID[INDEX], names; 0 for all of yours; -q QUEUE; -J NAME)", EXIT_USAGE)
     body = {"action": verb, "jobs": refs, "all": everything}
+    if orphans:
+        body["orphans"] = True
     for key, value in (("signal", signal), ("queue", queue), ("name", name)):
         if value is not None:
             body[key] = value
@@ -69,7 +72,9 @@ def _verb(verb: str, help_text: str, *extra: Opt) -> Command:
 COMMAND_SPECS = [
     _verb("kill", "Kill jobs (pending jobs are removed, running ones are signalled); with -s, only send a signal.",
           Opt("signal", ("-s", "--signal"), help="Send this signal (SIGUSR1, USR1, 10) instead of killing.",
-              metavar="SIGNAL")),
+              metavar="SIGNAL"),
+          Opt("orphans", ("--orphans",), bool, False,
+              help="Your pending jobs whose dependency can never be met (xce jobs -p names them).")),
     _verb("suspend", "Suspend running jobs (SIGSTOP; state USUSP)."),
     _verb("resume", "Resume suspended jobs (SIGCONT)."),
     _verb("hold", "Hold pending jobs: they stay PEND and are not started until released (LSF bhold)."),

@@ -133,7 +133,8 @@ def _name_and_array(name: str | None, array: str | None) -> tuple[str | None, st
 def submit(command: list[str], queue: str | None, tasks: int, request: str, project: str | None, job_type: str,
            priority: int, requests: list[str] | None, limits: list[str] | None, stdout: str | None,
            stderr: str | None, array: str | None, cwd: str | None, env: list[str] | None, name: str | None,
-           hold: bool, begin: int | None, allow_pending_forever: bool, as_json: bool,
+           hold: bool, begin: int | None, allow_pending_forever: bool, depend: str | None, dependency: str | None,
+           as_json: bool,
            url: str | None, token: str | None, state_dir: str | None, run_limit: int | None = None,
            time: int | None = None) -> None:
     import os
@@ -151,6 +152,17 @@ def submit(command: list[str], queue: str | None, tasks: int, request: str, proj
                        ("run_limit", run_limit if time is None else time)):
         if value is not None:
             body[key] = value
+    if depend is not None and dependency is not None:
+        fail("give the dependency once: -w (LSF) or --dependency (Slurm), not both", EXIT_USAGE)
+    if dependency is not None:
+        from xce.jobref import RefError, from_slurm
+
+        try:
+            depend = from_slurm(dependency)
+        except RefError as exc:
+            fail(str(exc), EXIT_USAGE)
+    if depend is not None:
+        body["depend"] = depend
     if hold:
         body["hold"] = True
     if allow_pending_forever:
@@ -203,6 +215,11 @@ SUBMIT = Command(
         Opt("hold", ("-H", "--hold"), bool, False, help="Submit held: it pends until `xce release`."),
         Opt("begin", ("-b", "--begin"), parse_begin, None, metavar="TIME",
             help="Do not start before TIME: +30s, +5m, hh:mm, MM:DD:hh:mm, YYYY-MM-DDThh:mm."),
+        Opt("depend", ("-w", "--depend"), metavar="EXPR",
+            help="Start only when EXPR holds: done(ID), exit(ID[, CODE]), ended(ID), started(ID) with &&, || "
+            "and parentheses; jobs as ID, ID[INDEX] or NAME (LSF's -w)."),
+        Opt("dependency", ("--dependency",), metavar="LIST",
+            help="Slurm's form: afterok:ID[:ID],afterany:ID,afternotok:ID,after:ID (',' all, '?' any)."),
         Opt("allow_pending_forever", ("--allow-pending-forever",), bool, False,
             help="Accept a job this cluster can never run (it pends until the cluster grows)."),
         Opt("cwd", ("--cwd",), help="Working directory (default: the current one).", metavar="DIR", complete="dir"),
@@ -221,6 +238,7 @@ SUBMIT = Command(
         "xce submit --array 100 --priority 5 -- ./task.sh",
         "xce submit -J \"sweep[1-100:2]%10\" -o 'out.%J.%I' -- ./task.sh",
         "xce submit -H -b +10m -J nightly -- ./report.sh",
+        "xce submit -w 'done(prep) && (exit(12, 1) || ended(13[2]))' -- ./next.sh",
     ),
 )
 

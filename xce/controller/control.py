@@ -214,7 +214,7 @@ def act(ctl: Controller, p: Principal, req) -> dict[str, Any]:
     sig = signal_name(req.signal) if req.signal is not None else None
     if sig is not None and req.action != "kill":
         raise FieldErrors.one(["body", "signal"], "a signal goes with the kill action only", "value_error.signal")
-    if not (req.jobs or req.all or req.queue or req.name):
+    if not (req.jobs or req.all or req.queue or req.name or req.orphans):
         raise FieldErrors.one(["body", "jobs"], "name the jobs: ids, names, all (0), a queue or a job name",
                               "value_error.jobs")
     results: list[dict[str, Any]] = []
@@ -226,7 +226,13 @@ def act(ctl: Controller, p: Principal, req) -> dict[str, Any]:
         except (NotFound, Conflict) as exc:
             results.append({"jobid": None, "job": text, "ok": False, "message": str(exc),
                             "status": 404 if isinstance(exc, NotFound) else 409})
-    if req.all or (not req.jobs and (req.queue or req.name)):
+    if req.orphans:
+        from xce.controller import depend, gates
+
+        for r in _select_mine(ctl, p, req.queue, req.name):
+            if r["state"] == "PEND" and r["gate"] == gates.DEPEND and depend.status(ctl, r)[0] == depend.NEVER:
+                targets.setdefault(r["id"], r)
+    elif req.all or (not req.jobs and (req.queue or req.name)):
         for r in _select_mine(ctl, p, req.queue, req.name):
             targets.setdefault(r["id"], r)
     elif req.queue is not None or req.name is not None:

@@ -76,6 +76,8 @@ class SubmitRequest(_Body):
     hold: bool = Field(False, description="Submit held (-H): it pends until released.")
     begin_time: int | None = Field(None, ge=0, le=MAX_ID, description="Do not start before this time (ns since the "
                                    "epoch, -b).")
+    depend: str | None = Field(None, min_length=1, max_length=MAX_REQUEST_LEN,
+                               description="Dependency in LSF's words (-w): 'done(12) && (exit(14, 1) || ended(prep))'.")
     allow_pending_forever: bool = Field(False, description="Accept a job that can never run on the cluster as it "
                                         "is now (it pends until the cluster grows).")
 
@@ -90,6 +92,7 @@ class ActRequest(_Body):
     queue: Name | None = Field(None, description="Only jobs of this queue.")
     name: Name | None = Field(None, description="Every unfinished job of the caller with this name (-J).")
     signal: str | None = Field(None, max_length=32, description="kill only: send this signal instead (SIGUSR1, 10).")
+    orphans: bool = Field(False, description="Every pending job of the caller whose dependency can never be met.")
 
 
 class ModifyRequest(_Body):

@@ -140,7 +140,7 @@ def fold_requests(text: str, parsed, requests: dict[str, int]) -> str | None:
     return f"{text[:match.start()]}rusage[{joined}]{text[match.end():]}"
 
 
-def validate(ctl: Controller, req: SubmitRequest) -> dict[str, Any]:
+def validate(ctl: Controller, req: SubmitRequest, user: str | None = None) -> dict[str, Any]:
     """Everything about one submission that can be wrong, checked before anything is written."""
     errors: list[dict[str, Any]] = []
     cfg = ctl.config
@@ -199,6 +199,16 @@ def validate(ctl: Controller, req: SubmitRequest) -> dict[str, Any]:
             check_name(req.name)
         except RefError as exc:
             errors.append(field_error(_loc("name"), str(exc), "value_error.name"))
+    depend = None
+    if req.depend is not None:
+        from types import SimpleNamespace
+
+        from xce.controller.depend import DependError, resolve
+
+        try:  # jobs named by name are the submitter's own
+            depend = resolve(ctl, SimpleNamespace(name=user, is_admin=False), req.depend)
+        except DependError as exc:
+            errors.append(field_error(_loc("depend"), str(exc), "value_error.depend", column=exc.column))
     if parsed is not None and not errors and not req.allow_pending_forever:
         from xce.controller.feasible import Capacity
 
@@ -209,7 +219,7 @@ def validate(ctl: Controller, req: SubmitRequest) -> dict[str, Any]:
     if errors:
         raise FieldErrors(errors)
     return {"queue": queue, "project": project, "requests": requests, "limits": limits,
-            "sched_request": sched_request, "run_limit": run_limit, "array": array}
+            "sched_request": sched_request, "run_limit": run_limit, "array": array, "depend": depend}
 
 
 def hms(seconds: int) -> str:
@@ -308,7 +318,7 @@ def prepare(ctl: Controller, user: str, req: SubmitRequest, key: str | None = No
     refusal (FieldErrors) happens here, so a group commit never holds a submission that fails."""
     from xce.controller import gates
 
-    v = validate(ctl, req)
+    v = validate(ctl, req, user)
     spec = v["array"]
     indexes = spec.indexes if spec is not None else (None,)
     count = len(indexes)
@@ -325,7 +335,7 @@ def prepare(ctl: Controller, user: str, req: SubmitRequest, key: str | None = No
         "placement": None, "head_host": None, "pend_reasons": None, "pend_category": None, "reason": "submitted",
         "exit_code": None, "exit_signal": None, "usage": None,
         "name": req.name, "gate": None, "held_by": user if req.hold else None, "begin_time": req.begin_time,
-        "depend": None, "array_limit": spec.limit if spec is not None else None,
+        "depend": v["depend"], "array_limit": spec.limit if spec is not None else None,
     }
     gate = gates.base_gate(ctl, base, now)
     limit = base["array_limit"]
