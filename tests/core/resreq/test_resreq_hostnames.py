@@ -28,3 +28,14 @@ def test_a_job_selecting_a_host_by_name_runs_there():
              make_job(3).select("hname==vm-w3"))
     placed = {d.jobid: d.placement for d in h.round_decisions() if type(d).__name__ == "Dispatch"}
     assert placed == {1: (("vm-w2", 1),), 2: (("vm-w1", 1),)}
+
+
+def test_type_and_model_take_bare_words_as_in_lsf():
+    (primary,) = parse_request("select[type==X86_64 && model != Intel_EM64T]").primaries
+    assert primary.select == Binary("&&", Binary("==", Name("type"), Str("X86_64")),
+                                    Binary("!=", Name("model"), Str("Intel_EM64T")))
+    h = Harness()
+    h.hosts(make_host("a").slots(1).value("type", "ARM64"), make_host("b").slots(1).value("type", "X86_64"))
+    h.submit(make_job(1).select("type==X86_64"))
+    placed = {d.jobid: d.placement for d in h.round_decisions() if type(d).__name__ == "Dispatch"}
+    assert placed == {1: (("b", 1),)}

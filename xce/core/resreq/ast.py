@@ -19,6 +19,10 @@ from xce.core.resources.naming import MEMORY_RESOURCES
 
 from xce.core.quantity import format_bytes, format_number, format_quantity
 
+#: Names whose values are words (LSF's built-in string resources): what they are compared with is
+#: read as a word (``hname==vm-w1``, ``type==X86_64``), not as a name or a subtraction.
+WORD_NAMES = frozenset({"hname", "type", "model"})
+
 __all__ = [
     "Binary",
     "Compound",
@@ -129,8 +133,8 @@ class Binary(Expr):
         if self.op in COMPARISONS:
             left_text = _side_text(left, right, prec, False)
             right_text = _side_text(right, left, prec, True)
-            if type(left) is Name and left.name == "hname" and type(right) is Name:
-                right_text = f"({right_text})"  # a bare word after hname== is a host name, not a Name
+            if type(left) is Name and left.name in WORD_NAMES and type(right) is Name:
+                right_text = f"({right_text})"  # a bare word there is a word, not a Name
         else:
             left_text = _child_text(left, prec, False)
             right_text = _child_text(right, prec, True)

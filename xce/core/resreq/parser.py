@@ -21,7 +21,7 @@ from xce.core.resources.naming import MEMORY_RESOURCES, ResourceNameError, valid
 
 from xce.core.quantity import MAX_QUANTITY, MIB, QUANTITY_EXPECTED, quantity_fraction, rational_value, whole_expected
 
-from .ast import Binary, Compound, Defined, Expr, Name, Num, Primary, Request, Str, Unary
+from .ast import WORD_NAMES, Binary, Compound, Defined, Expr, Name, Num, Primary, Request, Str, Unary
 from .lexer import (
     DIGITS,
     DOMAIN_NAME_RE,
@@ -51,9 +51,6 @@ _CLAUSES = ("select", "order", "rusage", "span")
 _CLAUSE_EXPECTED = "a clause (select, order, rusage or span)"
 _OPERAND_EXPECTED = 'a number, a name or "("'
 _COMPARISON_OPS = ("==", "!=", "<=", ">=", "<", ">")
-#: Names whose values are host names: what they are compared with is read as a word
-#: (``hname==vm-w1``), not as a name or a subtraction.
-WORD_NAMES = frozenset({"hname"})
 _WORD_END = ("]", ")", "&&", "||", ":", ",")
 
 
@@ -383,8 +380,8 @@ class _Parser:
             left = self.binary(op, left, right)
 
     def parse_word(self) -> Optional[Str]:
-        """A bare host name after ``hname ==`` (``vm-w1``) as a string; None when a number, a quoted
-        string or an expression follows instead."""
+        """A bare word after ``hname ==`` (``vm-w1``) or ``type ==`` (``X86_64``) as a string; None when
+        a number, a quoted string or an expression follows instead."""
         self.skip()
         m = HOSTNAME_RE.match(self.text, self.pos)
         if m is None or NUMBER_RE.fullmatch(m.group()) is not None:
