@@ -288,9 +288,9 @@ def whatif(since: str, until: str | None, queue: str | None, user: str | None, p
             print(f"{label}: {len(r.never_started)} job(s) never started, {len(r.too_large)} too large for the cluster")
     if agree["share"] is not None:
         print(f"Baseline against reality: {agree['within']} of {agree['jobs']} job(s) ({agree['share']:.1%}) started "
-              f"within {agree['tolerance_s']} s of when they really did (median |difference| "
-              f"{agree['median_abs_s']:.0f} s, largest {agree['max_abs_s']} s; {agree['late']} later, "
-              f"{agree['early']} earlier than reality).")
+              f"within {agree['tolerance_s']} s of when they really did (simulated minus real start: median "
+              f"{agree['median_s']:+.0f} s, largest |difference| {agree['max_abs_s']} s; beyond "
+              f"{agree['tolerance_s']} s: {agree['late']} later, {agree['early']} earlier).")
         if agree["share"] < 0.9:
             print("  Below 90%: read the alternative's figures with care (see docs/whatif.md, Limits).")
     if report is not None:

@@ -84,5 +84,6 @@ def agreement(result: "SimResult", tolerance_s: int = AGREEMENT_S) -> dict[str, 
              for i in np.flatnonzero(ok)[np.argsort(-absd, kind="stable")[:5]] if abs(sim[i] - real[i]) > tolerance_s]
     return {"jobs": n, "within": within, "share": within / n if n else None, "tolerance_s": tolerance_s,
             "never_started": int((~ok).sum()), "median_abs_s": float(np.median(absd)) if len(absd) else 0.0,
+            "median_s": float(np.median(delta)) if len(delta) else 0.0,
             "max_abs_s": int(absd.max()) if len(absd) else 0, "late": int((delta > tolerance_s).sum()),
             "early": int((delta < -tolerance_s).sum()), "worst": worst}
