@@ -397,15 +397,26 @@ class SchedulerCore:
         """Pend ``job``. A PEND is emitted when its reasons change, not every round: a pending job
         whose situation is the same costs no decision, no controller write and no replay line."""
         session.pended += 1
+        self.picker.on_pend(job.jobid)
+        note = getattr(self.picker, "pend_note", None)
+        if note is not None:  # e.g. where and when a backfilling picker's reservation expects to start it
+            extra = note(job)
+            if extra is not None:
+                reasons = (*reasons, extra)
         if reasons is not job.last_pend and reasons != job.last_pend:
             job.last_pend = reasons
             self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
-        self.picker.on_pend(job.jobid)
 
     def _schedule(self, job: Job, session: Session, allocator: Allocator) -> None:
         if job.request is None:
             self._pend(job, session, (make_pend_reason("request", detail=job.request_error),))
             return
+        constraint = getattr(self.picker, "constraint", None)
+        if constraint is not None:
+            limit = constraint(job)
+            if limit is not None:
+                self._schedule_constrained(job, session, allocator, limit)
+                return
         epoch = self.cluster.release_epoch
         if job.failed_epoch >= 0 and not job.waiting_for and (
                 job.failed_epoch == epoch or job.min_tasks > session.free_slots(self.cluster)) and (
@@ -447,6 +458,38 @@ class SchedulerCore:
         # What later jobs with the same request are told: the same category, naming this job.
         session.unsatisfiable[key] = (tuple(with_proof(r, job.jobid) for r in reasons), job.jobid)
         self._fail(job, epoch)
+        self._pend(job, session, reasons)
+
+    def _schedule_constrained(self, job: Job, session: Session, allocator: Allocator, limit: Any) -> None:
+        """A backfilling picker's word on ``job``: a refusal (text: it would delay a reservation), or
+        slots to keep free for reservations while the job is placed (host index -> slots).
+
+        Held slots are charged around this one allocation and given back at once, without counting
+        as a release. What fails here is not cached for other jobs (they may end before the
+        reservation and be held to nothing), nor remembered in ``failed_epoch``.
+        """
+        if isinstance(limit, str):
+            self._pend(job, session, (make_pend_reason("backfill", detail=limit),))
+            return
+        cluster = self.cluster
+        hosts = [i for i, n in limit.items() if n > 0]
+        amounts = [limit[i] for i in hosts]
+        reasons: tuple[PendReason, ...] = ()
+        with cluster.neutral():
+            cluster.charge_many(hosts, "slots", amounts)
+            try:
+                alloc, failed = allocator.allocate(job.request)
+                if alloc is None:  # explained while the held slots are still held
+                    reasons = tuple(dict.fromkeys(allocator.explain(p) for p in failed))
+            finally:
+                cluster.charge_many(hosts, "slots", [-n for n in amounts])
+        if session.cancelled:
+            if alloc is not None:
+                allocator.rollback(alloc)
+            return
+        if alloc is not None:
+            self._dispatch(job, alloc, session)
+            return
         self._pend(job, session, reasons)
 
     def _fail(self, job: Job, epoch: int) -> None:

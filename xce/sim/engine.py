@@ -112,7 +112,7 @@ class _Specs:
             return JobSpec(jobid=trace.jobid[i], user=names.user[i], queue=self.queues[i], project=names.project[i],
                            job_type=names.job_type[i], priority=names.priority[i], queue_time=trace.submit[i] * NS,
                            request=names.request[i] if self.mem else "", tasks=trace.procs[i],
-                           run_limit=max(0, trace.req_time[i]))
+                           run_limit=max(0, trace.req_time[i]))  # the cluster's own limits, none included
         kb = trace.req_mem[i] if self.mem else -1
         req = self.requests.get(kb)
         if req is None:
@@ -124,7 +124,21 @@ class _Specs:
         exe = trace.executable[i]
         return JobSpec(jobid=trace.jobid[i], user=user, queue=self.queues[i], project="default",
                        job_type=str(exe) if exe >= 0 else "", queue_time=trace.submit[i] * NS,
-                       request=req, tasks=trace.procs[i])
+                       request=req, tasks=trace.procs[i], run_limit=run_limit(trace, i))
+
+
+def run_limit(trace: SwfTrace, i: int) -> int:
+    """The job's run limit: its requested time (SWF field 9) when the trace has one, else its run
+    time, the exact estimate the literature assumes when a trace records none (at least 1 s: 0
+    means no limit)."""
+    req = trace.req_time[i]
+    return req if req > 0 else max(1, trace.run[i])
+
+
+def runs_for(trace: SwfTrace) -> array:
+    """How long each job really runs here: its run time, cut at its requested time when it has one
+    (a job is ended at its run limit, as on a real cluster)."""
+    return array("q", (min(r, q) if q > 0 else r for r, q in zip(trace.run, trace.req_time)))
 
 
 def job_specs(trace: SwfTrace, cluster: SimCluster, queues: list[str]) -> list[JobSpec]:
@@ -167,7 +181,8 @@ def simulate(trace: SwfTrace, cluster: SimCluster, *, seed: int = 0, queues_from
     elif cluster.default_queue not in {q.name for q in cluster.config.queues}:
         cluster = cluster.with_queues([cluster.default_queue])
     make_spec = _Specs(trace, cluster, queues)
-    submit, run, procs, jobids = trace.submit, trace.run, trace.procs, trace.jobid
+    submit, procs, jobids = trace.submit, trace.procs, trace.jobid
+    run = runs_for(trace)
     ticks_on = cluster.has_mem
     used_mem = trace.used_mem
     rejected = too_large(trace, cluster)

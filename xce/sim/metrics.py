@@ -63,12 +63,18 @@ def job_metrics(result: "SimResult", tau: float = TAU) -> JobMetrics:
     end = np.frombuffer(result.end, dtype=np.int64)
     idx = np.flatnonzero((start >= 0) & (end >= 0))
     submit = np.frombuffer(tr.submit, dtype=np.int64)[idx]
-    run = np.frombuffer(tr.run, dtype=np.int64)[idx]
+    run = np.minimum(np.frombuffer(tr.run, dtype=np.int64), _limits(tr))[idx]
     s, e = start[idx], end[idx]
     wait = s - submit
     bsld = np.maximum(1.0, (e - submit) / np.maximum(run, tau)) if len(idx) else np.zeros(0)
     return JobMetrics(index=idx, submit=submit, start=s, end=e, wait=wait, run=run,
                       procs=np.frombuffer(tr.procs, dtype=np.int64)[idx], bsld=bsld)
+
+
+def _limits(trace) -> np.ndarray:
+    """Each job's requested time as the cap on its run (no cap where the trace has none)."""
+    req = np.frombuffer(trace.req_time, dtype=np.int64)
+    return np.where(req > 0, req, np.iinfo(np.int64).max)
 
 
 def size_class(procs: int) -> int:

@@ -12,10 +12,12 @@ import math
 from pathlib import Path
 from typing import Any, Iterable
 
+import numpy as np
+
 from xce.accounting.drift import FAR_ABOVE, FAR_BELOW, OK, UNDECLARED, Thresholds, UsageRecord
 from xce.accounting.drift import drift_report as shared_drift_report
 from xce.sim import metrics
-from xce.sim.engine import SimResult
+from xce.sim.engine import SimResult, runs_for
 from xce.sim.metrics import TAU
 
 #: Per-job CSV layouts: ``xce`` (this project's columns) and ``batsim`` (Batsim's ``_jobs.csv``, read
@@ -56,16 +58,19 @@ def write_jobs_csv(result: SimResult, path: str | Path, layout: str = "xce") -> 
     if layout != "xce":
         raise ValueError(f"unknown CSV layout {layout!r} (expected one of {', '.join(CSV_LAYOUTS)})")
     tr = result.trace
+    runs = runs_for(tr)
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(["jobid", "user", "queue", "submit", "start", "end", "wait", "run", "tasks", "hosts",
-                    "preemptions"])
+        w.writerow(["jobid", "user", "queue", "submit", "start", "end", "wait", "run", "requested", "bsld", "tasks",
+                    "hosts", "preemptions"])
         for i in range(len(tr)):
             s, e = result.start[i], result.end[i]
             user = tr.names.user[i] if tr.names is not None else f"u{tr.user[i]}" if tr.user[i] >= 0 else "unknown"
+            wait = s - tr.submit[i] if s >= 0 else ""
+            bsld = f"{metrics.bounded_slowdown(e - tr.submit[i] - runs[i], runs[i]):.4g}" if e >= 0 and s >= 0 else ""
             w.writerow([tr.jobid[i], user, result.queue_of[i],
-                        tr.submit[i], s if s >= 0 else "", e if e >= 0 else "",
-                        s - tr.submit[i] if s >= 0 else "", tr.run[i], tr.procs[i],
+                        tr.submit[i], s if s >= 0 else "", e if e >= 0 else "", wait, runs[i],
+                        tr.req_time[i] if tr.req_time[i] > 0 else "", bsld, tr.procs[i],
                         result.placement.text(i), result.preemptions[i]])
 
 
@@ -132,6 +137,7 @@ def summary(result: SimResult, *, drift: dict[str, Any] | None = None, extra: di
         "wait_median_s": median(waits),
         "wait_p95_s": percentile(waits, 95),
         "bounded_slowdown_mean": float(m.bsld.mean()) if len(m) else 0.0,
+        "bounded_slowdown_p95": float(np.percentile(m.bsld, 95)) if len(m) else 0.0,
         "bounded_slowdown_tau_s": TAU,
         "utilization": busy / (slots * makespan) if slots and makespan > 0 else 0.0,
         "makespan_s": makespan,
@@ -259,7 +265,8 @@ def summary_text(s: dict[str, Any]) -> str:
         + (f" (jobs {', '.join(map(str, s['never_started_jobids'][:10]))}"
            f"{'...' if s['jobs_never_started'] > 10 else ''})" if s['jobs_never_started'] else ""),
         f"Wait: mean {s['wait_mean_s']:.1f} s, median {s['wait_median_s']:.1f} s, p95 {s['wait_p95_s']:.1f} s; "
-        f"bounded slowdown (tau {s['bounded_slowdown_tau_s']} s) mean {s['bounded_slowdown_mean']:.2f}",
+        f"bounded slowdown (tau {s['bounded_slowdown_tau_s']} s) mean {s['bounded_slowdown_mean']:.2f}, "
+        f"p95 {s.get('bounded_slowdown_p95', 0.0):.2f}",
         f"Utilization {s['utilization'] * 100:.1f}%, makespan {s['makespan_s']} s, "
         f"peak queue {s['peak_queue_length']} job(s), preemptions {s['preemptions']}",
         f"Simulated in {s['sim_wall_s']:.2f} s: {s['events']} events ({s['events_per_s']:.0f}/s), "

@@ -9,7 +9,10 @@ or ordering; a picker owns all of that. Hooks, by category:
 - session (MUST): ``begin_session()`` resets the cursor, ``next_job()`` returns a ready job or
   ``None``, ``end_session()`` closes the round.
 - post-allocation (MUST): ``on_dispatch(jobid)`` (drop it), ``on_pend(jobid)`` (keep it).
-- optional (MAY): ``on_config(config)``, ``on_job_rusage(job, usage)``.
+- optional (MAY): ``on_config(config)``, ``on_job_rusage(job, usage)``, and ``constraint(job)``,
+  called for the job ``next_job()`` just returned, before it is placed: None (place it anywhere it
+  fits), a string (do not try it: it pends with that text, step ``backfill``), or a dict of host
+  index -> slots to keep free while it is placed (a backfilling picker's reservations).
 
 Rules a picker must keep: ``next_job()`` must not scan core state (keep your own structures,
 fed by the hooks); never let set or hash order decide anything; a session may be cancelled

@@ -65,6 +65,8 @@ class FcfsPicker(BasePicker):
         self._where: dict[int, str] = {}
         self._cursor: Any = iter(())
         self._delegates = 0
+        #: Set by a subclass (strict_fcfs) to end the current queue's walk after the job just offered.
+        self._halt = False
 
     # -- state-change hooks --------------------------------------------------------------
     def on_queue_update(self, queue: Queue) -> None:
@@ -98,6 +100,11 @@ class FcfsPicker(BasePicker):
             entry.delegate = registry.create(name)
             entry.delegate.init(self.core)
             entry.delegate.on_queue_update(entry.queue)
+        for hook in ("constraint", "pend_note"):  # a delegate's optional hooks, for its own jobs
+            if any(getattr(e.delegate, hook, None) is not None for e in self._queues.values()):
+                setattr(self, hook, self._forward(hook))
+            else:
+                self.__dict__.pop(hook, None)
         for job in jobs:
             self._add(entry, job)
 
@@ -185,6 +192,17 @@ class FcfsPicker(BasePicker):
                 job = jobs[jobid]
                 if job.state == PEND and queue.user_ready(job.user):
                     yield job
+                    if self._halt:
+                        self._halt = False
+                        break
+
+    def _forward(self, hook: str) -> Any:
+        """``hook(job)`` answered by the delegate of the job's queue (None when it has no such hook)."""
+        def forward(job: Job) -> Any:
+            entry = self._queues.get(job.queue)
+            fn = getattr(entry.delegate, hook, None) if entry is not None else None
+            return fn(job) if fn is not None else None
+        return forward
 
     def end_session(self) -> None:
         for entry in self._order:

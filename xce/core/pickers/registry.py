@@ -12,7 +12,20 @@ def _fcfs():
     return FcfsPicker
 
 
-_registry = Registry("picker plugin", "job_pick_plugin", {"builtin_fcfs": _fcfs})
+def _strict():
+    from xce.core.pickers.strict_fcfs import StrictFcfsPicker
+
+    return StrictFcfsPicker
+
+
+def _backfill():
+    from xce.core.pickers.easy_backfill import EasyBackfillPicker
+
+    return EasyBackfillPicker
+
+
+_registry = Registry("picker plugin", "job_pick_plugin", {
+    "builtin_fcfs": _fcfs, "strict_fcfs": _strict, "easy_backfill": _backfill})
 
 register = _registry.register
 unregister = _registry.unregister

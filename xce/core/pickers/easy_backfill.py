@@ -1,0 +1,251 @@
+"""``easy_backfill``: first come, first served, with reservations and backfilling (Slurm's
+``sched/backfill``, LSF's slot reservation with backfill, Maui's EASY).
+
+Jobs are offered in ``builtin_fcfs`` order and start while they fit. The first job that does not
+fit gets a reservation: the running jobs are walked by estimated end (start + run limit; a job with
+no limit counts as running for its queue's ``max_run_limit``, or forever), then job id, adding
+their slots to the free count until the blocked job's request could be met. That end is the
+reservation's start S (the shadow time), and what is free then beyond the request is the extra X.
+A later job J may start now only if it cannot delay the reservation: it ends by S (now + its
+estimate <= S), or it takes no more than X slots, and when it runs past S, X shrinks by what it
+took. A job refused that way is told it would delay the reservation's job.
+
+Reservations are host-aware. When the blocked job's request has structure (``span[...]``,
+``select[...]``, ``order[...]``, a compound or alternatives) the reservation is the placement the
+allocator itself finds on the hosts as they will be at S; a job running past S may then use only
+what that placement leaves over on those hosts, which the core holds back while it places the job
+(``SchedulerCore._schedule_constrained``). A plain request can use any free slot, so for it the
+count is exact.
+
+Queue settings: ``reservations`` (how many blocked jobs get one per round: 1 = EASY; more
+approaches conservative backfilling, each later reservation planned as if the earlier ones held
+their slots from now) and ``backfill_depth`` (how many of the queue's pending jobs a round tries).
+
+The reservations are planned afresh in every round from the core's running jobs (read once per
+reservation, never per ``next_job``), so the picker carries no state between rounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from xce.core.model import Job
+from xce.core.pickers.fcfs import FcfsPicker
+
+NS = 1_000_000_000
+#: A job with no run limit and no queue maximum runs "forever" (ns).
+FOREVER = 1 << 62
+
+
+@dataclass(slots=True)
+class Reservation:
+    jobid: int
+    #: When the job is expected to start (ns), and the extra slots free then beyond its request.
+    start: int
+    extra: int
+    #: Host-aware reservations: host index -> slots that may still be taken by jobs running past
+    #: ``start`` (what the reserved placement leaves over there); empty for a plain request.
+    leftover: dict[int, int] = field(default_factory=dict)
+    #: Host index -> slots of the reserved placement (for ``xce jobs -l`` and the tests).
+    placement: dict[int, int] = field(default_factory=dict)
+    #: The running job whose end makes room, and (plain requests) the hosts the slots free up on.
+    after: int = 0
+    hosts: tuple[int, ...] = ()
+
+
+def plain(request: Any) -> bool:
+    """A request any free slots can serve (one primary, no select, order or span)."""
+    if len(request.alternatives) != 1 or len(request.alternatives[0].primaries) != 1:
+        return False
+    p = request.alternatives[0].primaries[0]
+    return p.select is None and not p.order and p.span_hosts is None and p.span_ptile is None
+
+
+def most_slots(job: Job) -> int:
+    return max(c.total_tasks for c in job.request.alternatives) if job.request is not None else job.tasks
+
+
+class EasyBackfillPicker(FcfsPicker):
+    name = "easy_backfill"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reservations: list[Reservation] = []
+        self._offered: Job | None = None
+        self._refused: int | None = None
+        self._tried: dict[str, int] = {}
+        self._reserved: dict[str, int] = {}
+
+    # -- estimates -----------------------------------------------------------------------
+    def estimate(self, job: Job) -> int:
+        """How long ``job`` may run, in ns: its run limit, else its queue's maximum, else forever."""
+        if job.run_limit > 0:
+            return job.run_limit * NS
+        queue = self.core.queues.get(job.queue)
+        most = queue.spec.max_run_limit if queue is not None else None
+        return most * NS if most else FOREVER
+
+    # -- session -------------------------------------------------------------------------
+    def begin_session(self) -> None:
+        super().begin_session()
+        self.reservations = []
+        self._offered = None
+        self._refused = None
+        self._tried = {}
+        self._reserved = {}
+
+    def next_job(self) -> Job | None:
+        while True:
+            job = next(self._cursor, None)
+            if job is None:
+                self._offered = None
+                return None
+            entry = self._queues.get(job.queue)
+            depth = entry.queue.spec.backfill_depth if entry is not None else None
+            tried = self._tried.get(job.queue, 0)
+            if depth is not None and tried >= depth:
+                continue
+            self._tried[job.queue] = tried + 1
+            self._offered = job
+            return job
+
+    def constraint(self, job: Job) -> Any:
+        """None (start it wherever it fits), a refusal, or slots to hold back while it is placed."""
+        if not self.reservations:
+            return None
+        now = self.core.session.ts
+        end = now + self.estimate(job)
+        size = most_slots(job)
+        holds: dict[int, int] | None = None
+        for r in self.reservations:
+            if end <= r.start:
+                continue
+            if size > r.extra:
+                self._refused = job.jobid
+                return f"would delay job {r.jobid}, which holds a reservation"
+            if r.leftover:
+                free = self.core.cluster.free_slots_ok()
+                holds = {} if holds is None else holds
+                for i, left in r.leftover.items():
+                    hold = int(free[i]) - max(0, left)
+                    if hold > holds.get(i, 0):
+                        holds[i] = hold
+        return holds or None
+
+    def on_dispatch(self, jobid: int) -> None:
+        job = self._offered if self._offered is not None and self._offered.jobid == jobid else None
+        super().on_dispatch(jobid)
+        if job is None or not self.reservations:
+            return
+        end = job.start_time + self.estimate(job)
+        taken = sum(n for _, n in job.placement)
+        index = self.core.cluster.index
+        for r in self.reservations:
+            if end > r.start:
+                r.extra -= taken
+                for host, n in job.placement:
+                    i = index.get(host)
+                    if i in r.leftover:
+                        r.leftover[i] -= n
+
+    def on_pend(self, jobid: int) -> None:
+        super().on_pend(jobid)
+        job = self._offered
+        if job is None or job.jobid != jobid:
+            return
+        if self._refused == jobid:
+            self._refused = None
+            return
+        if job.request is None:
+            return
+        entry = self._queues.get(job.queue)
+        allowed = entry.queue.spec.reservations if entry is not None else 1
+        made = self._reserved.get(job.queue, 0)
+        if made >= allowed:
+            return
+        r = self._reserve(job)
+        if r is not None:
+            self.reservations.append(r)
+            self._reserved[job.queue] = made + 1
+
+    def pend_note(self, job: Job) -> Any:
+        """What ``xce jobs -l`` shows of a reservation: when and where the job expects to start."""
+        for r in self.reservations:
+            if r.jobid == job.jobid:
+                from xce.core.reasons import make_pend_reason
+
+                hosts = self.core.cluster.hosts
+                names = [hosts[i].name for i in sorted(r.placement or r.hosts)]
+                where = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+                wait = max(0, r.start - self.core.session.ts) // NS
+                return make_pend_reason("reservation", detail=(
+                    f"holds a reservation: expected to start in {wait // 3600}:{wait // 60 % 60:02d}:{wait % 60:02d} "
+                    f"(when job {r.after} ends, by its run limit) on host(s) {where}"))
+        return None
+
+    # -- planning a reservation ----------------------------------------------------------
+    def _reserve(self, job: Job) -> Reservation | None:
+        core = self.core
+        cluster = core.cluster
+        now = core.session.ts
+        free_now = cluster.free_slots_ok()
+        free = int(free_now.sum())
+        ends: list[tuple[int, int, Job]] = []
+        for r in core.running.values():
+            ends.append((r.start_time + self.estimate(r), r.jobid, r))
+        # Earlier reservations are planned as holding their slots from now until they end.
+        for held in self.reservations:
+            free -= self._reserved_size(held)
+        size = most_slots(job)
+        ends.sort(key=lambda e: (e[0], e[1]))
+        structured = not plain(job.request)
+        released: dict[int, int] = {}
+        index = cluster.index
+        start = None
+        for end, _, r in ends:
+            if end >= FOREVER:
+                break
+            free += sum(n for _, n in r.placement)
+            for host, n in r.placement:
+                i = index.get(host)
+                if i is not None:
+                    released[i] = released.get(i, 0) + n
+            if free < size:
+                continue
+            if not structured:
+                hosts = sorted({*released, *(int(i) for i in free_now.nonzero()[0])})
+                return Reservation(job.jobid, max(end, now), free - size, after=r.jobid, hosts=tuple(hosts))
+            placed = self._fit(job, released)
+            if placed is not None:
+                start = max(end, now)
+                leftover = {i: int(free_now[i]) + released.get(i, 0) - n for i, n in placed.items()}
+                return Reservation(job.jobid, start, free - size, leftover, placed, after=r.jobid)
+        return None
+
+    def _reserved_size(self, r: Reservation) -> int:
+        job = self._jobs.get(r.jobid)
+        return most_slots(job) if job is not None else 0
+
+    def _fit(self, job: Job, released: dict[int, int]) -> dict[int, int] | None:
+        """Where the allocator would place ``job`` if ``released`` slots were free too (nothing kept)."""
+        from xce.core.alloc.allocator import Allocator
+
+        cluster = self.core.cluster
+        session = self.core.session
+        hosts = list(released)
+        amounts = [released[i] for i in hosts]
+        allocator = Allocator(cluster, session, lambda: session.cancelled)
+        with cluster.neutral():
+            cluster.charge_many(hosts, "slots", [-n for n in amounts])
+            try:
+                alloc, _ = allocator.allocate(job.request)
+                placed = None
+                if alloc is not None:
+                    placed = {}
+                    for i, n in alloc.slots:
+                        placed[i] = placed.get(i, 0) + n
+                    allocator.rollback(alloc)
+            finally:
+                cluster.charge_many(hosts, "slots", amounts)
+        return placed
