@@ -14,12 +14,14 @@ def test_edges_are_exactly_the_documented_machine():
         (SSUSP, EXIT), (USUSP, EXIT),
         # a job can finish in the instant it is being suspended; the worker's report wins
         (SSUSP, DONE), (USUSP, DONE),
+        # xce requeue: a person runs a finished job again
+        (DONE, PEND), (EXIT, PEND),
     }
 
 
-def test_finished_jobs_never_move():
+def test_finished_jobs_move_only_when_a_person_requeues_them():
     for move in states.MOVES.values():
-        assert DONE not in move.sources and EXIT not in move.sources
+        assert (DONE in move.sources or EXIT in move.sources) == (move.verb == "rerun")
 
 
 def test_refusal_names_job_state_and_what_was_allowed():

@@ -145,3 +145,20 @@ def test_a_three_job_pipeline_runs_in_order_and_a_failed_step_stops_it(six):
                                     f"ended EXIT (`xce kill --orphans` removes such jobs)"}]
     r = xce("kill", "--orphans")
     assert r.stdout == f"Job <{after}> is killed.\n"
+
+
+def test_requeue_runs_a_done_job_again_with_its_history(six):
+    _, xce = six
+    jobid = xce.submit("--", "sh", "-c", "echo run >> requeued.txt")
+    xce.wait_state(jobid, "DONE", 30)
+    r = xce("requeue", str(jobid))
+    assert r.stdout == f"Job <{jobid}> is requeued.\n"
+    job = wait_for(lambda: (j := xce.job(jobid))["state"] == "DONE" and len(_started(j)) == 2 and j, 30,
+                   "the second run")
+    assert (xce.cwd / "requeued.txt").read_text() == "run\nrun\n"
+    moves = [(h["from"], h["to"]) for h in job["history"]]
+    assert moves == [(None, "PEND"), ("PEND", "RUN"), ("RUN", "DONE"), ("DONE", "PEND"), ("PEND", "RUN"),
+                     ("RUN", "DONE")], moves
+    assert job["history"][3]["reason"] == f"requeued by {job['user']}"
+    r = xce("requeue", str(jobid + 10_000), check=False)
+    assert r.returncode == 1 and r.stderr == f"xce: job {jobid + 10_000} does not exist\n"

@@ -79,6 +79,7 @@ COMMAND_SPECS = [
     _verb("resume", "Resume suspended jobs (SIGCONT)."),
     _verb("hold", "Hold pending jobs: they stay PEND and are not started until released (LSF bhold)."),
     _verb("release", "Release held jobs (LSF brelease)."),
+    _verb("requeue", "Run finished jobs (DONE or EXIT) again under the same id; their history is kept (LSF brequeue)."),
     Command("modify", "Change a job's priority, queue or project.",
             [Arg("jobid", int, help="Job id."),
              Opt("priority", ("--priority",), int, None, help="New user priority."),

@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "resume": "xce.cli.jobctl",
     "hold": "xce.cli.jobctl",
     "release": "xce.cli.jobctl",
+    "requeue": "xce.cli.jobctl",
     "modify": "xce.cli.jobctl",
     "launch": "xce.cli.launch_cmd",
     "hosts": "xce.cli.cluster",

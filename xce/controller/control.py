@@ -202,7 +202,7 @@ def _select_mine(ctl: Controller, p: Principal, queue: str | None, name: str | N
 
 
 _PAST = {"kill": "is killed", "suspend": "is suspended", "resume": "is resumed", "hold": "is held",
-         "release": "is released"}
+         "release": "is released", "requeue": "is requeued"}
 
 
 def act(ctl: Controller, p: Principal, req) -> dict[str, Any]:
@@ -287,6 +287,20 @@ def _act_one(ctl: Controller, p: Principal, job: dict[str, Any], action: str, si
         ctl.move(job, action, reason, p.name)
         ctl.enqueue(job["head_host"], job["id"], action,
                     {"jobid": job["id"], "signal": "SIGSTOP" if action == "suspend" else "SIGCONT", "reason": reason})
+        return _PAST[action]
+    if action == "requeue":
+        if state not in ("DONE", "EXIT"):
+            raise Conflict(f"it is {state} (only a finished job, DONE or EXIT, can be requeued"
+                           + ("; kill it first)" if state != PEND else ")"))
+        ctl.move(job, "rerun", f"requeued by {p.name}", p.name, placement=None, head_host=None, start_time=None,
+                 end_time=None, exit_code=None, exit_signal=None, usage=None, pend_reasons=None, pend_category=None,
+                 gate=None)
+        # A job's accounting record is that of its last run (one per job and resource): the run
+        # that ends next writes it again.
+        from xce.controller.store.schema import job_accounting
+
+        ctl.conn.execute(sa.delete(job_accounting).where(job_accounting.c.jobid == job["id"]))
+        gates.requeued(ctl, job)
         return _PAST[action]
     if state != PEND:
         raise Conflict(f"it is {state} (only a PEND job can be {'held' if action == 'hold' else 'released'})")

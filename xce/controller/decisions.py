@@ -57,6 +57,8 @@ def start_payload(job: dict[str, Any], placement: list[list[Any]]) -> dict[str, 
             "run_limit": job.get("run_limit"),
             "request": job["sched_request"], "placement": placement,
             "array_id": job["array_id"], "array_index": job["array_index"],
+            # Which run of the job this is (a requeued job runs again under its id): the dispatch time.
+            "run": job["start_time"],
         },
     }
 

@@ -126,6 +126,19 @@ def regate(ctl: Controller, job: dict[str, Any], why: str = "") -> None:
     set_gate(ctl, job, gate, why)
 
 
+def requeued(ctl: Controller, job: dict[str, Any]) -> None:
+    """A finished job made pending again (``xce requeue``): the scheduler forgot it when it ended, so
+    it is pushed anew once eligible (held, dependency, begin time and array limit as at submission)."""
+    gate = base_gate(ctl, job, time.time_ns())
+    if gate is None and job.get("array_limit"):
+        set_gate(ctl, job, LIMIT)
+        admit_limited(ctl, job["array_id"], job["array_limit"])
+    elif gate is None:
+        push(ctl, [job])
+    else:
+        set_gate(ctl, job, gate)
+
+
 def admit_limited(ctl: Controller, array_id: int, limit: int) -> int:
     """Let waiting elements of an array run while fewer than ``limit`` are released; how many."""
     c = ctl.conn

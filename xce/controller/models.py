@@ -85,7 +85,7 @@ class SubmitRequest(_Body):
 class ActRequest(_Body):
     """One action on many jobs, named as people write them (``xce kill 12 13[2] sweep``)."""
 
-    action: Literal["kill", "suspend", "resume", "hold", "release"]
+    action: Literal["kill", "suspend", "resume", "hold", "release", "requeue"]
     jobs: list[Annotated[str, Field(min_length=1, max_length=MAX_NAME_LEN + 64)]] = Field(
         default_factory=list, max_length=MAX_ARGS, description="Job ids, ID[INDEX], ID[1-5], or names.")
     all: bool = Field(False, description="Every unfinished job of the caller (`xce kill 0`).")

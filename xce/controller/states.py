@@ -15,7 +15,8 @@ Two edges go beyond the minimal machine on purpose:
   signal; the worker's report of what really happened wins.
 * ``requeue`` (RUN -> PEND) is only for a dispatch that was never delivered to a worker (the
   worker vanished before fetching it, or refused it); a job that really started is never
-  requeued silently.
+  requeued silently. ``rerun`` (DONE/EXIT -> PEND) is ``xce requeue``: a person runs a finished
+  job again, its history kept.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ MOVES: dict[str, Move] = {
     for m in (
         Move("dispatch", "dispatched", (PEND,), RUN),
         Move("requeue", "requeued", (RUN,), PEND),
+        Move("rerun", "requeued", (DONE, EXIT), PEND),
         Move("kill", "killed", (PEND, RUN, SSUSP, USUSP), EXIT),
         Move("suspend", "suspended", (RUN,), USUSP),
         Move("preempt", "preempted", (RUN,), SSUSP),

@@ -78,7 +78,10 @@ class Agent:
         self.box: Containment = box or ProcessGroup("none chosen")
         self.pids_max = pids_max
         self.jobs: dict[int, JobProcess] = {}
-        self.done: OrderedDict[int, None] = OrderedDict()  # recently ended: a re-delivered start is ignored
+        # Recently ended jobs and which run of each (a requeued job runs again under its id, with a new
+        # "run"): a re-delivered start of the same run is ignored.
+        self.done: OrderedDict[int, Any] = OrderedDict()
+        self.runs: dict[int, Any] = {}
         self.lock = threading.RLock()
         self.outbox: queue.Queue[tuple[str, str, dict[str, Any]] | None] = queue.Queue()
         self.stopping = threading.Event()
@@ -192,8 +195,9 @@ class Agent:
     def _start(self, job: dict[str, Any]) -> None:
         jobid = int(job["jobid"])
         with self.lock:
-            if jobid in self.jobs or jobid in self.done:
+            if jobid in self.jobs or (jobid in self.done and self.done[jobid] == job.get("run")):
                 return
+            self.runs[jobid] = job.get("run")
         placement = job.get("placement") or [[self.name, job.get("tasks", 1)]]
         limits = {k: int(v) for k, v in (job.get("limits") or {}).items() if isinstance(v, int)}
         if placement[0][0] != self.name:
@@ -259,7 +263,8 @@ class Agent:
 
     def _remember_done(self, jobid: int) -> None:
         with self.lock:
-            self.done[jobid] = None
+            self.done[jobid] = self.runs.pop(jobid, None)
+            self.done.move_to_end(jobid)
             while len(self.done) > 10_000:
                 self.done.popitem(last=False)
 
