@@ -21,6 +21,7 @@ def test_registered_command_replays(tmp_path):
 
 def test_normal_mode_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "xce.scheduler.normal_driver", None)  # import fails
+    monkeypatch.delattr("xce.scheduler.normal_driver", raising=False)  # even after another test imported it
     result = invoke(XCE, ["scheduler"])
     assert result.exit_code == 2
     assert "normal mode is not available in this build" in result.output
