@@ -6,6 +6,7 @@ Three hosts of two slots each, each in its own network namespace (xce.testing.ne
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import time
@@ -76,7 +77,8 @@ def test_kill_suspend_and_usage_reach_every_host(netbed, tmp_path):
                    and j, 60, lambda: f"usage summed over the hosts (now {bed.job(jobid)['usage']})")
     assert sorted(job["usage"]["hosts"]) == list(HOSTS)
     shown = bed.cli("jobs", "-l", str(jobid)).stdout
-    assert "MiB" in shown or "GiB" in shown or "M" in shown, shown
+    rss = re.search(r"memory_rss: ([0-9.]+)([MG])", shown)
+    assert rss and float(rss.group(1)) * (1024 if rss.group(2) == "G" else 1) >= 6 * 40, shown
     # Suspend: every task on every host stops.
     bed.cli("suspend", str(jobid))
     wait_for(lambda: all(_state(p) == "T" for ps in pids.values() for p in ps if pid_alive(p)), 30,
@@ -129,3 +131,62 @@ def test_launch_refuses_outside_a_job_and_beyond_what_the_job_holds(netbed, tmp_
     err = (tmp_path / "err").read_text()
     assert "5 tasks asked for, but job" in err and "holds 4 slot(s)" in err, err
     assert "holds no slots on nowhere" in err, err
+
+
+def test_signals_reach_every_task_and_a_task_that_cannot_start_fails_the_launch(netbed, tmp_path):
+    bed = netbed(hosts=2, slots=2)
+    out = tmp_path / "out"
+    task = "trap 'echo got \\$XCE_TASK_ID; exit 3' USR1; echo ready; while :; do sleep 0.1; done"
+    script = (f"xce launch -l -- sh -c \"{task}\" & pid=$!; "
+              "while [ $(grep -c ready out) -lt 4 ]; do sleep 0.1; done; kill -USR1 $pid; wait $pid; echo rc=$?; "
+              "xce launch -- /nonexistent/command; echo rc=$?")
+    jobid = bed.submit("--env", PATH, "-n", "4", "-R", "span[ptile=2]", "-o", str(out), "-e", str(tmp_path / "err"),
+                       "--", "sh", "-c", script, cwd=tmp_path)
+    bed.wait_state(jobid, ("DONE", "EXIT"), timeout=90)
+    lines = out.read_text().splitlines()
+    assert sorted(line for line in lines if "got" in line) == ["0: got 0", "1: got 1", "2: got 2", "3: got 3"], lines
+    assert lines[-2:] == ["rc=3", "rc=1"], lines
+    err = (tmp_path / "err").read_text()
+    assert "could not start: command not found: /nonexistent/command" in err and "on h1:" in err, err
+
+
+def test_tasks_run_as_the_job_owner_inside_its_control_group_on_each_host(netbed, tmp_path):
+    import pwd
+    import shutil
+    import subprocess
+    import tempfile
+
+    name = f"xmh{os.getpid() % 100000}"
+    base = Path(tempfile.mkdtemp(prefix="xmh"))
+    try:
+        base.chmod(0o777)
+        subprocess.run(["useradd", "-M", "-U", "-d", str(base), "-s", "/bin/sh", name], check=True, capture_output=True)
+        bed = netbed(hosts=2, slots=1, run_as_self=False)
+        token = bed.request("POST", "/v1/admin/tokens", {"name": name, "role": "user"})["token"]
+        jobid = bed.submit("--token", token, "-n", "2", "-o", str(base / "out"), "--", "sleep", "120", cwd=base)
+        job = bed.wait_state(jobid, "RUN")
+        head = job["placement"][0]["host"]
+        # The job's own environment holds what `xce launch` uses; read it as the job would.
+        leader = wait_for(lambda: next((p for p in bed.pids(head) if _cmd(p)[:1] == [b"sleep"]), None), 30, "the job")
+        with open(f"/proc/{leader}/environ", "rb") as f:
+            env = dict(e.split("=", 1) for e in f.read().decode().split("\0") if "=" in e)
+        assert env["XCE_HOSTS"] == " ".join(f"{p['host']}:{p['tasks']}" for p in job["placement"])
+        r = bed.cli("launch", "-l", "--", "sh", "-c", "echo $(id -un) $XCE_HOST; grep job_ /proc/self/cgroup | head -1",
+                    env={k: env[k] for k in ("XCE_JOBID", "XCE_LAUNCH_KEY", "XCE_HOSTS", "XCE_TASK_SERVERS")},
+                    cwd=base)
+        lines = r.stdout.splitlines()
+        owners = sorted(line for line in lines if line.split()[1] == name)
+        assert owners == [f"0: {name} {job['placement'][0]['host']}", f"1: {name} {job['placement'][1]['host']}"], lines
+        assert sum(f"job_{jobid}" in line for line in lines) == 2, lines
+        assert pwd.getpwnam(name).pw_uid != 0
+    finally:
+        subprocess.run(["userdel", "-f", name], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _cmd(pid: int) -> list[bytes]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
