@@ -65,8 +65,10 @@ def _play(api: Api) -> dict[str, list[int]]:
 
     for k in range(6):
         who, queue, tasks = ("alice", "normal", 1) if k % 2 else ("bob", "high", 4)
+        extra = {"run_limit": 600} if k == 0 else {"name": "second", "depend": f"ended({ids['done'][0]})"} \
+            if k == 1 else {}
         j = submit(who, queue=queue, tasks=tasks, request="rusage[mem=100M]", job_type="etl" if k % 2 else "",
-                   **({"run_limit": 600} if k == 0 else {}))
+                   **extra)
         dispatch(j, tasks)
         r = worker.post(f"/v1/workers/{HOST}/load", json={"load": {}, "usage": {str(j): {"memory_rss": 50 * M}}})
         assert r.status_code == 200, r.text
@@ -105,6 +107,8 @@ def test_export_swf_and_xce_read_back_by_the_simulator(cluster, tmp_path):
     wide = by_id[ids["done"][0]]  # bob's 4-task job
     assert trace.procs[wide] == 4 and trace.req_mem[wide] == 100 * 1024 and trace.used_mem[wide] == 50 * 1024 // 4
     assert trace.req_time[wide] == 600 and trace.req_time[by_id[ids["done"][1]]] == -1  # the run limit, when given
+    second = [ln.split() for ln in text.splitlines() if ln.split()[0] == str(ids["done"][1])][0]
+    assert second[16] == str(ids["done"][0])  # SWF field 17: the preceding job
     assert ids["running"][0] not in by_id
 
     # The simulator reads it (cluster from the header: one host of 64 slots) with no malformed line.
@@ -131,6 +135,7 @@ def test_export_swf_and_xce_read_back_by_the_simulator(cluster, tmp_path):
     assert first["user"] == "bob" and first["queue"] == "high" and first["tasks"] == 4
     assert "rusage[mem=100M]" in first["request"] and first["mem_declared"] == 400 * M and first["run_limit"] == 600
     assert first["command"] is None  # carol may not see bob's command
+    assert jobs[ids["done"][1]]["name"] == "second" and jobs[ids["done"][1]]["dependencies"] == f"ended({ids['done'][0]})"
     own = _xce("workload", "export", "--since", "10m", "--format", "xce", "-u", "alice",
                env={**env, "XCE_TOKEN": api.token_for("alice")})
     assert all(json.loads(x)["command"] == ["/bin/secret", "alice"] for x in own.stdout.splitlines()[1:])

@@ -72,3 +72,13 @@ def test_a_job_line_that_is_not_a_job_names_its_line(tmp_path):
     p = write(tmp_path, [job(1, 0, 10, tasks=0)])
     with pytest.raises(SwfError, match=r"w.jsonl:2: tasks must be a whole number >= 1, got 0"):
         read_workload(p)
+
+
+def test_a_dependent_job_arrives_when_what_it_waited_for_ended(tmp_path):
+    jobs = [job(1, 0, 100), job(2, 0, 10, start=100, dependencies="done(1)"),
+            job(3, 0, 10, start=150, begin_time=(BASE + 150) * NS), job(4, 5, 10, start=100, dependencies="exit(1, 3) || 99")]
+    trace = read_workload(write(tmp_path, jobs))
+    res = simulate(trace, parse_cluster_text(CLUSTER))
+    by_id = {trace.jobid[i]: i for i in range(len(trace))}
+    assert res.start[by_id[2]] == 100 and res.start[by_id[3]] == 150  # not at 0, when they were submitted
+    assert res.start[by_id[4]] == 100  # exit(1, 3): job 1's end; job 99 is not in the workload

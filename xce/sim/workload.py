@@ -5,7 +5,8 @@ requirement string the scheduler saw, priorities, the real start times), so a si
 cluster's own history places each job as the production core would. It reads into the same
 :class:`~xce.sim.swf.SwfTrace` columns as SWF (whole seconds after the header's ``unix_start``),
 with the rest in :class:`WorkloadNames` on ``trace.names``; the engine uses the names when they are
-there. The reader is as strict as the SWF one: a line that is not a job object is ``FILE:LINE:
+there. Jobs that waited for a begin time or a dependency arrive when they became eligible (see
+:func:`_eligible`). The reader is as strict as the SWF one: a line that is not a job object is ``FILE:LINE:
 problem``; a job that never started (killed while pending) is skipped and counted, as SWF's run
 time -1 is.
 """
@@ -13,6 +14,7 @@ time -1 is.
 from __future__ import annotations
 
 import json
+import re
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,8 @@ from xce.sim import swf
 from xce.sim.swf import SwfError, SwfTrace
 
 NS = 1_000_000_000
+#: Jobs a stored dependency names, with the condition on each (``done(12) && started(13[2])``, ``12``).
+_DEP = re.compile(r"(?:(done|exit|ended|started)\(|^|&&|\|\||\(|!)\s*([0-9]+)")
 NOT_STARTED = "never started (killed while pending)"
 _REQUIRED = ("jobid", "user", "queue", "tasks", "submit_time", "start_time", "end_time")
 
@@ -76,6 +80,28 @@ def _str(obj: dict[str, Any], key: str, lineno: int, source: str, default: str |
     if not isinstance(value, str):
         raise SwfError(source, lineno, f"{key} must be a string, got {value!r}")
     return value
+
+
+def _eligible(jobs: list[tuple[int, int, dict[str, Any]]]) -> None:
+    """A job that waited for a begin time or for other jobs arrives, for the simulator, when it
+    became eligible in reality: the latest of its submission, its begin time and the real start
+    (``started``) or end (``done``, ``exit``, ``ended``) of each job its dependency names that is in
+    the workload. The simulator has no dependencies of its own; this keeps such a job from starting
+    before what it waited for."""
+    times = {int(o["jobid"]): (int(o["start_time"]), int(o["end_time"])) for _, _, o in jobs}
+    for k, (submit, order, o) in enumerate(jobs):
+        at = submit
+        begin = o.get("begin_time")
+        if isinstance(begin, int) and not isinstance(begin, bool):
+            at = max(at, begin)
+        deps = o.get("dependencies")
+        if isinstance(deps, str):
+            for kind, jobid in _DEP.findall(deps):
+                ran = times.get(int(jobid))
+                if ran is not None:
+                    at = max(at, ran[0] if kind == "started" else ran[1])
+        if at != submit:
+            jobs[k] = (min(at, int(o["start_time"])), order, o)
 
 
 def parse_jsonl(lines: Iterable[str], source: str = "<lines>", max_jobs: int | None = None, *,
@@ -144,6 +170,7 @@ def parse_jsonl(lines: Iterable[str], source: str = "<lines>", max_jobs: int | N
     t.header["TimeZoneString"] = "UTC"
     if header.get("hosts"):
         t.header["MaxNodes"], t.header["MaxProcs"] = str(header["hosts"]), str(header.get("slots") or header["hosts"])
+    _eligible(jobs)
     jobs.sort(key=lambda j: (j[0], j[1]))
 
     def number(kind: str, name: str) -> int:

@@ -12,7 +12,7 @@ whole seconds after ``UnixStartTime`` (the window's start); a job that never sta
 
 The JSON-lines workload (``--format xce``) has a header line (``{"xce_workload": 1, ...}``) and one
 object per job with the resource requirement strings as submitted and as scheduled, every requested
-resource, limits, priority, array membership and dependencies when the job has them, the real
+resource, limits, priority, array membership, its name, dependencies and begin time when it has them, the real
 start and end times (for comparing a simulation with reality), the memory it declared and peaked at.
 Times there are integer nanoseconds since the epoch, like everywhere in the API.
 """
@@ -20,6 +20,7 @@ Times there are integer nanoseconds since the epoch, like everywhere in the API.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable
 
 NS = 1_000_000_000
@@ -27,8 +28,13 @@ FORMATS = ("swf", "xce")
 FORMAT_VERSION = 1
 #: SWF field 11: 1 completed, 0 failed, 5 cancelled (never ran).
 STATUS_DONE, STATUS_FAILED, STATUS_CANCELLED = 1, 0, 5
-def _j(text: str | None, default: Any) -> Any:
-    return json.loads(text) if text else default
+#: A dependency on one job (``done(12)``, ``ended(12)``, a bare ``12``): SWF's "preceding job number".
+_ONE_JOB = re.compile(r"(?:(?:done|ended|exit|started)\()?\s*([0-9]+)\s*\)?")
+
+
+def preceding_job(depend: str | None) -> int:
+    m = _ONE_JOB.fullmatch(depend.strip()) if depend else None
+    return int(m.group(1)) if m else -1
 
 
 def run_limit_s(row: dict[str, Any]) -> int | None:
@@ -103,7 +109,7 @@ def swf_line(row: dict[str, Any], base_s: int, users: Numbering, queues: Numberi
     queue = queues.number(row["queue"], out)
     exe = types.number(row["job_type"] or "", out)
     fields = (row["id"], submit - base_s, wait, run, tasks, -1, used_kb, tasks, limit if limit else -1, req_kb,
-              status, user, -1, exe, queue, -1, -1, -1)
+              status, user, -1, exe, queue, -1, preceding_job(row.get("depend")), -1)
     out.append(" ".join(map(str, fields)))
 
 
@@ -134,9 +140,12 @@ def xce_line(row: dict[str, Any], show_command: bool) -> str:
     }
     if row.get("array_id") is not None:
         rec["array_id"], rec["array_index"] = row["array_id"], row["array_index"]
-    deps = row.get("dependencies") or row.get("depends")
-    if deps:
-        rec["dependencies"] = _j(deps, deps) if isinstance(deps, str) else deps
+    if row.get("name"):
+        rec["name"] = row["name"]
+    if row.get("depend"):
+        rec["dependencies"] = row["depend"]  # as stored: every job named by its id (xce.controller.depend)
+    if row.get("begin_time"):
+        rec["begin_time"] = row["begin_time"]
     command = (row.get("command") or "null") if show_command else "null"
     return (f'{_encode(rec)[:-1]},"requests":{row.get("requests") or "{}"},"limits":{row.get("limits") or "{}"},'
             f'"command":{command}}}')
