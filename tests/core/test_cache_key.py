@@ -45,3 +45,14 @@ def test_a_job_moved_to_another_project_is_keyed_on_its_new_project():
     h.update(2, project="physics")
     h.state(9, "DONE")  # a release: all three are tried again
     assert proofs(h.round_decisions()) == [(1, None), (2, None), (3, 2)]
+
+
+def test_the_explanation_is_shared_across_owners_until_a_dispatch_changes_the_cluster():
+    h = cluster()
+    h.submit(make_job(1).user("ann").rusage("mem=16G"), make_job(2).user("bob").rusage("mem=16G"),
+             make_job(3).user("carl").rusage("mem=4G"), make_job(4).user("dan").rusage("mem=16G"))
+    out = h.round_decisions()
+    pend = {d.jobid: d.reasons[0] for d in out if d.OP == "PEND"}
+    assert [d.jobid for d in out if d.OP == "DISPATCH"] == [3]
+    assert pend[1] == pend[2] and pend[1].short == 8 << 30  # same cluster: the same words
+    assert pend[4].short == 12 << 30  # job 3 took 4G in between: worked out afresh

@@ -454,7 +454,15 @@ class SchedulerCore:
             job.waiting_for = ()
         if self._preempt(job, session, allocator):
             return
-        reasons = tuple(dict.fromkeys(allocator.explain(p) for p in failed))
+        # The explanation depends on the request and the cluster only, not on who asks: jobs of
+        # other users, queues or projects with the same request reuse it until a dispatch changes
+        # the cluster (nothing else charges anything during a session).
+        seen = session.explained.get(id(job.request))
+        if seen is not None and seen[0] == session.dispatched:
+            reasons = seen[1]
+        else:
+            reasons = tuple(dict.fromkeys(allocator.explain(p) for p in failed))
+            session.explained[id(job.request)] = (session.dispatched, reasons)
         # What later jobs with the same request are told: the same category, naming this job.
         session.unsatisfiable[key] = (tuple(with_proof(r, job.jobid) for r in reasons), job.jobid)
         self._fail(job, epoch)

@@ -18,6 +18,9 @@ class Session:
     cancelled: bool = False
     #: Unsatisfiable cache (Req 7): key -> (reasons, the job that proved it).
     unsatisfiable: dict[Any, tuple[tuple[PendReason, ...], int]] = field(default_factory=dict)
+    #: id(request) -> (dispatches so far, the reasons ``Allocator.explain`` gave): valid until the
+    #: next dispatch, the only thing that changes the cluster during a session.
+    explained: dict[int, tuple[int, tuple[PendReason, ...]]] = field(default_factory=dict)
     dispatched: int = 0
     pended: int = 0
     #: Free slots in the cluster as of the last dispatch (None: to be computed).
