@@ -128,13 +128,16 @@ def test_suspend_stops_a_child_that_left_the_process_group(make_cluster, tmp_pat
         kill_left(*pids)
 
 
-def test_usage_counts_a_double_forked_process_from_the_kernels_counters(make_cluster):
+def test_usage_counts_a_double_forked_process_from_the_kernels_counters(make_cluster, tmp_path):
     cluster, xce = make_cluster(workers=1, slots=1)
     work = ("import time; b = bytearray(200 * 1024 * 1024); t = time.process_time()\n"
-            "while time.process_time() - t < 1.5: pass\n")
+            "while time.process_time() - t < 1.5: pass\n"
+            "open(\"burnt\", \"w\").close(); time.sleep(1)\n")
     # The worker forked by a subshell is reparented away from the job's leader: only the job's
-    # control group still knows it is the job's.
-    jobid = xce.submit("--", "sh", "-c", f"({sys.executable} -c '{work}' &); sleep 3")
+    # control group still knows it is the job's. The leader waits for its CPU second and a half,
+    # however slowly a loaded machine gives it.
+    jobid = xce.submit("--", "sh", "-c", f"cd {tmp_path} && ({sys.executable} -c '{work}' &); "
+                       "until [ -e burnt ]; do sleep 0.1; done")
     job = xce.wait_state(jobid, "DONE", 60)
     peak = job["usage"]["peak"]
     assert peak["memory_rss"] >= 200 << 20, peak
