@@ -8,13 +8,14 @@ from xce.cli.spec import LOG_FORMATS, LOG_LEVELS, Command, Opt, upper
 def worker(name: str | None, slots: int | None, state_dir: str | None, url: str | None, token: str | None,
            work_dir: str | None, report_interval: float, run_as_self: bool, allow_root_jobs: bool,
            stop_jobs_on_exit: bool, log_level: str, log_format: str | None, containment: str, cgroup_parent: str,
-           pids_max: int | None, freeze: bool) -> int:
+           pids_max: int | None, freeze: bool, task_port: int) -> int:
     from xce.worker.agent import main
 
     return main(name=name, slots=slots, state_dir=state_dir, url=url, token=token, work_dir=work_dir,
                 report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
                 stop_jobs_on_exit=stop_jobs_on_exit, log_level=log_level, log_format=log_format,
-                containment=containment, cgroup_parent=cgroup_parent, pids_max=pids_max, freeze=freeze)
+                containment=containment, cgroup_parent=cgroup_parent, pids_max=pids_max, freeze=freeze,
+                task_port=task_port)
 
 
 COMMAND_SPECS = [Command(
@@ -46,6 +47,9 @@ COMMAND_SPECS = [Command(
             help="Most processes and threads one job may have (the pids controller) [default: no limit]."),
         Opt("freeze", ("--freeze",), bool, False,
             help="Suspend jobs with the cgroup freezer instead of a signal to each process."),
+        Opt("task_port", ("--task-port",), int, 0, min=0, max=65535, metavar="PORT", show_default=False,
+            help="TCP port where `xce launch` starts the tasks of parallel jobs on this host [default: any free "
+                 "one, advertised to the controller]."),
         Opt("log_level", ("--log-level",), upper, "WARNING", choices=LOG_LEVELS, metavar="LEVEL",
             help="Logging level: DEBUG, INFO, WARNING, ERROR."),
         Opt("log_format", ("--log-format",), choices=LOG_FORMATS, metavar="FORMAT",

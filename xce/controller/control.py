@@ -270,7 +270,8 @@ def _act_one(ctl: Controller, p: Principal, job: dict[str, Any], action: str, si
                                f"end a pending job)")
             if state not in (RUN, SSUSP, USUSP) or not job.get("head_host"):
                 raise Conflict(f"it is {state}: there is no process to send {sig} to")
-            spread.enqueue_all(ctl, job, "signal", {"jobid": job["id"], "signal": sig, "reason": f"{sig} sent by {p.name}"})
+            spread.enqueue_all(ctl, job, "signal",
+                               {"jobid": job["id"], "signal": sig, "reason": f"{sig} sent by {p.name}"})
             ctl.history(job["id"], state, state, f"{sig} sent by {p.name}", p.name, time.time_ns())
             return f"is sent {sig}"
         reason = f"killed by {p.name}" + (f" ({sig})" if sig else "")
@@ -284,8 +285,8 @@ def _act_one(ctl: Controller, p: Principal, job: dict[str, Any], action: str, si
                             f"resources allow, or an admin can")
         reason = f"{action}d by {p.name}"
         ctl.move(job, action, reason, p.name)
-        spread.enqueue_all(ctl, job, action, {"jobid": job["id"], "signal": "SIGSTOP" if action == "suspend" else "SIGCONT",
-                                              "reason": reason})
+        spread.enqueue_all(ctl, job, action, {"jobid": job["id"], "reason": reason,
+                                              "signal": "SIGSTOP" if action == "suspend" else "SIGCONT"})
         return _PAST[action]
     if action == "requeue":
         if state not in ("DONE", "EXIT"):

@@ -187,6 +187,8 @@ def report_load(ctl: Controller, name: str, rep: LoadReport) -> dict[str, Any]:
         raise FieldErrors(errors)
     delta = {k: v for k, v in load.items() if h.load.get(k) != v}
     kill: list[int] = []
+    if rep.task_address:
+        h.task_address = rep.task_address
     with ctl.tx() as conn:
         _touch(ctl, h)
         if delta:

@@ -142,6 +142,9 @@ class LoadReport(_Body):
                                  description="Load indices: mem, swp, r15s, r1m, r15m, ut ...")
     usage: dict[str, dict[str, Any]] = Field(
         default_factory=dict, max_length=100_000, description="Optional usage ticks by job id.")
+    task_address: str | None = Field(
+        None, max_length=300, pattern=r"^[0-9A-Za-z.:\[\]-]+:[0-9]{1,5}$",
+        description="HOST:PORT of this worker's task server, repeated so a restarted controller learns it again.")
 
 
 class JobStatusReport(_Body):

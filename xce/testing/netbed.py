@@ -217,7 +217,8 @@ class NetBed(LocalCluster):
             if r.returncode == 0:
                 return
             if time.monotonic() > deadline:
-                raise NetBedError(f"host {host} ({self.address(host)}) cannot reach the bridge at {self.bridge_address}")
+                raise NetBedError(f"host {host} ({self.address(host)}) cannot reach the bridge at "
+                                  f"{self.bridge_address}")
             time.sleep(0.2)
 
     def enter(self, host: str) -> list[str]:

@@ -62,7 +62,7 @@ class Agent:
     def __init__(self, url: str, token: str, *, name: str, slots: int | None = None, job_state: Path,
                  work_dir: str | None = None, report_interval: float = 3.0, run_as_self: bool = False,
                  allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False, ca_file: str | None = None,
-                 box: Containment | None = None, pids_max: int | None = None) -> None:
+                 box: Containment | None = None, pids_max: int | None = None, task_port: int = 0) -> None:
         self.url = url
         self.ca_file = ca_file
         self.token = token
@@ -97,7 +97,7 @@ class Agent:
         self.reaped = threading.Event()
         self.child_started = threading.Event()
         #: Starts the tasks of parallel jobs for ``xce launch`` (:mod:`xce.worker.tasks`).
-        self.tasks = TaskServer(self)
+        self.tasks = TaskServer(self, task_port)
 
     def _client(self) -> httpx.Client:
         from xce.controller.statedir import client_ssl_context
@@ -353,7 +353,10 @@ class Agent:
                 continue  # no leader to walk from: counted only where the container counts
             else:
                 ticks[str(jp.jobid)] = usage.sample(jp.pid, jp.pgid, whole_group=jp.popen is None)
-        self.outbox.put(("load", f"/v1/workers/{self.name}/load", {"load": self.sampler.sample(), "usage": ticks}))
+        body = {"load": self.sampler.sample(), "usage": ticks}
+        if self.tasks.address:
+            body["task_address"] = self.tasks.address
+        self.outbox.put(("load", f"/v1/workers/{self.name}/load", body))
 
     def _post_status(self, jobid: int, body: dict[str, Any]) -> None:
         self.outbox.put(("status", "", {"jobid": jobid, **body}))
@@ -540,7 +543,7 @@ def main(*, name: str | None = None, slots: int | None = None, state_dir: str | 
          token: str | None = None, work_dir: str | None = None, report_interval: float = 3.0,
          run_as_self: bool = False, allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False,
          log_level: str = "WARNING", log_format: str | None = None, containment: str = "auto",
-         cgroup_parent: str = "xce", pids_max: int | None = None, freeze: bool = False) -> int:
+         cgroup_parent: str = "xce", pids_max: int | None = None, freeze: bool = False, task_port: int = 0) -> int:
     from xce.controller import statedir
 
     from xce import logs
@@ -578,7 +581,8 @@ def main(*, name: str | None = None, slots: int | None = None, state_dir: str | 
     log.warning("worker %s contains its jobs with %s", name, box.describe())
     agent = Agent(url, token, name=name, slots=slots, job_state=sd / "workers" / name / "jobs", work_dir=work_dir,
                   report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
-                  stop_jobs_on_exit=stop_jobs_on_exit, ca_file=statedir.ca_file(sd), box=box, pids_max=pids_max)
+                  stop_jobs_on_exit=stop_jobs_on_exit, ca_file=statedir.ca_file(sd), box=box, pids_max=pids_max,
+                  task_port=task_port)
 
     def stop(*_: Any) -> None:
         agent.stopping.set()
