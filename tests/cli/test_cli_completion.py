@@ -15,7 +15,7 @@ from xce.cli.completion import DIRS, FILES, candidates
 @pytest.mark.parametrize("done,current,expected", [
     ([], "su", ["submit", "suspend"]),
     ([], "co", ["controller", "config", "completion"]),
-    (["sim"], "", ["run"]),
+    (["sim"], "", ["run", "compare"]),
     (["submit"], "--q", ["--queue"]),
     (["submit", "-q", "x"], "--q", []),            # given once already
     (["submit", "--env", "A=1"], "--en", ["--env"]),  # repeatable
@@ -48,4 +48,4 @@ def test_bash_script_completes_through_the_installed_command():
              "printf '%s\\n' \"${COMPREPLY[@]}\"\n"
              f"COMP_WORDS=({xce} sim ''); COMP_CWORD=2; _xce_complete; printf '%s\\n' \"${{COMPREPLY[@]}}\"\n")
     out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
-    assert out.stdout.split() == ["--queue", "run"], out.stdout + out.stderr
+    assert out.stdout.split() == ["--queue", "run", "compare"], out.stdout + out.stderr

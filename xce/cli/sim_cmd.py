@@ -11,11 +11,15 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from xce.cli.spec import Command, Group, Opt, path, standalone
+from xce.cli.spec import Arg, Command, Group, Opt, path, standalone
+
+
+#: The command a one-line error names (``compare`` shares the helpers of ``run``).
+_prog = ["xce sim run"]
 
 
 def _fail(message: str, code: int = 2) -> None:
-    print(f"xce sim run: {message}", file=sys.stderr)
+    print(f"{_prog[0]}: {message}", file=sys.stderr)
     raise SystemExit(code)
 
 
@@ -231,7 +235,93 @@ RUN = Command(
               "xce sim run --workload trace.swf --record run.jsonl && xce scheduler --sim run.jsonl --sim-verify"),
 )
 
-SIM = Group("sim", "Simulate a workload trace (SWF) on a simulated cluster with the real scheduling core.", [RUN],
+def compare(trace_path: Path, pickers: str, hosts: Optional[int], slots_per_host: Optional[int],
+            cluster: Optional[Path], out: Optional[Path], report_file: Optional[Path], json_out: bool,
+            max_jobs: Optional[int]) -> None:
+    """Run one trace under several pickers; one table of their figures (and the comparison plots)."""
+    from xce.cli.output import table
+    from xce.core.pickers import registry
+    from xce.plugins import load_entry_points
+    from xce.sim import report
+    from xce.sim.engine import SimulationError, simulate
+    from xce.sim.swf import SwfError, read_swf
+
+    _prog[0] = "xce sim compare"
+    names = [p.strip() for p in pickers.split(",") if p.strip()]
+    if not names:
+        _fail("--pickers: expected a comma-separated list of picker names, e.g. builtin_fcfs,easy_backfill")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        _fail(f"--pickers: {', '.join(twice)} named twice")
+    for problem in load_entry_points():
+        print(f"xce sim compare: warning: {problem}", file=sys.stderr)
+    unknown = [n for n in names if n not in registry.available()]
+    if unknown:
+        _fail(f"--pickers: unknown picker {unknown[0]!r} (registered: {', '.join(registry.available())})")
+    if cluster is not None and (hosts is not None or slots_per_host is not None):
+        _fail("give either --cluster FILE or --hosts/--slots-per-host, not both")
+    try:
+        trace = read_swf(trace_path, max_jobs=max_jobs)
+    except SwfError as exc:
+        _fail(str(exc), 1)
+    except OSError as exc:
+        _fail(f"cannot read the workload {trace_path}: {exc.strerror or exc}", 1)
+    base = _cluster(trace, trace_path, cluster, hosts, slots_per_host, None)
+    runs, summaries = [], []
+    for name in names:
+        try:
+            result = simulate(trace, base.with_picker(name))
+        except SimulationError as exc:
+            _fail(f"{name}: {exc}", 1)
+        runs.append((name, result))
+        summaries.append(report.summary(result))
+    if json_out:
+        print(json.dumps({"trace": str(trace_path), "runs": summaries}, indent=2))
+    else:
+        table(["PICKER", "MEAN WAIT", "P95 WAIT", "MEAN BSLD", "P95 BSLD", "UTILIZATION", "MAKESPAN", "TIME"],
+              [[name, f"{s['wait_mean_s']:.0f} s", f"{s['wait_p95_s']:.0f} s", f"{s['bounded_slowdown_mean']:.2f}",
+                f"{s['bounded_slowdown_p95']:.2f}", f"{s['utilization'] * 100:.1f}%", f"{s['makespan_s']} s",
+                f"{s['sim_wall_s']:.1f} s"] for (name, _), s in zip(runs, summaries)])
+    written = []
+    if out is not None:
+        from xce.sim.plots import write_comparison_plots
+
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "summaries.json").write_text(json.dumps(summaries, indent=2) + "\n", encoding="utf-8")
+        files = write_comparison_plots(runs, summaries, out)
+        written += [str(out / "summaries.json"), f"{len(files)} plot files in {out}"]
+    if report_file is not None:
+        from xce.sim.html_report import write_compare_report
+
+        write_compare_report(report_file, runs, summaries)
+        written.append(str(report_file))
+    if written and not json_out:
+        print("Wrote " + ", ".join(written))
+
+
+COMPARE = Command(
+    "compare", "Run one trace under several pickers and compare waits, slowdown and utilization in one table.",
+    [
+        Arg("trace_path", path, help="Trace in the Standard Workload Format (.swf, or compressed).", metavar="TRACE"),
+        Opt("pickers", ("--pickers",), required=True, metavar="A,B,...",
+            help="Comma-separated picker names, e.g. builtin_fcfs,strict_fcfs,easy_backfill."),
+        Opt("hosts", ("--hosts",), int, None, min=1, metavar="N",
+            help="Number of identical hosts (default: the trace header's MaxNodes)."),
+        Opt("slots_per_host", ("--slots-per-host",), int, None, min=1, metavar="N", help="Slots on each host."),
+        Opt("cluster", ("--cluster",), path, metavar="FILE", help="Cluster file (see xce sim run --cluster)."),
+        Opt("out", ("--out",), path, metavar="DIR", complete="dir",
+            help="Directory for summaries.json and the comparison plots (PNG and SVG)."),
+        Opt("report_file", ("--report",), path, metavar="FILE",
+            help="One self-contained HTML page: the table and the comparison plots."),
+        Opt("json_out", ("--json",), bool, False, help="Print every run's summary as JSON on stdout."),
+        Opt("max_jobs", ("--max-jobs",), int, None, min=1, metavar="N", help="Simulate only the first N jobs."),
+    ],
+    compare,
+    examples=("xce sim compare --pickers builtin_fcfs,strict_fcfs,easy_backfill lublin_256.swf",
+              "xce sim compare --pickers strict_fcfs,easy_backfill NASA-iPSC-1993-3.1-cln.swf --out cmp --report cmp.html"),
+)
+
+SIM = Group("sim", "Simulate a workload trace (SWF) on a simulated cluster with the real scheduling core.", [RUN, COMPARE],
             examples=("xce sim run --workload trace.swf --report report.html",))
 
 COMMAND_SPECS = [SIM]
