@@ -117,3 +117,33 @@ def test_dependencies_are_checked_at_submission_with_the_column(cli):
                                     f"ended EXIT (`xce kill --orphans` removes such jobs)"}]
     r = cli.xce("kill", "--orphans", env=ann)
     assert (r.code, r.out) == (0, f"Job <{b}> is killed.\n")
+
+
+def test_views_pending_with_reasons_columns_and_history(cli):
+    ann = _user(cli, "ann_views")
+    a = cli.xce("submit", "--json", "-J", "vheld", "-H", "--", "true", env=ann).json()["jobid"]
+    b = cli.xce("submit", "--json", "-J", "vlater", "-b", "+1h", "--", "true", env=ann).json()["jobid"]
+    r = cli.xce("jobs", "-p", env=ann)
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0].split()[:3] == ["JOBID", "USER", "STAT"] and len(lines) == 5
+    assert lines[3] == f"{a}: [held] held by ann_views: `xce release {a}` lets it run"
+    assert lines[4].startswith(f"{b}: [begin] will not start before ")
+    r = cli.xce("jobs", "-o", "jobid,name stat pend_reason", "vheld", env=ann)
+    assert r.out.splitlines() == ["JOBID  JOB_NAME  STAT  PEND_REASON",
+                                  f"{a:<5}  vheld     PEND  held by ann_views: `xce release {a}` lets it run"
+                                  .replace(f"{a:<5}", str(a).ljust(5))]
+    assert cli.xce("jobs", "-o", "jobid nosuch", env=ann).code == 2
+    cli.xce("kill", "vheld", env=ann)
+    assert [j["jobid"] for j in cli.xce("jobs", "-d", "--json", env=ann).json()["jobs"]] == [a]
+    assert cli.xce("jobs", "-r", env=ann).out == "No unfinished job found\n"
+    r = cli.xce("hist", "vheld", env=ann)
+    assert r.code == 0, r.err
+    out = r.out.splitlines()
+    assert out[0] == f"Job <{a}>, Job Name <vheld>, User <ann_views>, Queue <normal>, State <EXIT>"
+    assert "- -> PEND" in out[1] and "submitted (by ann_views)" in out[1]
+    assert "PEND -> EXIT" in out[2] and "killed by ann_views" in out[2]
+    assert out[3].startswith("  Time in each state: PEND ") and "; total " in out[3]
+    r = cli.xce("hist", "--json", "vheld", "999999", env=ann)
+    assert r.code == 1 and r.err == "xce: job 999999 does not exist\n"
+    assert [h["to"] for h in r.json()["jobs"][0]["history"]] == ["PEND", "EXIT"]

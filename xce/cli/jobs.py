@@ -85,9 +85,53 @@ def shown_id(r: dict[str, Any]) -> str:
     return str(r["jobid"]) if r.get("array_index") is None else f"{r['array_id']}[{r['array_index']}]"
 
 
+#: ``-o`` columns: header and how each is shown (LSF's bjobs -o names where they exist).
+COLUMNS = {
+    "jobid": ("JOBID", None), "name": ("JOB_NAME", None), "user": ("USER", None),
+    "stat": ("STAT", None), "queue": ("QUEUE", None), "project": ("PROJECT", None), "tasks": ("TASKS", None),
+    "priority": ("PRIORITY", None), "exec_host": ("EXEC_HOST", None), "submit_time": ("SUBMIT_TIME", None),
+    "start_time": ("START_TIME", None), "finish_time": ("FINISH_TIME", None), "exit_code": ("EXIT_CODE", None),
+    "command": ("COMMAND", None), "pend_reason": ("PEND_REASON", None), "reason": ("REASON", None),
+}
+#: -p, -r, -d: LSF's bjobs views, as state filters.
+VIEWS = {"pend": "PEND", "run": "RUN,SSUSP,USUSP", "done": "DONE,EXIT"}
+
+
+def _cell(r: dict[str, Any], col: str) -> Any:
+    if col == "jobid":
+        return shown_id(r)
+    if col == "stat":
+        return r["state"]
+    if col == "exec_host":
+        return placement(r["placement"])
+    if col in ("submit_time", "start_time"):
+        return when(r[col])
+    if col == "finish_time":
+        return when(r["end_time"])
+    if col == "command":
+        return _command_text(r["command"])
+    if col == "pend_reason":
+        reasons = r.get("pend_reasons") or []
+        return reasons[0]["text"] if reasons else "-"
+    value = r.get(col)
+    return "-" if value is None else value
+
+
+def _columns(text: str) -> list[str]:
+    cols = [c.lower() for c in text.replace(",", " ").split()]
+    bad = [c for c in cols if c not in COLUMNS]
+    if bad or not cols:
+        raise ValueError(f"unknown column {bad[0]!r} (expected some of: {', '.join(COLUMNS)})" if bad
+                         else "expected column names")
+    return cols
+
+
 def jobs(jobids: list[str] | None, all_: bool, user: str | None, queue: str | None, state: str | None, long: bool,
-         name: str | None, as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+         name: str | None, view: str | None, columns: list[str] | None, as_json: bool, url: str | None,
+         token: str | None, state_dir: str | None) -> None:
     client = connect(url, token, state_dir)
+    if view is not None:
+        state = VIEWS[view]
     listing = call(client.get, "/v1/jobs", user=user, queue=queue, state=state, all="true" if all_ else None,
                    job=jobids or None, name=name)
     rows = listing["jobs"]
@@ -105,11 +149,18 @@ def jobs(jobids: list[str] | None, all_: bool, user: str | None, queue: str | No
     elif not rows:
         if not missing:
             print("No unfinished job found" if not all_ else "No job found")
+    elif columns:
+        table([COLUMNS[c][0] for c in columns], [[_cell(r, c) for c in columns] for r in rows])
     else:
         table(["JOBID", "USER", "STAT", "QUEUE", "TASKS", "EXEC_HOST", "SUBMIT_TIME", "COMMAND"],
               [[shown_id(r), r["user"],
                 r["state"], r["queue"], r["tasks"], placement(r["placement"]), when(r["submit_time"]),
                 _command_text(r["command"])] for r in rows])
+        if view == "pend":  # bjobs -p: why each one waits
+            for r in rows:
+                reasons = r.get("pend_reasons") or []
+                print(f"{shown_id(r)}: " + ("; ".join(f"[{x.get('step', '?')}] {x.get('text', '')}" for x in reasons)
+                                            or "no reason reported yet by the scheduler"))
     if listing.get("truncated"):
         print(f"xce: only the first {len(rows)} jobs are shown; narrow the query with -u, -q or -s", file=sys.stderr)
     if missing:
@@ -127,12 +178,69 @@ JOBS = Command(
         Opt("state", ("-s", "--state"), help="Only these states, e.g. PEND,RUN."),
         Opt("long", ("-l", "--long"), bool, False, help="Details: pend reasons, history, placement, usage."),
         Opt("name", ("-J", "--job-name"), help="Only jobs of this name.", metavar="NAME"),
+        Opt("view", ("-p", "--pending"), const="pend", help="Pending jobs, each with why it waits (bjobs -p)."),
+        Opt("view", ("-r", "--running"), const="run", help="Running and suspended jobs (bjobs -r)."),
+        Opt("view", ("-d", "--done"), const="done", help="Finished jobs, DONE and EXIT (bjobs -d)."),
+        Opt("columns", ("-o", "--output"), _columns, metavar="COLUMNS",
+            help="These columns, e.g. 'jobid name stat pend_reason': " + ", ".join(COLUMNS) + "."),
         JSON,
         *common_options(),
     ],
     jobs,
     quick_exit=True,
-    examples=("xce jobs", "xce jobs -a -u all -q normal", "xce jobs -l 12", "xce jobs -s PEND --json"),
+    examples=("xce jobs", "xce jobs -a -u all -q normal", "xce jobs -l 12", "xce jobs -s PEND --json", "xce jobs -p",
+              "xce jobs -o 'jobid name stat exec_host pend_reason' sweep"),
 )
 
-COMMAND_SPECS = [JOBS]
+def _duration(ns: int) -> str:
+    s = ns / 1e9
+    if s < 60:
+        return f"{s:.1f}s"
+    m, s = divmod(int(s), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}"
+
+
+def history_text(d: dict[str, Any], now_ns: int) -> str:
+    """LSF's bhist -l: every state change with its time, then the time spent in each state."""
+    lines = [f"Job <{shown_id(d)}>" + (f", Job Name <{d['name']}>" if d.get("name") else "")
+             + f", User <{d['user']}>, Queue <{d['queue']}>, State <{d['state']}>"]
+    spent: dict[str, int] = {}
+    hist = d.get("history", [])
+    for i, h in enumerate(hist):
+        move = f"{h['from'] or '-'} -> {h['to']}" if h["from"] != h["to"] else h["to"]
+        lines.append(f"  {stamp(h['ts'])}  {move:<14}  {h['reason']} (by {h['by']})")
+        end = hist[i + 1]["ts"] if i + 1 < len(hist) else (None if h["to"] in ("DONE", "EXIT") else now_ns)
+        if end is not None:
+            spent[h["to"]] = spent.get(h["to"], 0) + max(0, end - h["ts"])
+    if spent:
+        lines.append("  Time in each state: " + ", ".join(f"{s} {_duration(ns)}" for s, ns in spent.items())
+                     + f"; total {_duration(sum(spent.values()))}")
+    return "\n".join(lines)
+
+
+def hist(jobids: list[str], as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    import time
+
+    client = connect(url, token, state_dir)
+    listing = call(client.get, "/v1/jobs", job=jobids, all="true")
+    for problem in listing.get("errors") or []:
+        print(f"xce: {problem}", file=sys.stderr)
+    details = [call(client.get, f"/v1/jobs/{r['jobid']}") for r in listing["jobs"]]
+    if as_json:
+        print_json({"jobs": [{"jobid": d["jobid"], "job": shown_id(d), "history": d["history"]} for d in details]})
+    elif details:
+        now = time.time_ns()
+        sys.stdout.write("\n\n".join(history_text(d, now) for d in details) + "\n")
+    if listing.get("errors"):
+        raise SystemExit(1)
+
+
+HIST = Command(
+    "hist", "Every state change of jobs with its time, and the time spent in each state (LSF bhist -l).",
+    [Arg("jobids", ref_arg, many=True, metavar="JOB", help="Jobs: ids, ID[INDEX], ID[1-5], names."),
+     JSON, *common_options()],
+    hist, quick_exit=True, examples=("xce hist 12", "xce hist sweep[3] --json"),
+)
+
+COMMAND_SPECS = [JOBS, HIST]

@@ -44,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "hold": "xce.cli.jobctl",
     "release": "xce.cli.jobctl",
     "requeue": "xce.cli.jobctl",
+    "hist": "xce.cli.jobs",
     "modify": "xce.cli.jobctl",
     "launch": "xce.cli.launch_cmd",
     "hosts": "xce.cli.cluster",

@@ -39,6 +39,7 @@ def job_summary(row: dict[str, Any]) -> dict[str, Any]:
         "placement": placement(row), "reason": row["reason"], "exit_code": row["exit_code"],
         "name": row.get("name"), "held_by": row.get("held_by"), "begin_time": row.get("begin_time"),
         "array_limit": row.get("array_limit"), "pend_category": row.get("pend_category"),
+        "pend_reasons": _j(row.get("pend_reasons"), []),
     }
 
 
