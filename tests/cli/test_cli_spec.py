@@ -64,7 +64,7 @@ def test_defaults_and_interspersed_arguments():
     assert kw["jobids"] == ["12", "13[2-4]"] and kw["all_"] is True and kw["long"] is True and kw["user"] == "all"
     kw = JOBS.parse([])
     assert kw == {"jobids": None, "all_": False, "user": None, "queue": None, "state": None, "long": False,
-                  "name": None, "as_json": False, "url": None, "token": None, "state_dir": None}
+                  "name": None, "view": None, "columns": None, "as_json": False, "url": None, "token": None, "state_dir": None}
 
 
 @pytest.mark.parametrize("argv,message", [
