@@ -190,3 +190,21 @@ def _cmd(pid: int) -> list[bytes]:
             return f.read().split(b"\0")
     except OSError:
         return []
+
+
+def test_the_first_host_lost_makes_the_job_lost_and_stops_its_other_hosts(netbed, tmp_path):
+    bed = netbed(hosts=3, slots=2, worker_timeout=3.0)
+    marker = f"xce-mh-{os.getpid()}-head"
+    jobid = bed.submit("--env", PATH, "-n", "6", "-R", "span[ptile=2]", "-o", str(tmp_path / "out"), "--",
+                       "xce", "launch", "python3", "-c", "import time; time.sleep(300)", marker, cwd=tmp_path)
+    bed.wait_state(jobid, "RUN")
+    wait_for(lambda: all(len(_job_pids(bed, h, marker)) == 2 for h in HOSTS), 60, "two tasks on every host")
+    head = bed.job(jobid)["placement"][0]["host"]
+    bed.kill(head, signal.SIGKILL)
+    job = bed.wait_state(jobid, "EXIT", timeout=60)
+    assert f"worker {head} stopped reporting" in job["reason"] and "lost" in job["reason"], job["reason"]
+    others = [h for h in HOSTS if h != head]
+    wait_for(lambda: not any(_job_pids(bed, h, marker) for h in others), 30,
+             lambda: f"the tasks on {others} stopped ({ {h: _job_pids(bed, h, marker) for h in others} })")
+    bed.start_worker(head)
+    wait_for(lambda: not _job_pids(bed, head, marker), 30, lambda: f"the tasks on {head} killed")
