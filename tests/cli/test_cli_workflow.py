@@ -147,3 +147,30 @@ def test_views_pending_with_reasons_columns_and_history(cli):
     r = cli.xce("hist", "--json", "vheld", "999999", env=ann)
     assert r.code == 1 and r.err == "xce: job 999999 does not exist\n"
     assert [h["to"] for h in r.json()["jobs"][0]["history"]] == ["PEND", "EXIT"]
+
+
+def test_a_job_script_brings_its_own_options_and_the_command_line_wins(cli, tmp_path):
+    ann = _user(cli, "ann_script")
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/sh\n"
+                      "#\n"
+                      "#BSUB -J from_bsub -q high -o out.%J\n"
+                      "#SBATCH --ntasks=2 --job-name from_sbatch\n"
+                      "#XCE --env A=1 --priority 7\n"
+                      "echo hello\n"
+                      "#XCE --priority 99\n")  # after the leading block: not a directive
+    script.chmod(0o755)
+    r = cli.xce("submit", "--json", "-q", "normal", str(script), "arg1", env=ann)
+    assert r.code == 0, r.err
+    job = r.json()["job"]
+    assert (job["name"], job["queue"], job["tasks"], job["priority"], job["env"]) == (
+        "from_sbatch", "normal", 2, 7, {"A": "1"})
+    assert job["command"] == [str(script), "arg1"] and job["stdout"] == f"out.{job['jobid']}"
+    bad = tmp_path / "bad.sh"
+    bad.write_text("#!/bin/sh\n#BSUB -x\ntrue\n")
+    r = cli.xce("submit", str(bad), env=ann)
+    assert r.code == 2 and r.err.startswith(f"xce: {bad} line 2: BSUB option '-x' has no xce submit counterpart")
+    plain = tmp_path / "plain.sh"
+    plain.write_text("#SBATCH -J not_executable\necho hi\n")
+    job = cli.xce("submit", "--json", str(plain), env=ann).json()["job"]
+    assert job["command"] == ["/bin/sh", str(plain)] and job["name"] == "not_executable"

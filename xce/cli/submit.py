@@ -130,7 +130,32 @@ def _name_and_array(name: str | None, array: str | None) -> tuple[str | None, st
     return name, spec
 
 
-def submit(command: list[str], queue: str | None, tasks: int, request: str, project: str | None, job_type: str,
+def submit(**given) -> None:
+    """A job script (``xce submit script.sh``) brings its own options (:mod:`xce.cli.jobscript`);
+    the command line's win."""
+    import os
+
+    command = given["command"]
+    if len(command) >= 1 and os.path.isfile(command[0]):
+        try:
+            with open(command[0], encoding="utf-8", errors="replace") as f:
+                head = f.read(1 << 20)
+        except OSError as exc:
+            fail(f"cannot read the job script {command[0]}: {exc.strerror}")
+        if head.startswith("#!") or any(w in head for w in ("#XCE", "#BSUB", "#SBATCH")):
+            from xce.cli.jobscript import merge
+
+            try:
+                given = merge(SUBMIT, given, command[0], head)
+            except ValueError as exc:
+                fail(f"{command[0]} {exc}", EXIT_USAGE)
+            script = os.path.abspath(command[0])
+            runnable = os.access(script, os.X_OK) and head.startswith("#!")
+            given["command"] = [script, *command[1:]] if runnable else ["/bin/sh", script, *command[1:]]
+    _submit(**given)
+
+
+def _submit(command: list[str], queue: str | None, tasks: int, request: str, project: str | None, job_type: str,
            priority: int, requests: list[str] | None, limits: list[str] | None, stdout: str | None,
            stderr: str | None, array: str | None, cwd: str | None, env: list[str] | None, name: str | None,
            hold: bool, begin: int | None, allow_pending_forever: bool, depend: str | None, dependency: str | None,
@@ -239,6 +264,7 @@ SUBMIT = Command(
         "xce submit -J \"sweep[1-100:2]%10\" -o 'out.%J.%I' -- ./task.sh",
         "xce submit -H -b +10m -J nightly -- ./report.sh",
         "xce submit -w 'done(prep) && (exit(12, 1) || ended(13[2]))' -- ./next.sh",
+        "xce submit job.sh          # reads #XCE, #BSUB and #SBATCH lines at its top",
     ),
 )
 
