@@ -156,4 +156,4 @@ def test_sim_compare_prints_one_table_and_draws_the_comparison(tmp_path):
                           str(trace)], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
-        "xce sim compare: --pickers: unknown picker 'nope' (registered: builtin_fcfs, easy_backfill, strict_fcfs)"]
+        "xce sim compare: --pickers: unknown picker 'nope' (registered: builtin_fcfs, easy_backfill, fairshare, strict_fcfs)"]

@@ -30,6 +30,9 @@ def queue_spec(name: str, q: QueueConfig) -> QueueSpec:
         max_run_limit=None if q.max_run_limit is None else q.max_run_limit * 60,
         backfill_depth=q.backfill_depth,
         reservations=q.reservations,
+        fairshare_by=q.fairshare_by,
+        shares=tuple(sorted(q.shares.items())),
+        fairshare_half_life=q.fairshare_half_life,
     )
 
 

@@ -132,6 +132,13 @@ class QueueConfig(_Strict):
         1, ge=0, description="Backfilling pickers: how many blocked jobs get a reservation (1 = EASY backfilling; "
         "more approaches conservative backfilling).")
     hooks: QueueHooks = Field(default_factory=QueueHooks, description="Executables run on this queue's job events.")
+    fairshare_by: Literal["user", "project"] = Field(
+        "user", description="The `fairshare` picker: compare usage per user or per project.")
+    shares: dict[str, int] = Field(
+        default_factory=dict, description="The `fairshare` picker: shares per user (or project); a name not listed "
+        "has 1. Usage is kept in proportion to the shares of those with pending work.")
+    fairshare_half_life: int = Field(
+        7 * 24 * 3600, ge=1, description="The `fairshare` picker: seconds after which past usage counts half.")
     description: str = Field("", description="Free text telling users what the queue is for.")
 
     @model_validator(mode="after")

@@ -98,6 +98,18 @@ class QueueSpec(_Record):
     #: blocked jobs get a reservation (1 = EASY; more approaches conservative backfilling).
     backfill_depth: int | None = None
     reservations: int = 1
+    #: ``fairshare``: whose usage is compared ("user" or "project"), the configured shares as
+    #: sorted (name, share) pairs (a name not listed has share 1), and the usage half-life (s).
+    fairshare_by: str = "user"
+    shares: tuple[tuple[str, int], ...] = ()
+    fairshare_half_life: int = 7 * 24 * 3600
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> "QueueSpec":
+        kw = dict(obj)
+        if "shares" in kw:
+            kw["shares"] = tuple((str(n), int(v)) for n, v in kw["shares"])
+        return _Record.from_json.__func__(cls, kw)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,14 @@ def _backfill():
     return EasyBackfillPicker
 
 
+def _fairshare():
+    from xce.core.pickers.fairshare import FairsharePicker
+
+    return FairsharePicker
+
+
 _registry = Registry("picker plugin", "job_pick_plugin", {
-    "builtin_fcfs": _fcfs, "strict_fcfs": _strict, "easy_backfill": _backfill})
+    "builtin_fcfs": _fcfs, "strict_fcfs": _strict, "easy_backfill": _backfill, "fairshare": _fairshare})
 
 register = _registry.register
 unregister = _registry.unregister
