@@ -26,12 +26,12 @@ def test_submit_options_end_at_the_first_command_word():
 def test_every_submit_option_reaches_the_command():
     kw = SUBMIT.parse(["-q", "high", "-n", "4", "-R", "select[mem>4G]", "-P", "p", "--type", "t", "--priority", "-5",
                        "--request", "mem=4G", "--request", "example.com/gpu=1", "--limit", "mem=8G", "-o", "o.%J",
-                       "-e", "e.%J", "--array", "3", "--cwd", "/tmp", "--env", "A=1", "--env", "B=2", "--json",
+                       "-e", "e.%J", "--array", "3", "--cwd", "/tmp", "--env", "A=1", "--env", "B=2", "--rerunnable", "--json",
                        "-W", "1:30", "--time", "2-03:04:05", "--url", "http://h:1", "--token", "t", "--state-dir", "/s", "--", "a", "-b", "--c"])
     assert kw == {"command": ["a", "-b", "--c"], "queue": "high", "tasks": 4, "request": "select[mem>4G]",
                   "project": "p", "job_type": "t", "priority": -5, "requests": ["mem=4G", "example.com/gpu=1"],
                   "limits": ["mem=8G"], "stdout": "o.%J", "stderr": "e.%J", "array": "3", "cwd": "/tmp",
-                  "env": ["A=1", "B=2"], "name": None, "hold": False, "begin": None, "allow_pending_forever": False, "depend": None, "dependency": None,
+                  "env": ["A=1", "B=2"], "name": None, "hold": False, "begin": None, "allow_pending_forever": False, "depend": None, "dependency": None, "rerunnable": True,
                   "as_json": True, "url": "http://h:1", "token": "t", "state_dir": "/s",
                   "run_limit": 5400, "time": ((2 * 24 + 3) * 60 + 4) * 60 + 5}
 

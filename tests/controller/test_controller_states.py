@@ -3,7 +3,7 @@
 import pytest
 
 from xce.controller import states
-from xce.core.specs import DONE, EXIT, PEND, RUN, SSUSP, USUSP
+from xce.core.specs import DONE, EXIT, PEND, RUN, SSUSP, UNKWN, USUSP
 
 
 def test_edges_are_exactly_the_documented_machine():
@@ -16,6 +16,10 @@ def test_edges_are_exactly_the_documented_machine():
         (SSUSP, DONE), (USUSP, DONE),
         # xce requeue: a person runs a finished job again
         (DONE, PEND), (EXIT, PEND),
+        # a host that stops reporting: UNKWN until it returns (RUN, or its end) or is declared down
+        (RUN, UNKWN), (UNKWN, RUN), (UNKWN, DONE), (UNKWN, EXIT),
+        # declared down: a rerunnable job goes back to PEND from wherever it was on that host
+        (SSUSP, PEND), (USUSP, PEND), (UNKWN, PEND),
     }
 
 
@@ -28,14 +32,15 @@ def test_refusal_names_job_state_and_what_was_allowed():
     with pytest.raises(states.TransitionError) as err:
         states.target(12, PEND, "resume")
     assert str(err.value) == "cannot resume job 12: it is PEND (only a USUSP/SSUSP job can be resumed)"
-    with pytest.raises(states.TransitionError, match=r"cannot kill job 3: it is DONE \(only a PEND/RUN/SSUSP/USUSP"):
+    with pytest.raises(states.TransitionError, match=r"cannot kill job 3: it is DONE \(only a PEND/RUN/SSUSP/USUSP/UNKWN"):
         states.target(3, DONE, "kill")
 
 
 @pytest.mark.parametrize("state,verb,expected", [
     (PEND, "dispatch", RUN), (PEND, "kill", EXIT), (RUN, "preempt", SSUSP), (SSUSP, "resume", RUN),
     (RUN, "suspend", USUSP), (USUSP, "resume", RUN), (RUN, "finish", DONE), (RUN, "fail", EXIT),
-    (SSUSP, "lose", EXIT), (RUN, "requeue", PEND),
+    (SSUSP, "lose", EXIT), (RUN, "requeue", PEND), (RUN, "unreach", UNKWN), (UNKWN, "reach", RUN),
+    (UNKWN, "lose", EXIT), (UNKWN, "reschedule", PEND), (USUSP, "reschedule", PEND),
 ])
 def test_allowed_moves(state, verb, expected):
     assert states.target(1, state, verb) == expected

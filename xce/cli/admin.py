@@ -14,6 +14,7 @@ from xce.cli.spec import JSON, Arg, Command, Group, Opt, Program, common_options
 COMMANDS: dict[str, str] = {
     "user": "xce.cli.admin",
     "token": "xce.cli.admin",
+    "host": "xce.cli.admin",
     "reconfig": "xce.cli.admin",
     "scheduler": "xce.cli.admin",
     "db": "xce.cli.db_cmd",
@@ -144,6 +145,42 @@ def record_stop(as_json: bool, url: str | None, token: str | None, state_dir: st
         print(f"Recording stop requested (control command {res['seq']}).")
 
 
+def host_down(name: str, requeue: bool, as_json: bool, url: str | None, token: str | None,
+              state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, print_json, quote
+
+    res = call(connect(url, token, state_dir).post, f"/v1/admin/hosts/{quote(name)}/down", {"requeue": requeue})
+    if as_json:
+        print_json(res)
+        return
+    print(f"Host {name} is down.")
+    if res["ended"]:
+        print(f"Ended EXIT (host lost): {' '.join(map(str, res['ended']))}")
+    if res["requeued"]:
+        print(f"Requeued (rerunnable): {' '.join(map(str, res['requeued']))}")
+
+
+def host_close(name: str, reason: str, as_json: bool, url: str | None, token: str | None,
+               state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, print_json, quote
+
+    res = call(connect(url, token, state_dir).post, f"/v1/admin/hosts/{quote(name)}/close", {"reason": reason})
+    if as_json:
+        print_json(res)
+    else:
+        print(f"Host {name} is closed ({res['closed']}): it finishes its jobs and gets no new ones.")
+
+
+def host_open(name: str, as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, print_json, quote
+
+    res = call(connect(url, token, state_dir).post, f"/v1/admin/hosts/{quote(name)}/open")
+    if as_json:
+        print_json(res)
+    else:
+        print(f"Host {name} is open to new jobs.")
+
+
 def _admin_options() -> list[Opt]:
     return [JSON, *common_options()]
 
@@ -178,6 +215,22 @@ COMMAND_SPECS = [
                  *_admin_options()],
                 token_revoke, examples=("xceadmin token revoke 3f2a9c0d1e4b5a67",)),
     ], examples=("xceadmin token create ann --expires 90d", "xceadmin token list")),
+    Group("host", "Hosts: declare one down, close it to new jobs, open it again.", [
+        Command("down", "Declare host NAME down: its jobs end EXIT (host lost), or go back to PEND with --requeue "
+                        "if they were submitted --rerunnable; when its worker returns it kills what still runs of them.",
+                [Arg("name", help="Host name (see `xce hosts`)."),
+                 Opt("requeue", ("--requeue",), bool, False, help="Requeue the host's rerunnable jobs."),
+                 *_admin_options()],
+                host_down, examples=("xceadmin host down node07", "xceadmin host down node07 --requeue")),
+        Command("close", "Close host NAME (badmin hclose, Slurm drain): it finishes its jobs and gets no new ones.",
+                [Arg("name", help="Host name (see `xce hosts`)."),
+                 Opt("reason", ("--reason",), default="", help="Why, shown by `xce hosts`."),
+                 *_admin_options()],
+                host_close, examples=("xceadmin host close node07 --reason 'disk replacement'",)),
+        Command("open", "Open host NAME to new jobs again.",
+                [Arg("name", help="Host name (see `xce hosts`)."), *_admin_options()],
+                host_open, examples=("xceadmin host open node07",)),
+    ], examples=("xceadmin host close node07 --reason 'disk replacement'", "xceadmin host down node07 --requeue")),
     Command("reconfig", "Reload the controller's configuration file; an invalid file is refused and nothing changes.",
             _admin_options(), reconfig, examples=("xce config check xce.toml && xceadmin reconfig",)),
     Group("scheduler", "Scheduler control.", [

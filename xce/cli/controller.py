@@ -75,7 +75,7 @@ COMMAND_SPECS = [Command(
                  "xce.db in the state directory (the environment keeps a password out of `ps`)."),
         Opt("config", ("--config",), path, metavar="FILE", help="Cluster configuration (TOML)."),
         Opt("worker_timeout", ("--worker-timeout",), float, 30.0, min=0.1, metavar="SECONDS",
-            help="Seconds of silence before a worker is unavailable and its jobs are lost."),
+            help="Seconds of silence before a worker is unreachable (its running jobs UNKWN, holding their slots)."),
         Opt("event_retention", ("--event-retention",), int, 200_000, min=1000, metavar="N",
             help="Events kept in the scheduler feed."),
         Opt("advertise_url", ("--advertise-url",), metavar="URL",

@@ -161,7 +161,7 @@ def _submit(command: list[str], queue: str | None, tasks: int, request: str, pro
            hold: bool, begin: int | None, allow_pending_forever: bool, depend: str | None, dependency: str | None,
            as_json: bool,
            url: str | None, token: str | None, state_dir: str | None, run_limit: int | None = None,
-           time: int | None = None) -> None:
+           time: int | None = None, rerunnable: bool = False) -> None:
     import os
 
     if run_limit is not None and time is not None:
@@ -201,6 +201,8 @@ def _submit(command: list[str], queue: str | None, tasks: int, request: str, pro
         if any(not sep or not k for k, sep, _ in pairs):
             fail("--env expects NAME=VALUE", EXIT_USAGE)
         body["env"] = {k: v for k, _, v in pairs}
+    if rerunnable:
+        body["rerunnable"] = True
     res = call(connect(url, token, state_dir).post, "/v1/jobs", body)
     if as_json:
         print_json(res)
@@ -249,6 +251,8 @@ SUBMIT = Command(
             help="Accept a job this cluster can never run (it pends until the cluster grows)."),
         Opt("cwd", ("--cwd",), help="Working directory (default: the current one).", metavar="DIR", complete="dir"),
         Opt("env", ("--env",), multiple=True, help="NAME=VALUE for the job.", metavar="NAME=VALUE"),
+        Opt("rerunnable", ("--rerunnable",), bool, False,
+            help="If its host is declared down (xceadmin host down --requeue), run the job again elsewhere."),
         JSON,
         *common_options(),
     ],

@@ -153,7 +153,7 @@ COMMAND_SPECS = [
         Opt("port", ("--port",), int, 0, min=0, max=65535, show_default=False,
             help="Controller port (the Nth controller: PORT+N-1); 0 picks free ones."),
         Opt("worker_timeout", ("--worker-timeout",), float, 30.0, min=0.1, metavar="SECONDS",
-            help="Seconds of silence before a worker is unavailable."),
+            help="Seconds of silence before a worker is unreachable."),
         Opt("report_interval", ("--report-interval",), float, 2.0, min=0.05, metavar="SECONDS",
             help="Seconds between worker reports."),
         Opt("round_interval", ("--round-interval",), float, None, min=0.0, metavar="SECONDS",

@@ -81,8 +81,8 @@ class _Batch:
         h = self.ctl.hosts.get(host)
         if h is None:
             return f"host {host} is not registered"
-        if h.status != "ok":
-            return f"host {host} is {h.status}"
+        if h.scheduling_status != "ok":
+            return f"host {host} is {h.scheduling_status}"
         return None
 
     def _reject(self, jobid: int, why: str) -> dict[str, Any]:

@@ -9,10 +9,15 @@ once; that is what separates a dispatch that never reached its worker (requeued 
 worker disappears) from a job that was running there (reported lost).
 
 Liveness: every report (registration, load, job status) refreshes the host. A host silent for
-``worker_timeout`` seconds becomes ``unavail`` (WORKERS_PUSH), its undelivered starts are requeued
-and its other jobs EXIT with ``lost: worker NAME stopped reporting``. A worker that comes back
-re-registers with the ids it still runs; anything the controller no longer considers running there
-gets a kill action, and jobs placed there that it does not list are lost.
+``worker_timeout`` seconds becomes ``unreach`` (LSF's word; WORKERS_PUSH: nothing new goes there),
+its undelivered starts are requeued, and its running jobs go to ``UNKWN``: nobody knows whether
+they still run, so they keep their slots and memory (handing those to another job could
+oversubscribe the host) until the worker comes back or an administrator declares the host down
+(:func:`declare_down`). A worker that comes back reports the ids it still runs (registration, or
+the usage of its next load report): those go back to RUN; jobs placed there that it does not list
+ended meanwhile (their end report, when the worker saw it, comes first and carries the exit
+status); anything the controller no longer considers running there is killed, by the worker,
+before it takes new work.
 """
 
 from __future__ import annotations
@@ -33,13 +38,13 @@ from xce.controller.service import Controller, HostLive, dumps
 from xce.controller.states import TransitionError, target
 from xce.controller.store.schema import actions, hosts, jobs
 from xce.controller.tokens import Principal
-from xce.core.specs import DONE, EXIT, RUN, SSUSP, USUSP
+from xce.core.specs import DONE, EXIT, RUN, SSUSP, UNKWN, USUSP
 
 #: Resources XCE's own shipped providers (``xce.providers``) publish; the only ``xce.io/`` names a
 #: worker may report.
 SHIPPED_PROVIDERS = frozenset({"xce.io/cpu-milli", "xce.io/memory-bytes", "xce.io/gpu"})
 STRING_VALUED = frozenset({"type", "model"})
-ON_HOST = (RUN, SSUSP, USUSP)
+ON_HOST = (RUN, SSUSP, USUSP, UNKWN)
 log = logging.getLogger("xce.controller")
 
 
@@ -151,16 +156,27 @@ def register(ctl: Controller, req: RegisterRequest) -> dict[str, Any]:
             "heartbeat_interval": max(1.0, ctl.settings.worker_timeout / 6), "kill": kill, "lost": lost}
 
 
-def _reconcile(ctl: Controller, name: str, running: set[int]) -> tuple[list[int], list[int]]:
-    """After a worker restart: lose what it no longer runs, kill what it should not run."""
+def _reconcile(ctl: Controller, name: str, running: set[int], quiet: bool = False) -> tuple[list[int], list[int]]:
+    """After a worker restart (or its return): lose what it no longer runs, kill what it should not
+    run. ``quiet``: the worker did not restart, so only its UNKWN jobs are in question (the usage of a
+    load report lists the jobs it runs, and whatever else the controller disagrees with gets its
+    kill from the usage path)."""
     placed = [dict(r) for r in ctl.conn.execute(
         sa.select(jobs).where(jobs.c.head_host == name, jobs.c.state.in_(ON_HOST))).mappings()]
+    if quiet:
+        placed = [j for j in placed if j["state"] == UNKWN]
+        running = running & {j["id"] for j in placed}
     undelivered = set(ctl.conn.execute(sa.select(actions.c.jobid).where(
         actions.c.host == name, actions.c.kind == "start", actions.c.delivered.is_(None))).scalars())
     lost = []
     for job in placed:
-        if job["id"] not in running and job["id"] not in undelivered:
-            ctl.move(job, "lose", f"lost: worker {name} restarted without it", "controller")
+        if job["id"] in running:
+            if job["state"] == UNKWN:
+                ctl.move(job, "reach", f"running: worker {name} reported it still runs", "controller")
+        elif job["id"] not in undelivered:
+            why = (f"lost: ended while worker {name} was unreachable; its exit status is unknown"
+                   if job["state"] == UNKWN else f"lost: worker {name} restarted without it")
+            ctl.move(job, "lose", why, "controller")
             lost.append(job["id"])
     for job in _spanning(ctl.conn, name):
         placed.append(job)
@@ -190,6 +206,9 @@ def report_load(ctl: Controller, name: str, rep: LoadReport) -> dict[str, Any]:
     if rep.task_address:
         h.task_address = rep.task_address
     with ctl.tx() as conn:
+        if h.status == "unreach":
+            # Back without restarting (a network partition): the usage it reports is what it runs.
+            _reconcile(ctl, name, {int(k) for k in rep.usage if str(k).isdigit()}, quiet=True)
         _touch(ctl, h)
         if delta:
             h.load.update(delta)
@@ -341,6 +360,9 @@ def _apply_report(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatu
     action = None
     state = job["state"]
     if rep.status in ("usage", "started", "running", "suspended", "resumed"):
+        if state == UNKWN:
+            ctl.move(job, "reach", f"running: worker {name} reported it still runs", "controller")
+            state = job["state"]
         if tick:
             now = time.time_ns()
             tick, usage = _usage(job, name, tick, now)
@@ -394,29 +416,75 @@ def check_liveness(ctl: Controller, now_mono: float | None = None) -> list[str]:
         return []
     with ctl.tx() as conn:
         for name in silent:
-            log.warning("worker %s lost: no report for %.0f s (worker timeout %g s); its jobs are requeued or lost",
-                        name, now_mono - ctl.hosts[name].seen_mono, timeout,
+            log.warning("worker %s unreachable: no report for %.0f s (worker timeout %g s); its running jobs are "
+                        "UNKWN and keep their slots until it returns or `xceadmin host down %s`",
+                        name, now_mono - ctl.hosts[name].seen_mono, timeout, name,
                         extra={"fields": {"host": name, "silent_s": round(now_mono - ctl.hosts[name].seen_mono, 1)}})
-            ctl.hosts[name].status = "unavail"
-            conn.execute(sa.update(hosts).where(hosts.c.name == name).values(status="unavail"))
+            ctl.hosts[name].status = "unreach"
+            conn.execute(sa.update(hosts).where(hosts.c.name == name).values(status="unreach"))
             placed = [dict(r) for r in conn.execute(
                 sa.select(jobs).where(jobs.c.head_host == name, jobs.c.state.in_(ON_HOST))).mappings()]
             for job in placed:
                 if job["state"] == RUN and drop_undelivered_start(ctl, job["id"]):
                     ctl.move(job, "requeue", f"requeued: worker {name} stopped reporting before it took the job",
                              "controller", placement=None, head_host=None, start_time=None)
-                else:
-                    ctl.move(job, "lose", f"lost: worker {name} stopped reporting", "controller")
-                    spread.enqueue_all(ctl, job, "kill", {"jobid": job["id"], "signal": "SIGTERM",
-                                                          "grace_s": KILL_GRACE_S,
-                                                          "reason": f"lost: worker {name} stopped reporting"},
-                                       spread.secondaries(job))
+                elif job["state"] == RUN:
+                    ctl.move(job, "unreach", f"unknown: worker {name} stopped reporting; the job keeps its slots "
+                             f"until the worker returns or an administrator declares the host down", "controller")
             for job in _spanning(conn, name):
                 # A parallel job that had tasks on the silent host cannot finish as placed: stop its
                 # command on its first host and report it lost, naming the host that went away.
                 reason = f"lost: worker {name}, one of its hosts, stopped reporting"
                 signal_kill(ctl, job, reason)
                 ctl.move(job, "lose", reason, "controller")
-            conn.execute(sa.delete(actions).where(actions.c.host == name))
+            conn.execute(sa.delete(actions).where(actions.c.host == name, actions.c.kind == "start"))
         ctl.publish("WORKERS_PUSH", ctl.workers_payload(silent))
     return silent
+
+
+def declare_down(ctl: Controller, name: str, requeue: bool, actor: str) -> dict[str, Any]:
+    """``xceadmin host down NAME [--requeue]``: what ran there is gone. Its jobs end EXIT "host lost",
+    or go back to PEND when ``requeue`` and they were submitted rerunnable; parallel jobs with tasks
+    there are stopped. The host gets nothing new until its worker registers again, and a worker that
+    comes back kills whatever of those jobs still runs before it takes new work."""
+    h = _host(ctl, name)
+    ended: list[int] = []
+    requeued: list[int] = []
+    with ctl.tx() as conn:
+        h.status = "down"
+        conn.execute(sa.update(hosts).where(hosts.c.name == name).values(status="down"))
+        placed = [dict(r) for r in conn.execute(
+            sa.select(jobs).where(jobs.c.head_host == name, jobs.c.state.in_(ON_HOST))).mappings()]
+        for job in sorted(placed, key=lambda j: j["id"]):
+            others = spread.secondaries(job)  # its tasks on other hosts end with it
+            if others:
+                spread.enqueue_all(ctl, job, "kill", {"jobid": job["id"], "signal": "SIGTERM", "grace_s": KILL_GRACE_S,
+                                                      "reason": f"host lost: {name} declared down"}, others)
+            if requeue and job.get("rerunnable"):
+                ctl.move(job, "reschedule", f"requeued: host {name} declared down by {actor} (the job is rerunnable)",
+                         actor, placement=None, head_host=None, start_time=None)
+                requeued.append(job["id"])
+            else:
+                ctl.move(job, "lose", f"host lost: {name} declared down by {actor}", actor)
+                ended.append(job["id"])
+        for job in _spanning(conn, name):
+            reason = f"host lost: {name}, one of its hosts, declared down by {actor}"
+            signal_kill(ctl, job, reason)
+            ctl.move(job, "lose", reason, actor)
+            ended.append(job["id"])
+        conn.execute(sa.delete(actions).where(actions.c.host == name))
+        ctl.publish("WORKERS_PUSH", ctl.workers_payload([name]))
+    log.warning("host %s declared down by %s: %d job(s) ended, %d requeued", name, actor, len(ended), len(requeued))
+    return {"name": name, "status": "down", "ended": ended, "requeued": requeued}
+
+
+def set_closed(ctl: Controller, name: str, reason: str | None) -> dict[str, Any]:
+    """``xceadmin host close NAME`` (a reason) / ``open`` (None): a closed host finishes its jobs and
+    gets no new ones (the scheduler sees it as not ``ok``)."""
+    h = _host(ctl, name)
+    with ctl.tx() as conn:
+        h.closed = reason
+        conn.execute(sa.update(hosts).where(hosts.c.name == name).values(closed=reason))
+        ctl.publish("WORKERS_PUSH", ctl.workers_payload([name]))
+    log.warning("host %s %s", name, "opened" if reason is None else f"closed: {reason}")
+    return {"name": name, "status": h.status, "closed": reason}

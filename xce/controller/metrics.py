@@ -60,9 +60,9 @@ class _StateCollector:
             pending.add_metric([category], n)
         yield pending
         workers = GaugeMetricFamily("xce_workers", "Registered workers by status", labels=["status"])
-        by_status: dict[str, int] = {"ok": 0, "unavail": 0}
+        by_status: dict[str, int] = {"ok": 0, "unreach": 0, "down": 0, "closed": 0}
         for h in ctl.hosts.values():
-            by_status[h.status] = by_status.get(h.status, 0) + 1
+            by_status[h.scheduling_status] = by_status.get(h.scheduling_status, 0) + 1
         for status, n in sorted(by_status.items()):
             workers.add_metric([status], n)
         yield workers

@@ -80,6 +80,15 @@ class SubmitRequest(_Body):
                                description="Dependency in LSF's words (-w): 'done(12) && (exit(14, 1) || ended(prep))'.")
     allow_pending_forever: bool = Field(False, description="Accept a job that can never run on the cluster as it "
                                         "is now (it pends until the cluster grows).")
+    rerunnable: bool = Field(False, description="Run the job again elsewhere if its host is declared down.")
+
+
+class HostDownRequest(_Body):
+    requeue: bool = Field(False, description="Put the host's rerunnable jobs back to PEND instead of ending them.")
+
+
+class HostCloseRequest(_Body):
+    reason: str = Field("", max_length=256, description="Why, shown by `xce hosts`.")
 
 
 class ActRequest(_Body):

@@ -130,6 +130,11 @@ class HostLive:
     #: controller learns it again when the worker registers).
     task_address: str | None = None
 
+    @property
+    def scheduling_status(self) -> str:
+        """What the scheduler is told: only ``ok`` hosts get new jobs, so a closed one says so."""
+        return "closed" if self.closed is not None and self.status == "ok" else self.status
+
 
 class Controller:
     def __init__(self, settings: Settings) -> None:
@@ -572,6 +577,6 @@ class Controller:
         return dict(sorted(values.items()))
 
     def workers_payload(self, names: list[str]) -> dict[str, Any]:
-        specs = [{"name": n, "status": self.hosts[n].status, "values": self.host_values(self.hosts[n])}
+        specs = [{"name": n, "status": self.hosts[n].scheduling_status, "values": self.host_values(self.hosts[n])}
                  for n in names]
         return {"nworkers": len(specs), "workers": specs}

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from xce.controller.store.schema import jobs
 
 #: States in which a job holds the slots of its placement.
-HOLDING = ("RUN", "SSUSP", "USUSP")
+HOLDING = ("RUN", "SSUSP", "USUSP", "UNKWN")
 
 
 class SlotTally:

@@ -17,17 +17,22 @@ Two edges go beyond the minimal machine on purpose:
   worker vanished before fetching it, or refused it); a job that really started is never
   requeued silently. ``rerun`` (DONE/EXIT -> PEND) is ``xce requeue``: a person runs a finished
   job again, its history kept.
+  ``reschedule`` is the other way back to PEND from a host: a job submitted ``--rerunnable``
+  whose host an administrator declared down.
+
+A job whose host stops reporting goes RUN -> UNKWN (``unreach``): nobody knows whether it still
+runs, so it keeps its slots; the host's return takes it back to RUN (``reach``) or reports its end.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xce.core.specs import DONE, EXIT, JOB_STATES, PEND, RUN, SSUSP, USUSP
+from xce.core.specs import DONE, EXIT, JOB_STATES, PEND, RUN, SSUSP, UNKWN, USUSP
 
 __all__ = ["MOVES", "EDGES", "Move", "TransitionError", "target", "UNFINISHED"]
 
-UNFINISHED = (PEND, RUN, SSUSP, USUSP)
+UNFINISHED = (PEND, RUN, SSUSP, USUSP, UNKWN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +49,16 @@ MOVES: dict[str, Move] = {
         Move("dispatch", "dispatched", (PEND,), RUN),
         Move("requeue", "requeued", (RUN,), PEND),
         Move("rerun", "requeued", (DONE, EXIT), PEND),
-        Move("kill", "killed", (PEND, RUN, SSUSP, USUSP), EXIT),
+        Move("kill", "killed", (PEND, RUN, SSUSP, USUSP, UNKWN), EXIT),
         Move("suspend", "suspended", (RUN,), USUSP),
         Move("preempt", "preempted", (RUN,), SSUSP),
         Move("resume", "resumed", (USUSP, SSUSP), RUN),
-        Move("finish", "finished", (RUN, SSUSP, USUSP), DONE),
-        Move("fail", "failed", (RUN, SSUSP, USUSP), EXIT),
-        Move("lose", "lost", (RUN, SSUSP, USUSP), EXIT),
+        Move("finish", "finished", (RUN, SSUSP, USUSP, UNKWN), DONE),
+        Move("fail", "failed", (RUN, SSUSP, USUSP, UNKWN), EXIT),
+        Move("lose", "lost", (RUN, SSUSP, USUSP, UNKWN), EXIT),
+        Move("unreach", "marked unknown", (RUN,), UNKWN),
+        Move("reach", "found running", (UNKWN,), RUN),
+        Move("reschedule", "rescheduled", (RUN, SSUSP, USUSP, UNKWN), PEND),
     )
 }
 

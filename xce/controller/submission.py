@@ -333,7 +333,7 @@ def prepare(ctl: Controller, user: str, req: SubmitRequest, key: str | None = No
         "limits": dumps(v["limits"]) if v["limits"] else None, "run_limit": v["run_limit"],
         "array_id": first if spec is not None else None, "submit_time": now, "start_time": None, "end_time": None,
         "placement": None, "head_host": None, "pend_reasons": None, "pend_category": None, "reason": "submitted",
-        "exit_code": None, "exit_signal": None, "usage": None,
+        "exit_code": None, "exit_signal": None, "usage": None, "rerunnable": bool(req.rerunnable),
         "name": req.name, "gate": None, "held_by": user if req.hold else None, "begin_time": req.begin_time,
         "depend": v["depend"], "array_limit": spec.limit if spec is not None else None,
     }

@@ -73,7 +73,7 @@ def job_detail(row: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, 
         "run_limit": row.get("run_limit"),
         "cwd": row["cwd"], "env": _j(row["env"], {}), "stdout": row["stdout"], "stderr": row["stderr"],
         "pend_reasons": _j(row["pend_reasons"], []), "exit_signal": row["exit_signal"],
-        "usage": _j(row["usage"], {}),
+        "usage": _j(row["usage"], {}), "rerunnable": bool(row.get("rerunnable")),
         "history": [{"ts": h["ts"], "from": h["from_state"], "to": h["to_state"], "reason": h["reason"],
                      "by": h["actor"]} for h in history],
     })

@@ -29,7 +29,7 @@ from xce.core.preempt import registry as preempt_policies
 from xce.core.reasons import make_pend_reason, with_proof
 from xce.core.resources.definitions import ResourceCatalog
 from xce.core.session import Session
-from xce.core.specs import FINISHED, JOB_STATES, PEND, RUN, SSUSP, SUSPENDED, QueueSpec, SchedConfig
+from xce.core.specs import FINISHED, JOB_STATES, PEND, RUN, SSUSP, SUSPENDED, UNKWN, QueueSpec, SchedConfig
 
 DecisionSink = Callable[[Decision], Any]
 
@@ -211,7 +211,7 @@ class SchedulerCore:
                 self.queue_told.pop(job.queue, None)
             elif job.state not in FINISHED and job.placement:
                 self.ledger.recharge(job)
-                if job.state == RUN:
+                if job.state in (RUN, UNKWN):
                     self.ledger.charge_slots(job)
                 if job.state == SSUSP and job.preempted_by is not None:
                     self.preempted[job.jobid] = job
@@ -250,7 +250,11 @@ class SchedulerCore:
             self._set_state(job, new)
             if new == SSUSP and job.preempted_by is not None:
                 self.preempted[job.jobid] = job
-        else:  # RUN
+        elif new == UNKWN:
+            # Its host stopped reporting: nobody knows whether it still runs, so it keeps its slots
+            # and resources (never handed to another job) and is no preemption candidate.
+            self._set_state(job, UNKWN)
+        else:  # RUN (from UNKWN too: it still holds what it held)
             if old in SUSPENDED or job.resume_sent:
                 if not job.slots_charged:
                     self.ledger.charge_slots(job)

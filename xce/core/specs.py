@@ -11,7 +11,9 @@ from typing import Any, ClassVar
 
 #: Job states, in LSF's vocabulary (SSUSP: suspended by the system, USUSP: by the user).
 PEND, RUN, SSUSP, USUSP, DONE, EXIT = "PEND", "RUN", "SSUSP", "USUSP", "DONE", "EXIT"
-JOB_STATES = (PEND, RUN, SSUSP, USUSP, DONE, EXIT)
+#: LSF's UNKWN: the job ran on a host that stopped reporting; it keeps everything it held.
+UNKWN = "UNKWN"
+JOB_STATES = (PEND, RUN, SSUSP, USUSP, UNKWN, DONE, EXIT)
 FINISHED = frozenset({DONE, EXIT})
 SUSPENDED = frozenset({SSUSP, USUSP})
 

@@ -137,7 +137,13 @@ class Agent:
             out = r.json()
             break
         for jobid in out.get("kill", []):
-            self._kill(jobid, 2.0, f"job {jobid} is not running in the controller")
+            # Leftovers the controller gave up on (the host was declared down, the job killed or
+            # requeued meanwhile): gone before this worker takes any new work.
+            with self.lock:
+                jp = self.jobs.get(int(jobid))
+            if jp is not None:
+                log.warning("job %s is not running in the controller: killing what is left of it", jobid)
+                jp.kill_now(f"job {jobid} is not running in the controller")
         for jobid in out.get("lost", []):
             log.warning("job %s was placed here but is not running: the controller recorded it as lost", jobid)
         self.report_interval = min(self.report_interval, float(out.get("heartbeat_interval", self.report_interval)))
@@ -148,9 +154,14 @@ class Agent:
     def adopt(self) -> None:
         """Take back the jobs a previous run of this worker left running; forget the rest."""
         for rec in self.state.load_all():
+            exit_file = str(self.state.exit_path(rec.jobid))
             if still_alive(rec):
-                self.jobs[rec.jobid] = JobProcess.adopt(rec, self.box)
+                self.jobs[rec.jobid] = JobProcess.adopt(rec, self.box, exit_file)
                 log.warning("adopted job %s (pid %s) from a previous run", rec.jobid, rec.pid)
+            elif self.state.exit_status(rec.jobid) is not None:
+                # It ended while the worker was down and its keeper recorded how: reported as it ended.
+                self.jobs[rec.jobid] = JobProcess.adopt(rec, self.box, exit_file)
+                log.warning("job %s ended while the worker was down; reporting its exit status", rec.jobid)
             else:
                 log.warning("job %s ended while the worker was down; the controller will record it lost", rec.jobid)
                 self.state.remove(rec.jobid)
@@ -219,11 +230,13 @@ class Agent:
             self._contain(jobid, limits)
             join: launch.PrepareStep = lambda pid: self.box.join(jobid, pid)  # noqa: E731
             spec = runner.launch_spec(job, env=env, ident=ident, work_dir=self.work_dir,
-                                      prepare=[join, *self.prepare(job)])
+                                      prepare=[join, *self.prepare(job)],
+                                      exit_file=str(self.state.exit_path(jobid)))
             popen = launch.launch(spec)
         except StartError as exc:
             log.warning("job %s could not start: %s", jobid, exc)
             self.box.remove(jobid)
+            self.state.remove(jobid)
             self._remember_done(jobid)
             self._post_status(jobid, {"status": "start_failed", "reason": str(exc)})
             return
@@ -234,7 +247,8 @@ class Agent:
         except Exception:  # it already exited: the reaper reports that
             ctime = time.time()
         runlimit.remember(limits, job)
-        jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen, box=self.box, job=job)
+        jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen, box=self.box, job=job,
+                        exit_file=str(self.state.exit_path(jobid)))
         with self.lock:
             self.jobs[jobid] = jp
         self.child_started.set()

@@ -3,7 +3,9 @@
 One small JSON file per job, written when the job starts and removed once its end is reported.
 A pid alone is not an identity (pids are reused), so the record keeps the leader's process
 creation time as well: a restarted worker adopts a job only when a process with that pid *and*
-that creation time is still alive.
+that creation time is still alive. Next to it, ``<jobid>.exit`` receives the job's wait status
+from its keeper (:mod:`xce.worker.launch`) when it ends, so a restarted worker, which is not the
+job's parent, still learns how it ended.
 """
 
 from __future__ import annotations
@@ -42,10 +44,18 @@ class JobStateDir:
         os.replace(tmp, self._file(rec.jobid))
 
     def remove(self, jobid: int) -> None:
-        try:
-            self._file(jobid).unlink()
-        except FileNotFoundError:
-            pass
+        for f in (self._file(jobid), self.exit_path(jobid)):
+            try:
+                f.unlink()
+            except FileNotFoundError:
+                pass
+
+    def exit_path(self, jobid: int) -> Path:
+        return self.path / f"{jobid}.exit"
+
+    def exit_status(self, jobid: int) -> int | None:
+        """The job's wait status as its keeper wrote it; None while it runs (or if nobody knows)."""
+        return read_exit(self.exit_path(jobid))
 
     def load_all(self) -> list[JobRecord]:
         out = []
@@ -65,3 +75,11 @@ def still_alive(rec: JobRecord) -> bool:
         return abs(p.create_time() - rec.create_time) < 0.05 and p.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+def read_exit(path: Path | str) -> int | None:
+    try:
+        with open(path) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None

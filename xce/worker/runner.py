@@ -30,6 +30,8 @@ __all__ = ["Identity", "JobProcess", "StartError", "job_env", "launch_spec", "re
 
 #: Environment passed to every job before its own ``env``: enough for a shell to work, none of the
 #: worker's secrets (its token is never in a job's environment).
+#: How long after an adopted job's leader is seen gone its exit file may still be empty.
+KEEPER_WRITE_S = 1.0
 BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -55,16 +57,18 @@ class JobProcess:
     #: The start action's job (owner, environment, launch key): what its tasks are started with.
     job: dict[str, Any] = field(default_factory=dict)
     box: Containment = field(default_factory=ProcessGroup)  # holds every process of the job
+    exit_file: str | None = None  # where its keeper writes its wait status (read after a restart)
+    dead_since: float | None = None  # an adopted job's leader was seen gone (its status may follow)
 
     def record(self) -> JobRecord:
         return JobRecord(self.jobid, self.pid, self.pgid, self.create_time, dict(self.limits), list(self.gpus),
                          self.started)
 
     @classmethod
-    def adopt(cls, rec: JobRecord, box: Containment) -> "JobProcess":
+    def adopt(cls, rec: JobRecord, box: Containment, exit_file: str | None = None) -> "JobProcess":
         box.adopt(rec.jobid, rec.pgid)
         return cls(rec.jobid, rec.pid, rec.pgid, rec.create_time, dict(rec.limits), list(rec.gpus), None,
-                   rec.started or time.time(), box=box)
+                   rec.started or time.time(), box=box, exit_file=exit_file)
 
     # -- signals ---------------------------------------------------------------------------
     def signal(self, sig: int) -> None:
@@ -123,14 +127,7 @@ class JobProcess:
             rc = self.popen.poll()
             if rc is None:
                 return None
-            self.box.kill(self.jobid)  # whatever it left behind, setsid or double fork included
-            oom = self._memory_reason() if rc != 0 else None
-            if rc < 0:
-                name = _signame(-rc)
-                return {"exit_code": 128 - rc, "signal": name,
-                        "reason": self.end_reason or oom or f"killed by signal {name}"}
-            return {"exit_code": rc, "signal": None,
-                    "reason": self.end_reason or oom or ("" if rc == 0 else f"exit code {rc}")}
+            return self._ended(rc)
         try:
             p = psutil.Process(self.pid)
             alive = abs(p.create_time() - self.create_time) < 0.05 and p.status() != psutil.STATUS_ZOMBIE
@@ -138,10 +135,31 @@ class JobProcess:
             alive = False
         if alive:
             return None
+        from xce.worker.jobstate import read_exit
+
+        status = read_exit(self.exit_file) if self.exit_file else None
+        if status is not None:
+            return self._ended(os.waitstatus_to_exitcode(status))
+        now = time.monotonic()
+        if self.dead_since is None:
+            self.dead_since = now
+        if now - self.dead_since < KEEPER_WRITE_S:  # its keeper writes the status a moment after
+            return None
         self.box.kill(self.jobid)
         return {"exit_code": None, "signal": None,
                 "reason": self.end_reason or "ended while the worker was restarting; its exit status is unknown "
-                          "(a restarted worker is not the job's parent and cannot learn it)"}
+                          "(its keeper process did not record it)"}
+
+    def _ended(self, rc: int) -> dict[str, Any]:
+        """The end of a job whose leader exited with ``rc`` (-N: signal N)."""
+        self.box.kill(self.jobid)  # whatever it left behind, setsid or double fork included
+        oom = self._memory_reason() if rc != 0 else None
+        if rc < 0:
+            name = _signame(-rc)
+            return {"exit_code": 128 - rc, "signal": name,
+                    "reason": self.end_reason or oom or f"killed by signal {name}"}
+        return {"exit_code": rc, "signal": None,
+                "reason": self.end_reason or oom or ("" if rc == 0 else f"exit code {rc}")}
 
 
 def _signame(sig: int) -> str:
@@ -164,7 +182,7 @@ def signal_number(name: str | None, default: int) -> int:
 
 
 def launch_spec(job: dict[str, Any], *, env: dict[str, str], ident: Identity, work_dir: str | None,
-                prepare: Sequence[PrepareStep] = ()) -> LaunchSpec:
+                prepare: Sequence[PrepareStep] = (), exit_file: str | None = None) -> LaunchSpec:
     """What starting ``job`` means here: its command, cwd and output paths, as strings only.
 
     Paths are joined, never looked at: the files are opened by the job's own process, as its owner
@@ -178,7 +196,7 @@ def launch_spec(job: dict[str, Any], *, env: dict[str, str], ident: Identity, wo
     stderr = expand(job.get("stderr") or os.path.join(out_dir, f"xce-{jobid}.err"), jobid, idx)
     stdout, stderr = (os.path.normpath(os.path.join(cwd, p)) for p in (stdout, stderr))
     return LaunchSpec(argv=list(job["command"]), env=env, cwd=cwd, stdout=stdout, stderr=stderr, identity=ident,
-                      prepare=tuple(prepare))
+                      prepare=tuple(prepare), exit_file=exit_file)
 
 
 def job_env(job: dict[str, Any], ident: Identity, *, host: str, gpus: list[str]) -> dict[str, str]:

@@ -9,10 +9,10 @@ import time
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
-from xce.controller import feed, tokens
+from xce.controller import feed, fleet, tokens
 from xce.controller.api.responses import COMMON, ctl_of, documented, json_response
 from xce.controller.errors import Conflict, FieldErrors, NotFound
-from xce.controller.models import RecordRequest, TokenRequest, UserRequest
+from xce.controller.models import HostCloseRequest, HostDownRequest, RecordRequest, TokenRequest, UserRequest
 from xce.controller.security import admin_only
 from xce.controller.tokens import Principal
 
@@ -65,6 +65,26 @@ async def revoke_token(request: Request, p: Admin,
     if row is None:
         raise NotFound(f"no token with id {token_id!r} (see xceadmin token list --all)")
     return json_response(row.view())
+
+
+HostName = Path(..., min_length=1, max_length=255, description="The host's name")
+
+
+@router.post("/hosts/{name}/down", summary="Declare a host down: its jobs end EXIT (host lost) or, with requeue, "
+             "rerunnable ones go back to PEND", responses=documented(404))
+async def host_down(body: HostDownRequest, request: Request, p: Admin, name: str = HostName):
+    return json_response(fleet.declare_down(ctl_of(request), name, body.requeue, p.name))
+
+
+@router.post("/hosts/{name}/close", summary="Close a host: it finishes its jobs and gets no new ones",
+             responses=documented(404))
+async def host_close(body: HostCloseRequest, request: Request, p: Admin, name: str = HostName):
+    return json_response(fleet.set_closed(ctl_of(request), name, body.reason or f"closed by {p.name}"))
+
+
+@router.post("/hosts/{name}/open", summary="Open a closed host to new jobs again", responses=documented(404))
+async def host_open(request: Request, p: Admin, name: str = HostName):
+    return json_response(fleet.set_closed(ctl_of(request), name, None))
 
 
 @router.post("/reconfig", summary="Reload the controller's TOML file; an invalid file changes nothing",
