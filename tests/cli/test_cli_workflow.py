@@ -72,7 +72,7 @@ def test_arrays_by_element_and_range(cli):
     results = r.json()["results"]
     assert [(x["job"], x["ok"]) for x in results] == [(f"{first}[1]", False), (f"{first}[4]", True),
                                                       (f"{first}[7]", True), (f"{first}[10]", True)]
-    assert results[0]["message"] == f"cannot kill job {first}[1]: it is EXIT (only a PEND/RUN/SSUSP/USUSP job can be killed)"
+    assert results[0]["message"] == f"cannot kill job {first}[1]: it is EXIT (only a PEND/RUN/SSUSP/USUSP/UNKWN job can be killed)"
 
 
 def test_kill_with_a_signal_needs_a_process(cli):
