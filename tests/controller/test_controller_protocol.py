@@ -182,7 +182,9 @@ def test_user_suspend_resume_and_kill_reach_the_worker(api):
     cl.decide(dispatch(jobid, ("hctl", 1)))
     cl.actions()
     assert cl.user.post(f"/v1/jobs/{jobid}/suspend").json()["state"] == "USUSP"
+    assert cl.job(jobid)["reason"] == "suspended by user-hctl"
     assert cl.user.post(f"/v1/jobs/{jobid}/resume").json()["state"] == "RUN"
+    assert cl.job(jobid)["reason"] == "resumed by user-hctl"
     assert cl.user.post(f"/v1/jobs/{jobid}/kill").json()["state"] == "EXIT"
     assert [(a["kind"], a.get("signal")) for a in cl.actions()] == [
         ("suspend", "SIGSTOP"), ("resume", "SIGCONT"), ("kill", "SIGTERM")]

@@ -283,7 +283,7 @@ def _act_one(ctl: Controller, p: Principal, job: dict[str, Any], action: str, si
         if action == "resume" and state == SSUSP and not p.is_admin:
             raise Forbidden(f"it was suspended by the system ({job['reason']}); the scheduler resumes it when "
                             f"resources allow, or an admin can")
-        reason = f"{action}d by {p.name}"
+        reason = f"{_PAST[action].removeprefix('is ')} by {p.name}"
         ctl.move(job, action, reason, p.name)
         spread.enqueue_all(ctl, job, action, {"jobid": job["id"], "reason": reason,
                                               "signal": "SIGSTOP" if action == "suspend" else "SIGCONT"})
