@@ -174,3 +174,13 @@ def test_a_job_script_brings_its_own_options_and_the_command_line_wins(cli, tmp_
     plain.write_text("#SBATCH -J not_executable\necho hi\n")
     job = cli.xce("submit", "--json", str(plain), env=ann).json()["job"]
     assert job["command"] == ["/bin/sh", str(plain)] and job["name"] == "not_executable"
+
+
+def test_queues_long_form_names_every_setting(cli):
+    r = cli.xce("queues", "-l", "high")
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0] == "QUEUE: high" and "  priority: 50" in lines and "  status: open" in lines
+    assert lines[-1].startswith("  jobs: PEND ")
+    r = cli.xce("queues", "-l", "nosuch")
+    assert r.code == 1 and r.err == "xce: unknown queue 'nosuch' (expected one of: high, normal)\n"

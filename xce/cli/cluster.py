@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from xce.cli.client import call, connect, fail, print_json
@@ -75,10 +76,34 @@ def load(as_json: bool, url: str | None, token: str | None, state_dir: str | Non
     table(["HOST", "STATUS", *LOAD_INDICES, "SEEN"], rows)
 
 
-def queues(as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+def _queue_long(q: dict) -> str:
+    """bqueues -l: every setting of one queue, then its jobs by state."""
+    lines = [f"QUEUE: {q['name']}" + (" (the default queue)" if q.get("default") else "")]
+    if q.get("description"):
+        lines.append(f"  -- {q['description']}")
+    for key, value in q.items():
+        if key in ("name", "default", "description", "jobs"):
+            continue
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else ("-" if value is None else value)
+        lines.append(f"  {key}: {shown}")
+    lines.append("  jobs: " + ", ".join(f"{s} {n}" for s, n in q["jobs"].items()))
+    return "\n".join(lines)
+
+
+def queues(names: list[str] | None, long: bool, as_json: bool, url: str | None, token: str | None,
+           state_dir: str | None) -> None:
     res = call(connect(url, token, state_dir).get, "/v1/queues")
+    if names:
+        known = {q["name"] for q in res["queues"]}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            fail(f"unknown queue {unknown[0]!r} (expected one of: {', '.join(sorted(known))})")
+        res["queues"] = [q for q in res["queues"] if q["name"] in names]
     if as_json:
         print_json(res)
+        return
+    if long:
+        sys.stdout.write("\n\n".join(_queue_long(q) for q in res["queues"]) + "\n")
         return
     rows = []
     for q in res["queues"]:
@@ -97,6 +122,9 @@ COMMAND_SPECS = [
             examples=("xce hosts", "xce hosts -l node07", "xce hosts --json"), quick_exit=True),
     Command("load", "Load indices each host last reported.", [JSON, *common_options()], load,
             examples=("xce load", "xce load --json"), quick_exit=True),
-    Command("queues", "Queues: priority, status, job counts.", [JSON, *common_options()], queues,
-            examples=("xce queues", "xce queues --json"), quick_exit=True),
+    Command("queues", "Queues: priority, status, job counts.",
+            [Arg("names", str, many=True, required=False, help="Only these queues."),
+             Opt("long", ("-l", "--long"), bool, False, help="Every setting of each queue (bqueues -l)."),
+             JSON, *common_options()], queues,
+            examples=("xce queues", "xce queues -l normal", "xce queues --json"), quick_exit=True),
 ]
