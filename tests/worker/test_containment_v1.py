@@ -1,0 +1,96 @@
+"""The cgroup v1 layer against this machine's real hierarchies (root only): the pids limit, the
+freezer, and a worker start that finds a leftover group with a process still in it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from xce.worker.containment import CgroupV1, ContainmentError, Limits, detect
+from xce.worker.containment.cgroupfs import job_ids
+
+
+def _v1_or_skip(worker: str, **kw) -> CgroupV1:
+    if os.geteuid() != 0:
+        pytest.skip("control groups need root")
+    try:
+        box = detect(worker, kind="cgroup-v1", parent=f"xce-test-{uuid.uuid4().hex[:8]}", **kw)
+    except ContainmentError as exc:
+        pytest.skip(str(exc))
+    assert isinstance(box, CgroupV1)
+    return box
+
+
+@pytest.fixture
+def box():
+    made: list[CgroupV1] = []
+
+    def make(**kw) -> CgroupV1:
+        b = _v1_or_skip("w1", **kw)
+        b.start(set())
+        made.append(b)
+        return b
+
+    yield make
+    for b in made:
+        for d in b.dirs:
+            for jobid in job_ids(d):
+                b.remove(jobid)
+        b.close()
+        assert not any(d.exists() for d in b.dirs)
+
+
+def _start_in(b: CgroupV1, jobid: int, code: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", code], preexec_fn=lambda: b.join(jobid, os.getpid()),
+                            stdout=subprocess.PIPE, text=True)
+
+
+def test_pids_limit_refuses_the_fork_over_it(box):
+    b = box()
+    b.create(1, Limits(pids=4))
+    fork = ("import os, time\nmade = 0\nfor _ in range(10):\n    try:\n        pid = os.fork()\n"
+            "    except OSError:\n        break\n    if pid == 0:\n        time.sleep(5); os._exit(0)\n    made += 1\n"
+            "print(made)\n")
+    p = _start_in(b, 1, fork)
+    out, _ = p.communicate(timeout=30)
+    assert int(out) == 3  # the job's own process and 3 children: 4
+    assert b.kill(1)
+
+
+def test_freezer_stops_every_member_and_kill_gets_a_frozen_job(box):
+    b = box(freeze=True)
+    b.create(2, Limits())
+    p = _start_in(b, 2, "import os, time\nif os.fork() == 0:\n    os.setsid()\ntime.sleep(60)\n")
+    deadline = time.monotonic() + 10
+    while len(b.members(2)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    members = b.members(2)
+    assert len(members) == 2
+    b.suspend(2, signal.SIGSTOP)
+    state = (b.bases["freezer"] / "job_2" / "freezer.state").read_text().strip()
+    assert state == "FROZEN"
+    b.resume(2, signal.SIGCONT)
+    assert (b.bases["freezer"] / "job_2" / "freezer.state").read_text().strip() == "THAWED"
+    b.suspend(2, signal.SIGSTOP)
+    assert b.kill(2)  # frozen members die too
+    assert p.wait(10) == -signal.SIGKILL
+    assert b.members(2) == []
+
+
+def test_worker_start_kills_what_a_previous_run_left(box):
+    b = box()
+    b.create(3, Limits())
+    p = _start_in(b, 3, "import time; time.sleep(60)")
+    deadline = time.monotonic() + 10
+    while not b.members(3) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    again = CgroupV1(b.bases, depth=b.depth)
+    assert again.start(set()) == [3]
+    assert p.wait(10) == -signal.SIGKILL
+    assert not any((d / "job_3").exists() for d in b.dirs)
