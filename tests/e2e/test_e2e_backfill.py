@@ -28,18 +28,22 @@ def _run(make_cluster, tmp_path, picker: str):
         xce.wait_state(j, "RUN", 30)
     wide = xce.submit("-n", "4", "--time", "0:05", "--", "sleep", "1")
     stream: list[int] = []
-    seen_reservation = False
+    seen_reservation = seen_delay = False
     for _ in range(8):  # two 1-slot jobs a second, each running 3 s: more than the free slots take
         base = xce.submit("--array", "2", "--time", "0:04", "--", "sleep", "3")
         stream += [base, base + 1]
-        if not seen_reservation and picker == "easy_backfill":
-            reasons = xce.job(wide).get("pend_reasons") or []
-            seen_reservation = any("holds a reservation" in r.get("text", "") for r in reasons)
+        if picker == "easy_backfill":
+            if not seen_reservation:
+                reasons = xce.job(wide).get("pend_reasons") or []
+                seen_reservation = any("holds a reservation" in r.get("text", "") for r in reasons)
+            if not seen_delay and len(stream) > 2:
+                held = xce("jobs", "-l", str(stream[-3])).stdout  # submitted a second ago
+                seen_delay = f"would delay job {wide}, which holds a reservation" in held
         time.sleep(1)
     jobs = wait_for(lambda: (js := {j["jobid"]: j for j in xce.jobs()})
                     and all(js.get(i, {}).get("state") == "DONE" for i in [*first, wide, *stream]) and js,
                     120, "every job to finish", interval=0.5)
-    return jobs, first, wide, stream, seen_reservation
+    return jobs, first, wide, stream, (seen_reservation, seen_delay)
 
 
 def test_builtin_fcfs_starves_the_wide_job_easy_backfill_starts_it_at_its_reservation(make_cluster, tmp_path):
@@ -53,4 +57,5 @@ def test_builtin_fcfs_starves_the_wide_job_easy_backfill_starts_it_at_its_reserv
     assert started <= reservation + 3 * 10**9, (started - reservation) / 1e9
     later = [j for j in stream if jobs[j]["start_time"] > started]
     assert later, "the stream should go on after the wide job started"
-    assert seen, "the wide job's pend reasons never said it holds a reservation"
+    assert seen[0], "the wide job's pend reasons never said it holds a reservation"
+    assert seen[1], "no job held back by backfilling said in xce jobs -l which job it would delay"
