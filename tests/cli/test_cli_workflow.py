@@ -184,3 +184,22 @@ def test_queues_long_form_names_every_setting(cli):
     assert lines[-1].startswith("  jobs: PEND ")
     r = cli.xce("queues", "-l", "nosuch")
     assert r.code == 1 and r.err == "xce: unknown queue 'nosuch' (expected one of: high, normal)\n"
+
+
+def test_modify_every_submission_option_while_pending(cli):
+    ann = _user(cli, "ann_mod")
+    a = cli.xce("submit", "--json", "-J", "before", "-b", "+1h", "--", "true", env=ann).json()["jobid"]
+    r = cli.xce("modify", str(a), "-J", "after", "-n", "3", "-R", "rusage[mem=1G]", "-o", "o.txt", "-b", "+0s",
+                env=ann)
+    assert r.code == 0, r.err
+    job = cli.xce("jobs", "-l", "--json", "after", env=ann).json()["jobs"][0]
+    assert (job["jobid"], job["tasks"], job["request"], job["stdout"], job["pend_reasons"]) == (
+        a, 3, "rusage[mem=1G]", "o.txt", [])
+    assert job["history"][-1]["reason"].startswith("modified: name before -> after, tasks 1 -> 3")
+    r = cli.xce("modify", str(a), "-R", "select[mem>", env=ann)
+    assert r.code == 1 and r.err.startswith('xce: request: resource requirement "select[mem>" column 12')
+    r = cli.xce("modify", str(a), "-w", "done(nosuch)", env=ann)
+    assert r.code == 1 and "no job of yours is named 'nosuch'" in r.err
+    cli.xce("kill", str(a), env=ann)
+    r = cli.xce("modify", str(a), "-n", "2", env=ann)
+    assert r.code == 1 and "it is EXIT" in r.err

@@ -66,3 +66,18 @@ def test_the_pend_reason_says_so_when_the_cluster_shrinks_under_a_job(api):
     reason = cl.job(jobid)["pend_reasons"]
     assert reason == [{"step": "cluster", "text": f"cannot run on the current cluster: {total} tasks but the cluster "
                        f"has {total - 2} slots on {len(api('admin').get('/v1/hosts').json()['hosts'])} hosts"}]
+
+
+def test_modifying_a_pending_jobs_shape_gives_the_scheduler_the_new_one(api):
+    cl = Cluster(api, "hgate5", slots=4)
+    jobid = cl.submit()
+    cl.events()
+    r = cl.user.patch(f"/v1/jobs/{jobid}", json={"tasks": 2, "request": "rusage[mem=1G]"})
+    assert r.status_code == 200, r.text
+    gone, push = cl.events()
+    assert (gone["type"], gone["payload"]["state"], gone["payload"]["reason"]) == ("JOB_STATE_CHANGE", "EXIT",
+                                                                                   "withdrawn: modified")
+    (spec,) = push["payload"]["jobs"]
+    assert (spec["jobid"], spec["tasks"], spec["request"]) == (jobid, 2, "rusage[mem=1G]")
+    r = cl.user.patch(f"/v1/jobs/{jobid}", json={"tasks": 10_000})
+    assert r.status_code == 422 and "can never run on this cluster" in r.text

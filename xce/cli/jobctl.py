@@ -7,6 +7,7 @@ from functools import partial
 
 from xce.cli.client import EXIT_FAILED, EXIT_USAGE, call, connect, fail, print_json
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
+from xce.cli.submit import parse_begin
 from xce.jobref import ref_arg
 
 
@@ -44,11 +45,14 @@ def act(verb: str, jobids: list[str] | None, as_json: bool, url: str | None, tok
         raise SystemExit(EXIT_FAILED)
 
 
-def modify(jobid: int, priority: int | None, queue: str | None, project: str | None, as_json: bool,
-           url: str | None, token: str | None, state_dir: str | None) -> None:
-    body = {k: v for k, v in (("priority", priority), ("queue", queue), ("project", project)) if v is not None}
+def modify(jobid: int, priority: int | None, queue: str | None, project: str | None, name: str | None,
+           tasks: int | None, request: str | None, stdout: str | None, stderr: str | None, begin: int | None,
+           depend: str | None, as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    body = {k: v for k, v in (("priority", priority), ("queue", queue), ("project", project), ("name", name),
+                              ("tasks", tasks), ("request", request), ("stdout", stdout), ("stderr", stderr),
+                              ("begin_time", begin), ("depend", depend)) if v is not None}
     if not body:
-        fail("nothing to change: give --priority, -q or -P", EXIT_USAGE)
+        fail("nothing to change: give --priority, -q, -P, -J, -n, -R, -o, -e, -b or -w", EXIT_USAGE)
     res = call(connect(url, token, state_dir).patch, f"/v1/jobs/{jobid}", body)
     if as_json:
         print_json(res)
@@ -80,11 +84,20 @@ COMMAND_SPECS = [
     _verb("hold", "Hold pending jobs: they stay PEND and are not started until released (LSF bhold)."),
     _verb("release", "Release held jobs (LSF brelease)."),
     _verb("requeue", "Run finished jobs (DONE or EXIT) again under the same id; their history is kept (LSF brequeue)."),
-    Command("modify", "Change a job's priority, queue or project.",
+    Command("modify", "Change a job's priority, queue or project; while it pends also its name, tasks, requirement, "
+            "output files, begin time and dependency, checked as at submission (LSF bmod).",
             [Arg("jobid", int, help="Job id."),
              Opt("priority", ("--priority",), int, None, help="New user priority."),
              Opt("queue", ("-q", "--queue"), help="Move to this queue."),
              Opt("project", ("-P", "--project"), help="Charge this project."),
+             Opt("name", ("-J", "--job-name"), help="New name (pending jobs).", metavar="NAME"),
+             Opt("tasks", ("-n", "--tasks"), int, None, min=1, metavar="N", help="New task count (pending jobs)."),
+             Opt("request", ("-R", "--resreq"), help="New resource requirement (pending jobs)."),
+             Opt("stdout", ("-o",), metavar="FILE", help="New output file (pending jobs)."),
+             Opt("stderr", ("-e",), metavar="FILE", help="New error file (pending jobs)."),
+             Opt("begin", ("-b", "--begin"), parse_begin, None, metavar="TIME",
+                 help="New begin time (pending jobs); +0s lets it start now."),
+             Opt("depend", ("-w", "--depend"), metavar="EXPR", help="New dependency; '' removes it (pending jobs)."),
              JSON, *common_options()],
             modify, examples=("xce modify 12 --priority 10", "xce modify 12 -q high"), quick_exit=True),
 ]

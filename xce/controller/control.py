@@ -108,9 +108,14 @@ def modify(ctl: Controller, p: Principal, jobid: int, req: ModifyRequest) -> dic
         raise FieldErrors(errors)
     changes = {k: v for k, v in (("priority", req.priority), ("queue", req.queue), ("project", req.project))
                if v is not None and v != job[k]}
-    if not changes:
+    pending = _pending_changes(ctl, job, req)
+    if not changes and not pending:
         return job
     with ctl.tx() as conn:
+        if pending:
+            _apply_pending(ctl, p, job, pending)
+        if not changes:
+            return job
         conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(**changes))
         what = ", ".join(f"{k} {job[k]} -> {v}" for k, v in changes.items())
         ctl.history(jobid, job["state"], job["state"], f"modified: {what}", p.name, time.time_ns())
@@ -121,6 +126,54 @@ def modify(ctl: Controller, p: Principal, jobid: int, req: ModifyRequest) -> dic
             ctl.counts[(changes["queue"], job["state"])] += 1
         job.update(changes)
     return job
+
+
+_PENDING_ONLY = ("name", "tasks", "request", "stdout", "stderr", "begin_time", "depend")
+
+
+def _pending_changes(ctl: Controller, job: dict[str, Any], req: ModifyRequest) -> dict[str, Any]:
+    """The pending-only changes, validated exactly as a submission with them would be."""
+    import json
+
+    from xce.controller import submission
+    from xce.controller.models import SubmitRequest
+
+    asked = {k: getattr(req, k) for k in _PENDING_ONLY if getattr(req, k) is not None}
+    if not asked:
+        return {}
+    if job["state"] != "PEND":
+        raise Conflict(f"cannot modify {', '.join(asked)} of job {job['id']}: it is {job['state']} (only a pending "
+                       f"job's {', '.join(asked)} can be changed)")
+    begin = asked.get("begin_time", job["begin_time"])
+    depend = asked.get("depend", job["depend"])
+    sub = SubmitRequest(
+        command=json.loads(job["command"]), queue=job["queue"], project=job["project"],
+        tasks=asked.get("tasks", job["tasks"]), request=asked.get("request", job["request"]),
+        requests=json.loads(job["requests"]) if job["requests"] else {},
+        limits=json.loads(job["limits"]) if job["limits"] else {},
+        stdout=asked.get("stdout", job["stdout"]), stderr=asked.get("stderr", job["stderr"]),
+        name=asked.get("name", job["name"]), begin_time=begin or None, depend=depend or None,
+        allow_pending_forever=not ({"tasks", "request"} & set(asked)))
+    v = submission.validate(ctl, sub, job["user"])
+    out = {k: asked[k] for k in asked}
+    out["begin_time"] = begin or None
+    out["depend"] = v["depend"] if depend else None
+    out["sched_request"] = v["sched_request"]
+    return {k: val for k, val in out.items() if val != job.get(k)}
+
+
+def _apply_pending(ctl: Controller, p: Principal, job: dict[str, Any], changes: dict[str, Any]) -> None:
+    from xce.controller import gates
+
+    ctl.conn.execute(sa.update(jobs).where(jobs.c.id == job["id"]).values(**changes))
+    what = ", ".join(f"{k} {job.get(k)} -> {v}" for k, v in changes.items() if k != "sched_request")
+    ctl.history(job["id"], job["state"], job["state"], f"modified: {what}", p.name, time.time_ns())
+    reshaped = {"tasks", "sched_request"} & set(changes)
+    job.update(changes)
+    if reshaped and job.get("gate") is None:  # the scheduler holds the old shape: it gets the new one
+        gates.withdraw(ctl, job["id"], "modified")
+        gates.push(ctl, [job])
+    gates.regate(ctl, job, "modified")
 
 
 # -- many jobs at once, named as people write them ---------------------------------------------

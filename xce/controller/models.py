@@ -105,9 +105,19 @@ class ActRequest(_Body):
 
 
 class ModifyRequest(_Body):
+    """What ``xce modify`` (LSF bmod) changes; every field but priority, queue and project only while
+    the job pends, checked as at submission."""
+
     priority: int | None = Field(None, ge=-MAX_PRIORITY, le=MAX_PRIORITY)
     queue: Name | None = None
     project: Name | None = None
+    name: Name | None = None
+    tasks: int | None = Field(None, ge=1, le=MAX_TASKS)
+    request: str | None = Field(None, max_length=MAX_REQUEST_LEN)
+    stdout: Path_ | None = None
+    stderr: Path_ | None = None
+    begin_time: int | None = Field(None, ge=0, le=MAX_ID, description="0 removes the begin time.")
+    depend: str | None = Field(None, max_length=MAX_REQUEST_LEN, description="'' removes the dependency.")
 
 
 class DecisionEnvelope(_Body):
