@@ -42,7 +42,7 @@ class Pool:
 class Cluster:
     __slots__ = ("hosts", "index", "catalog", "ok", "pools", "_total", "_inuse", "_avail", "_free_ok",
                  "_dirty", "_jobs", "release_epoch", "_neutral", "values_version", "_derived",
-                 "_changed")
+                 "_changed", "_caps", "_journal")
 
     def __init__(self, catalog: ResourceCatalog, jobs: dict[int, Job]) -> None:
         self.hosts: list[Host] = []
@@ -68,6 +68,11 @@ class Cluster:
         self._derived: dict[Any, list[Any]] = {}
         #: (version, host index) of every value change since the oldest cached derivation.
         self._changed: list[tuple[int, int]] = []
+        #: id(primary) -> [primary, journal position, capacity vector]: a job's per-host task
+        #: capacity, kept while only charges happen; see ``capacity``.
+        self._caps: dict[int, list[Any]] = {}
+        #: Host indexes charged since the capacity vectors were last dropped, in order.
+        self._journal: list[int] = []
 
     # -- hosts ---------------------------------------------------------------------------
     def upsert_hosts(self, specs: Iterable[HostSpec]) -> None:
@@ -105,6 +110,8 @@ class Cluster:
         """Apply a worker's load report: overwrite its values; in-use is left alone on purpose."""
         self.release_epoch += 1
         self.values_version += 1
+        self._caps.clear()
+        self._journal.clear()
         for name, vals in values.items():
             i = self.index.get(name)
             if i is None:
@@ -181,6 +188,28 @@ class Cluster:
                 self._changed = [c for c in self._changed if c[0] > oldest]
         return value
 
+    def kept(self, owner: Any, compute: Any, refresh: Any) -> Any:
+        """A per-host vector of ``owner`` derived from free slots and availability (a job's task
+        capacity), kept while only charges happen.
+
+        Computing one is several passes over every host, and a round asks for it once per job; a
+        dispatch changes one or a few hosts. So ``refresh(owner, value, hosts)`` recomputes just the hosts
+        charged since it was last read, and anything else (new totals, host changes, the per-round
+        re-derivation) drops it. Keyed by identity: parsed requests are interned, and the entry holds
+        ``owner`` so its id cannot be reused while it is kept.
+        """
+        entry = self._caps.get(id(owner))
+        journal = self._journal
+        if entry is None or entry[0] is not owner:
+            value = compute(owner)
+            self._caps[id(owner)] = [owner, len(journal), value]
+            return value
+        value = entry[2]
+        if entry[1] != len(journal):
+            value = refresh(owner, value, journal[entry[1]:])
+            entry[1], entry[2] = len(journal), value
+        return value
+
     def free_slot_total(self) -> int:
         """Free slots over all available hosts: no job wanting more tasks can fit anywhere."""
         return int(self.free_slots_ok().sum())
@@ -188,6 +217,8 @@ class Cluster:
     def _drop_caches(self) -> None:
         self._avail.clear()
         self._free_ok = None
+        self._caps.clear()
+        self._journal.clear()
 
     def advertised(self, res: str) -> bool:
         """Whether anybody offers ``res`` at all; a name nobody advertises counts as zero."""
@@ -212,6 +243,8 @@ class Cluster:
         if res == "slots" and self._free_ok is not None and self.ok[i]:
             self._free_ok[i] -= amount
         self._dirty.add(i)
+        if self._caps:
+            self._journal.append(i)
 
     def charge_many(self, hosts: list[int], res: str, amounts: list[int]) -> None:
         """``charge`` for several hosts, as one vector operation when there are enough of them to pay
@@ -231,6 +264,8 @@ class Cluster:
         if res == "slots" and self._free_ok is not None:
             np.subtract.at(self._free_ok, idx, np.where(self.ok[idx], amounts, 0))
         self._dirty.update(hosts)
+        if self._caps:
+            self._journal.extend(hosts)
 
     def charge_pool(self, res: str, amount: int) -> None:
         if amount < 0 and not self._neutral:

@@ -74,6 +74,18 @@ class Allocator:
         if n > 1 and int(cap.sum()) < n:
             return False
         order = self._order(primary)
+        if n == 1:
+            # One task has exactly one plan, 1 x 1, and its walk is "the first host in order that
+            # can take it": found here without building the plan and host iterators, which cost
+            # more than the search itself for the many 1-task jobs of a round.
+            if self.cancelled():
+                return False
+            fits = (cap if order is None else cap[order]) >= 1
+            pos = int(fits.argmax()) if len(fits) else 0
+            if not len(fits) or not fits[pos] or self.cancelled():
+                return False
+            self._commit(primary, [(pos if order is None else int(order[pos]), 1)], alloc)
+            return True
         most = int(cap.max()) if len(cap) else 0
         plans = plan_iter(primary)
         try:
@@ -92,20 +104,48 @@ class Allocator:
         return False
 
     def capacity(self, primary: Any) -> np.ndarray:
-        """How many tasks of ``primary`` each host could take now (0 where it cannot run)."""
+        """How many tasks of ``primary`` each host could take now (0 where it cannot run). Read-only:
+        the vector is kept by the cluster and refreshed for the hosts that later charges touch."""
         cluster = self.cluster
-        free = cluster.free_slots_ok()
+        if primary.select is None and not primary.rusage:
+            return cluster.free_slots_ok()  # read-only: nothing below modifies a capacity vector
+        cap = cluster.kept(primary, self._capacity_of, self._refresh_capacity)[0]
+        return cluster.free_slots_ok() if cap is None else cap
+
+    def _capacity_of(self, primary: Any) -> tuple[np.ndarray | None, list[tuple[np.ndarray, int]], Any]:
+        """The capacity vector (None: it is the free slots), with the availability columns and the
+        select mask it was made from, which stay the same objects for as long as it is kept."""
+        cluster = self.cluster
+        consumed = [(cluster.available(res), amount) for res, amount in primary.rusage
+                    if amount > 0 and res not in cluster.pools]
         mask = self.select_mask(primary)
-        consumed = [(res, amount) for res, amount in primary.rusage if amount > 0 and res not in cluster.pools]
         if mask is None and not consumed:
-            return free  # read-only: nothing below modifies a capacity vector
-        cap = free.copy()
-        for res, amount in consumed:
-            np.minimum(cap, cluster.available(res) // amount, out=cap)
+            return None, consumed, mask
+        cap = cluster.free_slots_ok().copy()
+        for col, amount in consumed:
+            np.minimum(cap, col // amount, out=cap)
         if mask is not None:
             cap[~mask] = 0
         np.maximum(cap, 0, out=cap)
-        return cap
+        return cap, consumed, mask
+
+    def _refresh_capacity(self, primary: Any, kept: tuple, touched: list[int]) -> tuple:
+        cap, consumed, mask = kept
+        if cap is None:
+            return kept
+        if len(touched) > 64:
+            return self._capacity_of(primary)
+        free = self.cluster.free_slots_ok()
+        for i in set(touched):
+            if mask is not None and not mask[i]:
+                continue  # stays 0
+            c = int(free[i])
+            for col, amount in consumed:
+                a = int(col[i]) // amount
+                if a < c:
+                    c = a
+            cap[i] = c if c > 0 else 0
+        return kept
 
     def select_mask(self, primary: Any) -> np.ndarray | None:
         """Which hosts pass the select expression; cached until any host's values change."""
