@@ -360,12 +360,24 @@ class LocalCluster:
         others = [k for k in ["scheduler", *self.procs] if k in self.procs and k not in ctls]
         others = list(dict.fromkeys(others))
         killed = stop_pids([self.procs[k].pid for k in others], timeout, reap=[self.procs[k] for k in others])
+        self._purge_cgroups()
         if ctls:
             killed += stop_pids([self.procs[k].pid for k in ctls], timeout, reap=[self.procs[k] for k in ctls])
         (self.state_dir / CLUSTER_FILE).unlink(missing_ok=True)
         if self.ncontrollers > 1:
             statedir.info_path(self.state_dir).unlink(missing_ok=True)
         return killed
+
+    def _purge_cgroups(self) -> None:
+        """The control groups of this cluster's workers go with it, with anything a killed worker
+        left running in them."""
+        from xce.worker.containment import ContainmentError, detect
+
+        for name in self.worker_names:
+            try:
+                detect(name, parent=self.cgroup_parent).purge()
+            except (ContainmentError, OSError):
+                continue
 
     # -- supervision -----------------------------------------------------------------------
     def supervise(self, stop: threading.Event, poll: float = 0.1) -> None:

@@ -111,6 +111,10 @@ class Containment(ABC):
     def close(self) -> None:
         """The worker stops with no job left: remove its own (empty) directories."""
 
+    def purge(self) -> None:
+        """Kill and remove every job container of this worker, then its own directories (a local
+        cluster being torn down: whatever its workers left is gone with it)."""
+
     def adopt(self, jobid: int, pgid: int) -> None:
         """A restarted worker takes back a running job (the process group fallback needs its group)."""
 

@@ -150,6 +150,18 @@ class CgroupV1(Containment):
         for d in self.dirs:
             fs.rmdir(d / f"job_{jobid}")
 
+    def known(self) -> list[int]:
+        found: dict[int, None] = {}
+        for d in self.dirs:
+            for jobid in fs.job_ids(d):
+                found.setdefault(jobid, None)
+        return list(found)
+
+    def purge(self) -> None:
+        for jobid in self.known():
+            self.remove(jobid)
+        self.close()
+
     def close(self) -> None:
         for d in self.dirs:
             path = d

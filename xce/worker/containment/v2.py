@@ -123,6 +123,14 @@ class CgroupV2(Containment):
         self.kill(jobid)
         fs.rmdir(d)
 
+    def known(self) -> list[int]:
+        return fs.job_ids(self.base)
+
+    def purge(self) -> None:
+        for jobid in self.known():
+            self.remove(jobid)
+        self.close()
+
     def close(self) -> None:
         path = self.base
         for _ in self.parts:
