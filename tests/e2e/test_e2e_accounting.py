@@ -50,10 +50,14 @@ def test_real_usage_is_charged_and_oversubscription_waits(make_cluster):
     assert "rusage" in _reasons(job_b) and "mem" in _reasons(job_b), job_b["pend_reasons"]
     assert xce.job(a)["state"] == "RUN"
 
-    # Far more memory than the host has: waits, with rusage named.
-    huge = xce.submit("-R", f"rusage[mem={2 * avail // MB}]", "--", "true")
+    # Far more memory than the host has: refused in one line, or, when the user insists, waits saying
+    # why it cannot run here.
+    refused = xce("submit", "-R", f"rusage[mem={2 * avail // MB}]", "--", "true", check=False)
+    assert refused.returncode == 1 and "can never run on this cluster" in refused.stderr, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    huge = xce.submit("--allow-pending-forever", "-R", f"rusage[mem={2 * avail // MB}]", "--", "true")
     job_huge = wait_for(lambda: (j := xce.job(huge)) and j["pend_reasons"] and j, 10, "the huge job's reasons")
-    assert job_huge["state"] == "PEND" and "rusage" in _reasons(job_huge), job_huge["pend_reasons"]
+    assert job_huge["state"] == "PEND" and "cannot run on the current cluster" in _reasons(job_huge), job_huge["pend_reasons"]
     xce("kill", str(huge))
 
     assert xce.wait_state(a, "DONE", 20)["exit_code"] == 0
