@@ -286,19 +286,33 @@ class Cluster:
         idx = np.array(hosts, dtype=np.int64)
         for col in self._inuse.values():
             col[idx] = 0
+        # Summed in plain locals: this runs every round over every host a usage tick touched,
+        # which in a replay with usage reports is most hosts.
         sums: dict[str, dict[int, int]] = {}
+        jobs = self._jobs
+        all_hosts = self.hosts
         for i in hosts:
-            host = self.hosts[i]
+            host = all_hosts[i]
+            name = host.name
+            slots = None
             for jobid, tasks in host.jobs.items():
-                job = self._jobs[jobid]
+                job = jobs[jobid]
                 if job.slots_charged:
-                    slot = sums.setdefault("slots", {})
-                    slot[i] = slot.get(i, 0) + tasks
+                    slots = tasks if slots is None else slots + tasks
                 if job.real_charged:
                     for (hname, res), acc in job.accounts.items():
-                        if hname == host.name and acc.charged:
-                            col = sums.setdefault(res, {})
-                            col[i] = col.get(i, 0) + acc.charged
+                        if hname == name:
+                            charged = acc.reserved + acc.used
+                            if charged:
+                                col = sums.get(res)
+                                if col is None:
+                                    col = sums[res] = {}
+                                col[i] = col.get(i, 0) + charged
+            if slots is not None:
+                col = sums.get("slots")
+                if col is None:
+                    col = sums["slots"] = {}
+                col[i] = slots
         for res, per_host in sums.items():
             self.inuse(res)[np.fromiter(per_host, dtype=np.int64, count=len(per_host))] = \
                 np.fromiter(per_host.values(), dtype=np.int64, count=len(per_host))
