@@ -60,7 +60,7 @@ def test_logs_and_check_on_a_cluster_that_is_well_then_not(tmp_path, pg_url):
         os.kill(cluster.procs[silent].pid, signal.SIGSTOP)
         try:
             ctl_log = sd / "logs" / "controller-1.log"
-            wait_for(lambda: "scheduler lost" in ctl_log.read_text() and f"worker {silent} lost" in ctl_log.read_text(),
+            wait_for(lambda: "scheduler lost" in ctl_log.read_text() and f"worker {silent} unreachable" in ctl_log.read_text(),
                      30, "the leader to notice the scheduler and the worker gone")
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
@@ -84,7 +84,7 @@ def test_logs_and_check_on_a_cluster_that_is_well_then_not(tmp_path, pg_url):
         assert [(e.get("from"), e["to"]) for e in changes] == [(None, "PEND"), ("PEND", "RUN"), ("RUN", "DONE")]
         assert changes[1]["msg"].startswith(f"job {jobid} PEND -> RUN")
         lost = [e for e in ctl if e["level"] == "WARNING" and e.get("host") == silent]
-        assert lost and lost[0]["msg"].startswith(f"worker {silent} lost")
+        assert lost and lost[0]["msg"].startswith(f"worker {silent} unreachable")
         assert any(e["level"] == "WARNING" and e["msg"].startswith("scheduler lost") for e in ctl)
         assert any(e["level"] == "WARNING" and e.get("term") == 1 and "leads" in e["msg"] for e in ctl)
         assert all(e["process"] == "controller" for e in ctl)
