@@ -23,6 +23,7 @@ from pgschema import fresh_schema
 from xce.controller import statedir
 from xce.controller.follow import LEADER_HEADER, httpx_client
 from xce.controller.launch import start_controller
+from xce.testing.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -40,15 +41,6 @@ def status(url: str, token: str) -> dict:
     return httpx.get(url + "/v1/status", headers={"Authorization": f"Bearer {token}"}, timeout=10).json()
 
 
-def wait_for(check, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
 
 
 def role(url: str, token: str) -> str | None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from xce.cluster import LocalCluster
+from xce.testing.wait import wait_for  # noqa: F401  (tests import it from here)
 
 #: Short intervals keep the suite fast without changing what is tested.
 FAST = {"round_interval": 0.05, "report_interval": 0.5}
@@ -49,16 +49,6 @@ class Cli:
         return job
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 30.0, what: Callable[[], str] | str = "condition",
-             interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what() if callable(what) else what}")
-        time.sleep(interval)
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+from xce.testing.wait import wait_for  # noqa: F401  (tests import it from here)
 
 
 class UpCluster:
@@ -100,15 +100,6 @@ def processes_of(state_dir: Path) -> list[str]:
     return found
 
 
-def wait_for(check, timeout: float, what: str, interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def percentiles(values: list[float]) -> dict[str, float]:

@@ -7,15 +7,15 @@ Test modules import the fixtures they use from here."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import pytest
 
 from xce.cluster import LocalCluster
 from xce.testing.browser import Browser
+from xce.testing.wait import wait_for  # noqa: F401  (tests import it from here)
 
 #: ``admins = []``: the cluster's owner is a plain user here (root is an admin by default), so the
 #: tests see what a user sees; the admin token is the admin.
@@ -34,15 +34,6 @@ active = false
 """
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 30.0, what: str = "condition", interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 class People:

@@ -31,9 +31,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from xce.cluster.local import LocalCluster, pid_alive
+from xce.testing.wait import wait_for  # noqa: F401  (tests import it from here)
 
 #: Host beds take /24 networks from here; one not routed on this machine is chosen per bed.
 SUPERNET = ipaddress.ip_network("10.231.0.0/16")
@@ -282,16 +283,6 @@ class NetBed(LocalCluster):
         return [p for p in ns_pids(self.ns(host)) if pid_alive(p)]
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 30.0, what: Callable[[], str] | str = "condition",
-             interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what() if callable(what) else what}")
-        time.sleep(interval)
 
 
 try:
