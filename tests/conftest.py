@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from pgschema import fresh_schema
+
+# Hypothesis keeps its example database and caches outside the checkout: a test run writes nothing there.
+set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), "xce-hypothesis"))
 
 
 @pytest.fixture
