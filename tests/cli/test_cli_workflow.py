@@ -32,6 +32,12 @@ def test_kill_0_ends_all_and_only_the_callers_jobs(cli):
     assert _states(cli, ben, theirs) == {theirs: "PEND"}
     r = cli.xce("kill", "0", env=ann)  # nothing left: said, and a failure
     assert r.code == 1 and "No unfinished job found" in r.err
+    r = cli.xce("kill", "0", "-u", "ann_k0", env=ben)  # bkill -u is an administrator's
+    assert r.code == 1 and r.err == "xce: only an admin may act on ann_k0's jobs\n"
+    r = cli.xce("kill", "-u", "ann_k0", str(theirs))  # ids with -u: only that user's
+    assert r.code == 1 and r.err == "No unfinished job found\n" and _states(cli, ben, theirs) == {theirs: "PEND"}
+    r = cli.xce("kill", "0", "-u", "ben_k0")  # the admin
+    assert (r.code, r.out) == (0, f"Job <{theirs}> is killed.\n")
 
 
 def test_names_and_holds(cli):

@@ -152,3 +152,19 @@ def test_what_a_reservation_leaves_on_its_host_can_be_backfilled():
     out = h.round()
     assert h.core.picker.reservations[0].placement == {h.core.cluster.index["a"]: 6}
     assert dispatched(out) == [4] and h.core.jobs[4].placement == (("a", 2),)
+
+
+def test_a_running_jobs_new_run_limit_moves_the_reservation_behind_it():
+    h = Harness(picker="easy_backfill")
+    h.hosts(*one_slot_hosts(2))
+    at(h, 0)
+    h.submit(make_job(1).limit(100))
+    assert dispatched(h.round()) == [1]
+    h.submit(make_job(2).tasks(2).limit(10), make_job(3).limit(60))
+    assert dispatched(h.round()) == [3]  # ends at 60, before job 2's reservation at 100
+    h.state(3, "DONE")
+    h.update(1, run_limit=30)  # `xce modify -W` of the running job: it ends by 30 now
+    h.submit(make_job(4).limit(60))
+    assert dispatched(h.round()) == []
+    assert h.core.picker.reservations[0].start == h.core.jobs[1].start_time + 30 * NS
+    assert reasons(h, 4) == ["would delay job 2, which holds a reservation"]

@@ -21,6 +21,7 @@ EVENTS = [
     ev.ResvalsDelta(ts=6, values={"h1": {"mem": 99}}),
     ev.JobStateChange(ts=7, jobid=1, state="SSUSP", reason="preempted by job 2"),
     ev.JobUpdate(ts=8, jobid=1, priority=5, queue="low"),
+    ev.JobUpdate(ts=8, jobid=1, run_limit=1200),
     ev.QueueUpdate(ts=9, queue=QueueSpec("low", 1, active=False)),
     ev.JobRusage(ts=10, jobid=1, usage={"memory_rss": 1000, "cpu_time": 3}),
     ev.BeginRound(ts=11),

@@ -121,10 +121,12 @@ def test_restarted_worker_adopts_its_running_job(make_cluster):
     xce.wait_state(long, "RUN", 20)
     xce.wait_state(short, ("RUN", "DONE"), 20)
     pid = read_pid(xce.cwd / "long.pid")
+    # RUN is the controller's word once it dispatched the job; its command runs once it wrote its pid.
+    short_pid = read_pid(xce.cwd / "short.pid")
     try:
         cluster.kill(name, signal.SIGKILL)
-        wait_for(lambda: not os.path.exists(f"/proc/{read_pid(xce.cwd / 'short.pid')}/cmdline")
-                 or open(f"/proc/{read_pid(xce.cwd / 'short.pid')}/stat").read().rsplit(")", 1)[1].split()[0] == "Z",
+        wait_for(lambda: not os.path.exists(f"/proc/{short_pid}/cmdline")
+                 or open(f"/proc/{short_pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z",
                  10, "the short job to end while its worker is down")
         cluster.start_worker(name)
         # The short job ended unseen: reported gone at re-registration (unless it was reported before the kill).

@@ -4,6 +4,7 @@ holds, begin times, signals, names, and jobs that can never run."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -26,7 +27,7 @@ def six(tmp_path_factory):
 
 
 def _started(job) -> list[int]:
-    return [h["ts"] for h in job["history"] if h["to"] == "RUN"]
+    return [h["ts"] for h in job["history"] if h["to"] == "RUN" and h["from"] != "RUN"]
 
 
 def test_a_held_job_waits_until_released(six):
@@ -162,3 +163,39 @@ def test_requeue_runs_a_done_job_again_with_its_history(six):
     assert job["history"][3]["reason"] == f"requeued by {job['user']}"
     r = xce("requeue", str(jobid + 10_000), check=False)
     assert r.returncode == 1 and r.stderr == f"xce: job {jobid + 10_000} does not exist\n"
+
+
+def test_requeue_of_a_running_job_stops_it_then_runs_it_again(six):
+    _, xce = six
+    # The first run waits; the second (the file then has two lines) ends at once.
+    script = "echo $$ >> rerun.pids; [ $(wc -l < rerun.pids) -ge 2 ] || exec sleep 60"
+    jobid = xce.submit("--", "sh", "-c", script)
+    xce.wait_state(jobid, "RUN", 30)
+    first = int(wait_for(lambda: (xce.cwd / "rerun.pids").exists() and (xce.cwd / "rerun.pids").read_text().split(),
+                         15, "the first run to start")[0])
+    r = xce("requeue", str(jobid))
+    assert r.stdout == f"Job <{jobid}> is being requeued (it goes back to PEND when its processes have ended).\n"
+    job = xce.wait_state(jobid, "DONE", 40)
+    assert len(_started(job)) == 2 and (xce.cwd / "rerun.pids").read_text().split()[0] == str(first)
+    assert not os.path.exists(f"/proc/{first}/cmdline") or \
+        open(f"/proc/{first}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+    moves = [(h["from"], h["to"]) for h in job["history"]]
+    assert moves == [(None, "PEND"), ("PEND", "RUN"), ("RUN", "RUN"), ("RUN", "PEND"), ("PEND", "RUN"),
+                     ("RUN", "DONE")], moves
+    assert job["history"][3]["reason"] == f"requeued by {job['user']}"
+    # The run it stopped ended before the next one started: never two runs of one job at once.
+    assert job["history"][3]["ts"] <= job["history"][4]["ts"]
+
+
+def test_modify_shortens_the_run_limit_of_a_running_job(six):
+    _, xce = six
+    jobid = xce.submit("--time", "10:00", "--", "sleep", "60")
+    started = _started(xce.wait_state(jobid, "RUN", 30))[0]
+    r = xce("modify", str(jobid), "--time", "0:03")
+    assert r.returncode == 0, r.stderr
+    job = xce.wait_state(jobid, "EXIT", 30)
+    assert "run limit 0:00:03 reached (TERM_RUNLIMIT)" in job["reason"], job["reason"]
+    ended = job["history"][-1]["ts"]
+    assert 3e9 <= ended - started < 20e9  # at the new limit, counted from its start
+    r = xce("modify", str(jobid), "--time", "1:00", check=False)
+    assert r.returncode == 1 and "it is EXIT" in r.stderr

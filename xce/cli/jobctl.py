@@ -7,7 +7,7 @@ from functools import partial
 
 from xce.cli.client import EXIT_FAILED, EXIT_USAGE, call, connect, fail, print_json
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
-from xce.cli.submit import parse_begin
+from xce.cli.submit import parse_begin, parse_pairs, parse_run_limit, parse_time
 from xce.jobref import ref_arg
 
 
@@ -18,7 +18,7 @@ def _job(text: str) -> str:
 
 def act(verb: str, jobids: list[str] | None, as_json: bool, url: str | None, token: str | None,
         state_dir: str | None, signal: str | None = None, queue: str | None = None, name: str | None = None,
-        orphans: bool = False) -> None:
+        orphans: bool = False, user: str | None = None) -> None:
     """Apply ``verb`` to every job named (``12``, ``12[3]``, ``12[1-5]``, ``NAME``, ``0`` for all of
     yours, ``-q``, ``-J``): one line per job; exit 1 if any was refused."""
     refs = list(jobids or ())
@@ -29,7 +29,7 @@ def act(verb: str, jobids: list[str] | None, as_json: bool, url: str | None, tok
     body = {"action": verb, "jobs": refs, "all": everything}
     if orphans:
         body["orphans"] = True
-    for key, value in (("signal", signal), ("queue", queue), ("name", name)):
+    for key, value in (("signal", signal), ("queue", queue), ("name", name), ("user", user)):
         if value is not None:
             body[key] = value
     res = call(connect(url, token, state_dir).post, "/v1/jobs/act", body)
@@ -45,14 +45,33 @@ def act(verb: str, jobids: list[str] | None, as_json: bool, url: str | None, tok
         raise SystemExit(EXIT_FAILED)
 
 
+def _run_limit(text: str) -> int:
+    """``-W`` as at submission, or ``0``: back to the queue's default (LSF ``bmod -Wn``)."""
+    return 0 if text.strip() == "0" else parse_run_limit(text)
+
+
+def _time(text: str) -> int:
+    return 0 if text.strip() == "0" else parse_time(text)
+
+
 def modify(jobid: int, priority: int | None, queue: str | None, project: str | None, name: str | None,
            tasks: int | None, request: str | None, stdout: str | None, stderr: str | None, begin: int | None,
-           depend: str | None, as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+           depend: str | None, as_json: bool, url: str | None, token: str | None, state_dir: str | None,
+           run_limit: int | None = None, time: int | None = None, requests: list[str] | None = None,
+           limits: list[str] | None = None) -> None:
+    if run_limit is not None and time is not None:
+        fail("modify: -W and --time both set a run limit; give one", EXIT_USAGE)
     body = {k: v for k, v in (("priority", priority), ("queue", queue), ("project", project), ("name", name),
                               ("tasks", tasks), ("request", request), ("stdout", stdout), ("stderr", stderr),
-                              ("begin_time", begin), ("depend", depend)) if v is not None}
+                              ("begin_time", begin), ("depend", depend),
+                              ("run_limit", run_limit if time is None else time)) if v is not None}
+    if requests:
+        body["requests"] = parse_pairs("--request", requests)
+    if limits:
+        body["limits"] = parse_pairs("--limit", limits)
     if not body:
-        fail("nothing to change: give --priority, -q, -P, -J, -n, -R, -o, -e, -b or -w", EXIT_USAGE)
+        fail("nothing to change: give --priority, -q, -P, -J, -n, -R, -W, --time, --request, --limit, -o, -e, -b "
+             "or -w", EXIT_USAGE)
     res = call(connect(url, token, state_dir).patch, f"/v1/jobs/{jobid}", body)
     if as_json:
         print_json(res)
@@ -64,7 +83,9 @@ _JOBS = Arg("jobids", _job, many=True, required=False, metavar="JOB",
              help="Job ids, ID[INDEX] or ID[1-5] (array elements), or job names; 0: all of your unfinished jobs.")
 _SCOPE = (Opt("queue", ("-q", "--queue"), help="Only jobs of this queue (alone: all of yours in it)."),
           Opt("name", ("-J", "--job-name"), help="Only jobs of this name (alone: all of yours with it).",
-              metavar="NAME"))
+              metavar="NAME"),
+          Opt("user", ("-u", "--user"), metavar="USER",
+              help="Admins: with 0, -q or -J, this user's jobs instead of yours; 'all' for everyone's."))
 
 
 def _verb(verb: str, help_text: str, *extra: Opt) -> Command:
@@ -83,9 +104,11 @@ COMMAND_SPECS = [
     _verb("resume", "Resume suspended jobs (SIGCONT)."),
     _verb("hold", "Hold pending jobs: they stay PEND and are not started until released (LSF bhold)."),
     _verb("release", "Release held jobs (LSF brelease)."),
-    _verb("requeue", "Run finished jobs (DONE or EXIT) again under the same id; their history is kept (LSF brequeue)."),
-    Command("modify", "Change a job's priority, queue or project; while it pends also its name, tasks, requirement, "
-            "output files, begin time and dependency, checked as at submission (LSF bmod).",
+    _verb("requeue", "Run jobs again under the same id, their history kept (LSF brequeue): a finished one pends at once; "
+          "a running one is stopped first and pends once its processes have ended."),
+    Command("modify", "Change a job's priority, queue, project or run limit; while it pends also its name, tasks, "
+            "requirement, requests, limits, output files, begin time and dependency, checked as at submission "
+            "(LSF bmod, Slurm scontrol update).",
             [Arg("jobid", int, help="Job id."),
              Opt("priority", ("--priority",), int, None, help="New user priority."),
              Opt("queue", ("-q", "--queue"), help="Move to this queue."),
@@ -98,6 +121,15 @@ COMMAND_SPECS = [
              Opt("begin", ("-b", "--begin"), parse_begin, None, metavar="TIME",
                  help="New begin time (pending jobs); +0s lets it start now."),
              Opt("depend", ("-w", "--depend"), metavar="EXPR", help="New dependency; '' removes it (pending jobs)."),
+             Opt("run_limit", ("-W",), _run_limit, None, metavar="[HH:]MM",
+                 help="New run limit, also of a running job (counted from its start); 0: the queue's default."),
+             Opt("time", ("--time",), _time, None, metavar="TIME",
+                 help="New run limit as sbatch writes it (MINUTES, HH:MM:SS, DAYS-HH...); 0: the queue's default."),
+             Opt("requests", ("--request",), multiple=True, metavar="NAME=QTY",
+                 help="Reserve NAME=QTY instead (pending jobs; others kept); NAME=0 removes it."),
+             Opt("limits", ("--limit",), multiple=True, metavar="NAME=QTY",
+                 help="Cap NAME=QTY instead (pending jobs; others kept); NAME=0 removes it."),
              JSON, *common_options()],
-            modify, examples=("xce modify 12 --priority 10", "xce modify 12 -q high"), quick_exit=True),
+            modify, examples=("xce modify 12 --priority 10", "xce modify 12 -q high", "xce modify 12 -W 2:00",
+                              "xce modify 12 --request mem=8G --limit mem=10G"), quick_exit=True),
 ]

@@ -95,6 +95,8 @@ COLUMNS = {
 }
 #: -p, -r, -d: LSF's bjobs views, as state filters.
 VIEWS = {"pend": "PEND", "run": "RUN,SSUSP,USUSP", "done": "DONE,EXIT"}
+#: ``-d`` shows jobs that ended this recently (LSF's CLEAN_PERIOD default); older ones: ``-a``, ``xce acct``.
+RECENT_S = 3600
 
 
 def _cell(r: dict[str, Any], col: str) -> Any:
@@ -133,7 +135,7 @@ def jobs(jobids: list[str] | None, all_: bool, user: str | None, queue: str | No
     if view is not None:
         state = VIEWS[view]
     listing = call(client.get, "/v1/jobs", user=user, queue=queue, state=state, all="true" if all_ else None,
-                   job=jobids or None, name=name)
+                   job=jobids or None, name=name, ended_within=RECENT_S if view == "done" else None)
     rows = listing["jobs"]
     missing = listing.get("errors") or []
     for problem in missing:
@@ -148,7 +150,8 @@ def jobs(jobids: list[str] | None, all_: bool, user: str | None, queue: str | No
         print_json(listing)
     elif not rows:
         if not missing:
-            print("No unfinished job found" if not all_ else "No job found")
+            print("No job ended in the last hour" if view == "done" else
+                  "No job found" if all_ else "No unfinished job found")
     elif columns:
         table([COLUMNS[c][0] for c in columns], [[_cell(r, c) for c in columns] for r in rows])
     else:
@@ -180,7 +183,7 @@ JOBS = Command(
         Opt("name", ("-J", "--job-name"), help="Only jobs of this name.", metavar="NAME"),
         Opt("view", ("-p", "--pending"), const="pend", help="Pending jobs, each with why it waits (bjobs -p)."),
         Opt("view", ("-r", "--running"), const="run", help="Running and suspended jobs (bjobs -r)."),
-        Opt("view", ("-d", "--done"), const="done", help="Finished jobs, DONE and EXIT (bjobs -d)."),
+        Opt("view", ("-d", "--done"), const="done", help="Jobs that finished (DONE, EXIT) in the last hour (bjobs -d); older: -a or xce acct."),
         Opt("columns", ("-o", "--output"), _columns, metavar="COLUMNS",
             help="These columns, e.g. 'jobid name stat pend_reason': " + ", ".join(COLUMNS) + "."),
         JSON,

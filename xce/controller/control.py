@@ -19,12 +19,12 @@ import sqlalchemy as sa
 from xce.controller import spread
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, field_error
 from xce.controller.models import ModifyRequest
-from xce.controller.service import Controller
+from xce.controller.service import FRESH_RUN, Controller, dumps
 from xce.controller.errors import NotFound
 from xce.controller.states import TransitionError
 from xce.controller.store.schema import actions, jobs
 from xce.controller.tokens import Principal
-from xce.core.specs import RUN, SSUSP, USUSP
+from xce.core.specs import RUN, SSUSP, UNKWN, USUSP
 
 KILL_GRACE_S = 10
 
@@ -91,7 +91,8 @@ def resume(ctl: Controller, p: Principal, jobid: int) -> dict[str, Any]:
 
 
 def modify(ctl: Controller, p: Principal, jobid: int, req: ModifyRequest) -> dict[str, Any]:
-    """Change priority, queue or project of an unfinished job; the scheduler gets a JOB_UPDATE."""
+    """Change priority, queue or project of an unfinished job, its run limit while it runs, and the
+    rest of its shape while it pends; the scheduler gets a JOB_UPDATE (or the job anew)."""
     job = ctl.job(jobid)
     check_owner(p, job, "modify")
     if job["state"] in ("DONE", "EXIT"):
@@ -109,11 +110,14 @@ def modify(ctl: Controller, p: Principal, jobid: int, req: ModifyRequest) -> dic
     changes = {k: v for k, v in (("priority", req.priority), ("queue", req.queue), ("project", req.project))
                if v is not None and v != job[k]}
     pending = _pending_changes(ctl, job, req)
-    if not changes and not pending:
+    run_limit = _running_run_limit(ctl, job, req)
+    if not changes and not pending and run_limit is None:
         return job
     with ctl.tx() as conn:
         if pending:
             _apply_pending(ctl, p, job, pending)
+        if run_limit is not None:
+            _apply_run_limit(ctl, p, job, run_limit)
         if not changes:
             return job
         conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(**changes))
@@ -128,7 +132,53 @@ def modify(ctl: Controller, p: Principal, jobid: int, req: ModifyRequest) -> dic
     return job
 
 
-_PENDING_ONLY = ("name", "tasks", "request", "stdout", "stderr", "begin_time", "depend")
+_PENDING_ONLY = ("name", "tasks", "request", "stdout", "stderr", "begin_time", "depend", "requests", "limits")
+
+
+def _merged(stored: str | None, given: dict[str, Any] | None) -> dict[str, Any]:
+    """The job's requests or limits with ``given`` merged in; a quantity of 0 removes a name."""
+    import json
+
+    out = json.loads(stored) if stored else {}
+    for name, value in (given or {}).items():
+        if value in (0, "0"):
+            out.pop(name, None)
+        else:
+            out[name] = value
+    return out
+
+
+def _running_run_limit(ctl: Controller, job: dict[str, Any], req: ModifyRequest) -> int | None:
+    """The new run limit of a running or suspended job (0: none), checked against its queue as at
+    submission; None when it is not asked for or the job pends (a pending job's is changed with
+    the rest of its shape)."""
+    from xce.controller import submission
+
+    if req.run_limit is None or job["state"] not in (RUN, SSUSP, USUSP):
+        return None
+    errors: list[dict[str, Any]] = []
+    limit = submission.resolve_run_limit(job["queue"], ctl.config.queues.get(job["queue"]), req.run_limit or None,
+                                         errors)
+    if errors:
+        raise FieldErrors(errors)
+    limit = limit or 0
+    return None if limit == (job.get("run_limit") or 0) else limit
+
+
+def _apply_run_limit(ctl: Controller, p: Principal, job: dict[str, Any], limit: int) -> None:
+    """A running job's new run limit: its head host's worker enforces it from now on (counted from
+    the job's start, as before) and the scheduler plans with it (backfill)."""
+    from xce.controller.submission import hms
+
+    old = job.get("run_limit") or 0
+    ctl.conn.execute(sa.update(jobs).where(jobs.c.id == job["id"]).values(run_limit=limit or None))
+    job["run_limit"] = limit or None
+    ctl.history(job["id"], job["state"], job["state"],
+                f"modified: run limit {hms(old) if old else 'none'} -> {hms(limit) if limit else 'none'}", p.name,
+                time.time_ns())
+    ctl.enqueue(job["head_host"], job["id"], "run_limit", {"jobid": job["id"], "run_limit": limit})
+    ctl.publish("JOB_UPDATE", {"jobid": job["id"], "priority": None, "queue": None, "project": None,
+                               "run_limit": limit})
 
 
 def _pending_changes(ctl: Controller, job: dict[str, Any], req: ModifyRequest) -> dict[str, Any]:
@@ -139,6 +189,8 @@ def _pending_changes(ctl: Controller, job: dict[str, Any], req: ModifyRequest) -
     from xce.controller.models import SubmitRequest
 
     asked = {k: getattr(req, k) for k in _PENDING_ONLY if getattr(req, k) is not None}
+    if req.run_limit is not None and job["state"] == "PEND":
+        asked["run_limit"] = req.run_limit
     if not asked:
         return {}
     if job["state"] != "PEND":
@@ -149,13 +201,15 @@ def _pending_changes(ctl: Controller, job: dict[str, Any], req: ModifyRequest) -
     sub = SubmitRequest(
         command=json.loads(job["command"]), queue=job["queue"], project=job["project"],
         tasks=asked.get("tasks", job["tasks"]), request=asked.get("request", job["request"]),
-        requests=json.loads(job["requests"]) if job["requests"] else {},
-        limits=json.loads(job["limits"]) if job["limits"] else {},
+        requests=_merged(job["requests"], asked.get("requests")), limits=_merged(job["limits"], asked.get("limits")),
+        run_limit=asked["run_limit"] or None if "run_limit" in asked else job["run_limit"],
         stdout=asked.get("stdout", job["stdout"]), stderr=asked.get("stderr", job["stderr"]),
         name=asked.get("name", job["name"]), begin_time=begin or None, depend=depend or None,
-        allow_pending_forever=not ({"tasks", "request"} & set(asked)))
+        allow_pending_forever=not ({"tasks", "request", "requests"} & set(asked)))
     v = submission.validate(ctl, sub, job["user"])
     out = {k: asked[k] for k in asked}
+    out.update(requests=dumps(v["requests"]) if v["requests"] else None,
+               limits=dumps(v["limits"]) if v["limits"] else None, run_limit=v["run_limit"])
     out["begin_time"] = begin or None
     out["depend"] = v["depend"] if depend else None
     out["sched_request"] = v["sched_request"]
@@ -168,7 +222,7 @@ def _apply_pending(ctl: Controller, p: Principal, job: dict[str, Any], changes: 
     ctl.conn.execute(sa.update(jobs).where(jobs.c.id == job["id"]).values(**changes))
     what = ", ".join(f"{k} {job.get(k)} -> {v}" for k, v in changes.items() if k != "sched_request")
     ctl.history(job["id"], job["state"], job["state"], f"modified: {what}", p.name, time.time_ns())
-    reshaped = {"tasks", "sched_request"} & set(changes)
+    reshaped = {"tasks", "sched_request", "run_limit"} & set(changes)
     job.update(changes)
     if reshaped and job.get("gate") is None:  # the scheduler holds the old shape: it gets the new one
         gates.withdraw(ctl, job["id"], "modified")
@@ -242,10 +296,17 @@ def resolve(ctl: Controller, p: Principal, text: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _select_mine(ctl: Controller, p: Principal, queue: str | None, name: str | None) -> list[dict[str, Any]]:
+def _select_mine(ctl: Controller, p: Principal, queue: str | None, name: str | None,
+                 user: str | None = None) -> list[dict[str, Any]]:
+    """The caller's unfinished jobs, or ``user``'s (``all``: everyone's) for an admin (``bkill -u``)."""
     from xce.controller.states import UNFINISHED
 
-    q = sa.select(jobs).where(jobs.c.user == p.name, jobs.c.state.in_(UNFINISHED))
+    owner = user or p.name
+    if owner != p.name and not p.is_admin:
+        raise Forbidden(f"only an admin may act on {'all users' if owner == 'all' else owner}'s jobs")
+    q = sa.select(jobs).where(jobs.c.state.in_(UNFINISHED))
+    if owner != "all":
+        q = q.where(jobs.c.user == owner)
     if queue is not None:
         q = q.where(jobs.c.queue == queue)
     if name is not None:
@@ -256,6 +317,23 @@ def _select_mine(ctl: Controller, p: Principal, queue: str | None, name: str | N
 
 _PAST = {"kill": "is killed", "suspend": "is suspended", "resume": "is resumed", "hold": "is held",
          "release": "is released", "requeue": "is requeued"}
+
+
+def _requeue_running(ctl: Controller, p: Principal, job: dict[str, Any]) -> str:
+    """LSF's ``brequeue`` of a running job: its processes are stopped on every host and it stays
+    RUN, holding its slots, until its head host reports the end; then it goes back to PEND
+    (:meth:`Controller.move`). Making it PEND at once would hand its slots to another job while
+    its processes still run, and a late end report could be taken for its next run's."""
+    if job.get("requeue_by"):
+        raise Conflict(f"it is already being requeued (by {job['requeue_by']}); it goes back to PEND when its "
+                       f"processes have ended")
+    ctl.conn.execute(sa.update(jobs).where(jobs.c.id == job["id"]).values(requeue_by=p.name))
+    job["requeue_by"] = p.name
+    reason = f"requeued by {p.name}"
+    signal_kill(ctl, job, reason)  # a suspended job is resumed to receive it (JobProcess.terminate)
+    ctl.history(job["id"], job["state"], job["state"], f"{reason}: its processes are being stopped", p.name,
+                time.time_ns())
+    return "is being requeued (it goes back to PEND when its processes have ended)"
 
 
 def act(ctl: Controller, p: Principal, req) -> dict[str, Any]:
@@ -282,15 +360,16 @@ def act(ctl: Controller, p: Principal, req) -> dict[str, Any]:
     if req.orphans:
         from xce.controller import depend, gates
 
-        for r in _select_mine(ctl, p, req.queue, req.name):
+        for r in _select_mine(ctl, p, req.queue, req.name, req.user):
             if r["state"] == "PEND" and r["gate"] == gates.DEPEND and depend.status(ctl, r)[0] == depend.NEVER:
                 targets.setdefault(r["id"], r)
     elif req.all or (not req.jobs and (req.queue or req.name)):
-        for r in _select_mine(ctl, p, req.queue, req.name):
+        for r in _select_mine(ctl, p, req.queue, req.name, req.user):
             targets.setdefault(r["id"], r)
-    elif req.queue is not None or req.name is not None:
+    elif req.queue is not None or req.name is not None or req.user not in (None, "all"):
         targets = {i: r for i, r in targets.items()
-                   if (req.queue is None or r["queue"] == req.queue) and (req.name is None or r["name"] == req.name)}
+                   if (req.queue is None or r["queue"] == req.queue) and (req.name is None or r["name"] == req.name)
+                   and req.user in (None, "all", r["user"])}
     with ctl.tx():
         for jobid in sorted(targets):
             job = targets[jobid]
@@ -342,12 +421,13 @@ def _act_one(ctl: Controller, p: Principal, job: dict[str, Any], action: str, si
                                               "signal": "SIGSTOP" if action == "suspend" else "SIGCONT"})
         return _PAST[action]
     if action == "requeue":
+        if state in (RUN, SSUSP, USUSP):
+            return _requeue_running(ctl, p, job)
         if state not in ("DONE", "EXIT"):
-            raise Conflict(f"it is {state} (only a finished job, DONE or EXIT, can be requeued"
-                           + ("; kill it first)" if state != PEND else ")"))
-        ctl.move(job, "rerun", f"requeued by {p.name}", p.name, placement=None, head_host=None, start_time=None,
-                 end_time=None, exit_code=None, exit_signal=None, usage=None, pend_reasons=None, pend_category=None,
-                 gate=None)
+            raise Conflict(f"it is {state} (only a running, suspended or finished job can be requeued"
+                           + ("; its host is unreachable: `xceadmin host down HOST --requeue` once it is known "
+                              "to be gone)" if state == UNKWN else ")"))
+        ctl.move(job, "rerun", f"requeued by {p.name}", p.name, **FRESH_RUN, gate=None)
         # A job's accounting record is that of its last run (one per job and resource): the run
         # that ends next writes it again.
         from xce.controller.store.schema import job_accounting

@@ -100,6 +100,8 @@ class ActRequest(_Body):
     all: bool = Field(False, description="Every unfinished job of the caller (`xce kill 0`).")
     queue: Name | None = Field(None, description="Only jobs of this queue.")
     name: Name | None = Field(None, description="Every unfinished job of the caller with this name (-J).")
+    user: Name | None = Field(None, description="Admins: with all, queue or name, another user's jobs instead of "
+                              "their own; 'all' for everyone's (bkill -u).")
     signal: str | None = Field(None, max_length=32, description="kill only: send this signal instead (SIGUSR1, 10).")
     orphans: bool = Field(False, description="Every pending job of the caller whose dependency can never be met.")
 
@@ -118,6 +120,13 @@ class ModifyRequest(_Body):
     stderr: Path_ | None = None
     begin_time: int | None = Field(None, ge=0, le=MAX_ID, description="0 removes the begin time.")
     depend: str | None = Field(None, max_length=MAX_REQUEST_LEN, description="'' removes the dependency.")
+    requests: dict[str, Any] | None = Field(
+        None, max_length=MAX_RESOURCES, description="Merged into the job's requests, as at submission; a quantity of 0 removes one.")
+    limits: dict[str, Any] | None = Field(
+        None, max_length=MAX_RESOURCES, description="Merged into the job's limits, as at submission; a quantity of 0 removes one.")
+    run_limit: int | None = Field(
+        None, ge=0, le=MAX_RUN_LIMIT_S, description="Run limit in seconds, also while the job runs (within the "
+        "queue's max_run_limit); 0 gives it its queue's default again.")
 
 
 class DecisionEnvelope(_Body):

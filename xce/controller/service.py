@@ -59,6 +59,13 @@ log = logging.getLogger("xce.controller")
 #: that one feed page stays a reasonable size.
 JOBS_PER_PUSH = 1000
 
+#: The moves that end a run on its hosts (as opposed to a person's kill).
+RUN_ENDS = frozenset({"finish", "fail", "lose"})
+#: What a job back in PEND forgets of its last run (its history keeps it).
+FRESH_RUN: dict[str, Any] = {"placement": None, "head_host": None, "start_time": None, "end_time": None,
+                             "exit_code": None, "exit_signal": None, "usage": None, "pend_reasons": None,
+                             "pend_category": None}
+
 
 def dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
@@ -455,7 +462,16 @@ class Controller:
         self._wake_control = True
 
     def move(self, job: dict[str, Any], verb: str, reason: str, actor: str, **changes: Any) -> str:
-        """Take ``job`` (a row dict, updated in place) through ``verb`` of the state table."""
+        """Take ``job`` (a row dict, updated in place) through ``verb`` of the state table.
+
+        A job someone requeued while it ran (``requeue_by``) goes back to PEND however that run
+        ends (finished, failed, lost): every end of a run passes here, so no report path can
+        forget it. A kill still ends it."""
+        if verb in RUN_ENDS and job.get("requeue_by"):
+            asked = f"requeued by {job['requeue_by']}"
+            # Its end usually is the stop the requeue sent; anything else is worth saying.
+            verb, reason = "reschedule", asked if "requeue" in reason else f"{asked} (its run ended first: {reason})"
+            changes = {**FRESH_RUN, "requeue_by": None}
         old = job["state"]
         new = states.target(job["id"], old, verb)
         now = time.time_ns()

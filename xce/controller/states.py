@@ -18,7 +18,8 @@ Two edges go beyond the minimal machine on purpose:
   requeued silently. ``rerun`` (DONE/EXIT -> PEND) is ``xce requeue``: a person runs a finished
   job again, its history kept.
   ``reschedule`` is the other way back to PEND from a host: a job submitted ``--rerunnable``
-  whose host an administrator declared down.
+  whose host an administrator declared down, or a running job someone requeued, once its
+  processes have ended.
 
 A job whose host stops reporting goes RUN -> UNKWN (``unreach``): nobody knows whether it still
 runs, so it keeps its slots; the host's return takes it back to RUN (``reach``) or reports its end.

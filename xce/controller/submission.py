@@ -176,7 +176,7 @@ def validate(ctl: Controller, req: SubmitRequest, user: str | None = None) -> di
     if env_bytes > MAX_ENV_BYTES:
         errors.append(field_error(_loc("env"), f"environment is larger than {MAX_ENV_BYTES} bytes", "value_error.too_long"))
 
-    run_limit = _run_limit(queue, qcfg, req.run_limit, errors)
+    run_limit = resolve_run_limit(queue, qcfg, req.run_limit, errors)
     requests = _quantities("requests", req.requests, errors)
     limits = _quantities("limits", req.limits, errors)
     parsed = _parse(req.request, req.tasks, _loc("request"), errors)
@@ -227,7 +227,7 @@ def hms(seconds: int) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def _run_limit(queue: str, qcfg: Any, asked: int | None, errors: list[dict[str, Any]]) -> int | None:
+def resolve_run_limit(queue: str, qcfg: Any, asked: int | None, errors: list[dict[str, Any]]) -> int | None:
     """The job's run limit in seconds: what it asked for, else the queue's default, else its maximum
     (as Slurm gives a job without ``--time`` its partition's DefaultTime, else MaxTime)."""
     if qcfg is None:

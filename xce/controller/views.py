@@ -87,8 +87,11 @@ def history_of(ctl: Controller, jobid: int) -> list[dict[str, Any]]:
 
 
 def list_jobs(ctl: Controller, *, user: str | None, queue: str | None, states: list[str] | None,
-              include_finished: bool, jobids: list[int] | None, limit: int, name: str | None = None) -> dict[str, Any]:
+              include_finished: bool, jobids: list[int] | None, limit: int, name: str | None = None,
+              ended_after: int | None = None) -> dict[str, Any]:
     q = sa.select(jobs)
+    if ended_after is not None:
+        q = q.where(jobs.c.end_time >= ended_after)
     if name is not None:
         q = q.where(jobs.c.name == name)
     if jobids:

@@ -296,6 +296,8 @@ class SchedulerCore:
             job.priority = e.priority
         if e.project is not None:
             job.project = e.project
+        if e.run_limit is not None:
+            job.run_limit = e.run_limit
         if (e.request is not None or e.tasks is not None) and job.state == PEND:
             # A running job keeps what it was dispatched with; the change applies to a pending one.
             self._set_request(job, job.request_text if e.request is None else e.request,

@@ -138,10 +138,11 @@ class JobStateChange(Event):
 
 @dataclass(frozen=True, slots=True)
 class JobUpdate(Event):
-    """Fields changed on a job (``None`` = unchanged): priority, queue, project, request and tasks.
+    """Fields changed on a job (``None`` = unchanged): priority, queue, project, request, tasks and
+    run limit (seconds, 0 for none: a running job's, changed by ``xce modify -W``).
 
-    ``request`` and ``tasks`` go into the payload only when set, so recordings made before they
-    existed read and write back byte for byte.
+    ``request``, ``tasks`` and ``run_limit`` go into the payload only when set, so recordings made
+    before they existed read and write back byte for byte.
     """
 
     TYPE: ClassVar[str] = "JOB_UPDATE"
@@ -151,6 +152,7 @@ class JobUpdate(Event):
     project: str | None = None
     request: str | None = None
     tasks: int | None = None
+    run_limit: int | None = None
 
     def payload(self):
         out = {"jobid": self.jobid, "priority": self.priority, "queue": self.queue, "project": self.project}
@@ -158,14 +160,16 @@ class JobUpdate(Event):
             out["request"] = self.request
         if self.tasks is not None:
             out["tasks"] = self.tasks
+        if self.run_limit is not None:
+            out["run_limit"] = self.run_limit
         return out
 
     @classmethod
     def _from_payload(cls, ts, p):
-        tasks = p.get("tasks")
+        tasks, run_limit = p.get("tasks"), p.get("run_limit")
         return cls(ts=ts, jobid=int(p["jobid"]), priority=p.get("priority"), queue=p.get("queue"),
                    project=p.get("project"), request=p.get("request"),
-                   tasks=None if tasks is None else int(tasks))
+                   tasks=None if tasks is None else int(tasks), run_limit=None if run_limit is None else int(run_limit))
 
 
 @dataclass(frozen=True, slots=True)

@@ -194,6 +194,12 @@ class Agent:
                 jp = self.jobs.get(jobid)
             if jp is not None:
                 jp.signal(runner.signal_number(action.get("signal"), signal.SIGTERM))
+        elif kind == "run_limit":  # `xce modify -W` of a running job: enforced from now on, kept over a restart
+            with self.lock:
+                jp = self.jobs.get(jobid)
+            if jp is not None:
+                runlimit.change(jp.limits, int(action.get("run_limit") or 0))
+                self.state.save(jp.record())
         else:
             log.warning("ignoring unknown action %r", action)
 

@@ -30,6 +30,14 @@ def remember(limits: dict[str, int], job: dict[str, Any]) -> None:
         limits[RUN_LIMIT_KEY] = limit
 
 
+def change(limits: dict[str, int], seconds: int) -> None:
+    """A running job's new run limit (0: none), still counted from its start."""
+    if seconds > 0:
+        limits[RUN_LIMIT_KEY] = seconds
+    else:
+        limits.pop(RUN_LIMIT_KEY, None)
+
+
 def describe(seconds: int) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 

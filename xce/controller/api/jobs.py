@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
@@ -43,6 +45,8 @@ async def list_jobs(
     job: list[str] | None = Query(None, description="Only these jobs as people write them: 12, 12[3], 12[1-5], "
                                   "NAME (repeatable); an unknown one is a 404"),
     name: str | None = Query(None, description="Only jobs of this name"),
+    ended_within: int | None = Query(None, ge=1, le=MAX_ID // 10**9, description="Only jobs that ended within "
+                                     "this many seconds (`xce jobs -d`: LSF's recently finished jobs)"),
     limit: int = Query(10_000, ge=1, le=100_000),
 ):
     if id and any(not 1 <= i <= MAX_ID for i in id):
@@ -66,7 +70,8 @@ async def list_jobs(
     who = None if user == "all" or (user is None and id) else (user or p.name)
     ctl = ctl_of(request)
     result = views.list_jobs(ctl, user=who, queue=queue, states=states or None,
-                             include_finished=include_finished, jobids=id, limit=limit, name=name)
+                             include_finished=include_finished, jobids=id, limit=limit, name=name,
+                             ended_after=None if ended_within is None else time.time_ns() - ended_within * 10**9)
     show_all = ctl.config.privacy.show_all_jobs
     result["jobs"] = [views.redact(j, p, show_all) for j in result["jobs"]]
     if job:

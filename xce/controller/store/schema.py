@@ -58,6 +58,7 @@ jobs = sa.Table(
     sa.Column("depend", sa.Text),
     sa.Column("array_limit", sa.Integer),
     sa.Column("rerunnable", sa.Boolean, nullable=False, server_default=sa.false()),  # 0009_contain_rerunnable
+    sa.Column("requeue_by", sa.String(160)),  # who requeued it while it ran (0010_flow_requeue_running)
     sa.Index("ix_jobs_state", "state"),
     sa.Index("ix_jobs_user_state", "user", "state"),
     sa.Index("ix_jobs_head_host", "head_host"),
