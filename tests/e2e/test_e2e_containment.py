@@ -142,3 +142,35 @@ def test_usage_counts_a_double_forked_process_from_the_kernels_counters(make_clu
     peak = job["usage"]["peak"]
     assert peak["memory_rss"] >= 200 << 20, peak
     assert peak["cpu_time"] >= 1, peak
+
+
+def test_a_queues_process_limit_caps_the_processes_of_its_jobs(make_cluster, tmp_path):
+    config = tmp_path / "xce.toml"
+    config.write_text("[queues.normal]\nprocess_limit = 8\n")
+    cluster, xce = make_cluster(workers=1, slots=1, config=config)
+    out = tmp_path / "forks.out"
+    # 20 forks: the kernel refuses those beyond the limit, and the job says how many it got.
+    script = ("import os, time\n"
+              "n = 0\n"
+              "for _ in range(20):\n"
+              "    try:\n"
+              "        if os.fork() == 0:\n"
+              "            time.sleep(30)\n"
+              "            os._exit(0)\n"
+              "        n += 1\n"
+              "    except OSError:\n"
+              "        pass\n"
+              "print('started', n, flush=True)\n"
+              "time.sleep(30)\n")
+    jobid = xce.submit("-o", str(out), "--", sys.executable, "-c", script)
+    xce.wait_state(jobid, "RUN", 30)
+    wait_for(lambda: out.exists() and "started" in out.read_text(), 20, "the job to try its forks")
+    assert int(out.read_text().split()[-1]) == 7  # itself and 7 children: 8
+    (group,) = [g for g in job_groups(cluster, jobid) if (g / "pids.max").exists()]
+    assert (group / "pids.max").read_text().strip() == "8"
+    assert int((group / "pids.current").read_text()) <= 8
+    members = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+    assert 1 < len(members) <= 8, members
+    xce("kill", str(jobid))
+    xce.wait_state(jobid, "EXIT", 30)
+    wait_for(lambda: not any(alive(p) for p in members), 15, "the job's processes to be killed")

@@ -126,6 +126,10 @@ class QueueConfig(_Strict):
     max_run_limit: int | None = Field(
         None, ge=1, description="The longest run limit in minutes a job of this queue may ask for; a longer "
         "`-W` is refused at submission. Backfilling counts a job without a limit as running this long.")
+    process_limit: int | None = Field(
+        None, ge=1, description="PROCESSLIMIT: most processes and threads a job of this queue may have at once on "
+        "each of its hosts (the control group's pids limit; a worker's `--pids-max` caps it further). A fork "
+        "beyond it fails in the job.")
     backfill_depth: int | None = Field(
         None, ge=1, description="Backfilling pickers: how many pending jobs one round tries (default: all).")
     reservations: int = Field(

@@ -120,6 +120,9 @@ class _Batch:
                       head_host=placement[0][0], start_time=time.time_ns(), pend_reasons=None,
                       pend_category=None)
         payload = start_payload(job, placement)
+        queue = self.ctl.config.queues.get(job["queue"])
+        if queue is not None and queue.process_limit is not None:
+            payload["job"]["process_limit"] = queue.process_limit
         payload["job"]["launch_key"] = secrets.token_hex(16)
         payload["job"]["task_servers"] = {h: self.ctl.hosts[h].task_address for h in spread.hosts_of(job)
                                           if h in self.ctl.hosts and self.ctl.hosts[h].task_address}

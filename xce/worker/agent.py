@@ -220,7 +220,7 @@ class Agent:
         if placement[0][0] != self.name:
             # Not the first host of a parallel job: its container waits here for its tasks.
             try:
-                self._contain(jobid, limits)
+                self._contain(jobid, limits, job.get("process_limit"))
             except StartError as exc:
                 self._remember_done(jobid)
                 self._post_status(jobid, {"status": "start_failed", "reason": str(exc)})
@@ -233,7 +233,7 @@ class Agent:
                                             allow_root=self.allow_root_jobs)
             gpus = self._pick_gpus(int((job.get("requests") or {}).get("xce.io/gpu", 0) or 0))
             env = runner.job_env(job, ident, host=self.name, gpus=gpus)
-            self._contain(jobid, limits)
+            self._contain(jobid, limits, job.get("process_limit"))
             join: launch.PrepareStep = lambda pid: self.box.join(jobid, pid)  # noqa: E731
             spec = runner.launch_spec(job, env=env, ident=ident, work_dir=self.work_dir,
                                       prepare=[join, *self.prepare(job)],
@@ -261,10 +261,10 @@ class Agent:
         self.state.save(jp.record())
         self._post_status(jobid, {"status": "started", "pid": popen.pid})
 
-    def _contain(self, jobid: int, limits: dict[str, int]) -> None:
+    def _contain(self, jobid: int, limits: dict[str, int], process_limit: int | None) -> None:
         """The job's container with its kernel limits, made before its first process exists."""
         try:
-            self.box.create(jobid, Limits.of(limits, self.pids_max))
+            self.box.create(jobid, Limits.of(limits, *(n for n in (self.pids_max, process_limit) if n)))
         except OSError as exc:
             self.box.remove(jobid)
             raise StartError(f"cannot create the job's control group on {self.name}: {exc.strerror or exc}") from None

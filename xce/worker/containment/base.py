@@ -26,10 +26,12 @@ class Limits:
     pids: int | None = None         # processes and threads
 
     @classmethod
-    def of(cls, limits: dict[str, int], pids: int | None = None) -> "Limits":
+    def of(cls, limits: dict[str, int], *pids: int) -> "Limits":
+        """The job's ``limits``, and the smallest of the pids limits that apply to it (the worker's
+        ``--pids-max``, its queue's ``process_limit``)."""
         mem = limits.get("mem")
         cpu = limits.get("xce.io/cpu-milli")
-        return cls(int(mem) if mem else None, int(cpu) if cpu else None, pids or None)
+        return cls(int(mem) if mem else None, int(cpu) if cpu else None, min(pids) if pids else None)
 
 
 @dataclass(frozen=True, slots=True)
