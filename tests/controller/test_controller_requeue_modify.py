@@ -83,6 +83,12 @@ def test_a_requeued_job_that_fails_first_still_pends_and_a_kill_wins_over_a_requ
     cl.report(second, status="finished", exit_code=None, signal="SIGTERM")
     job = cl.job(second)
     assert (job["state"], job["reason"]) == ("EXIT", "killed by user-rq2")
+    # Run again later, it is an ordinary job: the requeue asked of its killed run is forgotten.
+    assert _requeue(cl, second)["ok"] and cl.job(second)["state"] == "PEND"
+    cl.decide(dispatch(second, (cl.host, 1)))
+    cl.report(second, status="started", pid=4244)
+    cl.report(second, status="finished", exit_code=0)
+    assert cl.job(second)["state"] == "DONE"
 
 
 def test_requeue_refuses_a_pending_or_unknown_job_and_anothers_job(api):
@@ -113,6 +119,9 @@ def test_modify_changes_a_running_jobs_run_limit_within_its_queues_maximum(api):
     r = cl.user.patch(f"/v1/jobs/{jobid}", json={"run_limit": 31 * 60})
     assert r.status_code == 422 and "longer than queue 'short' allows (max_run_limit = 30 min)" in r.text
     assert cl.job(jobid)["run_limit"] == 1200 and cl.actions() == []
+    r = cl.user.patch(f"/v1/jobs/{jobid}", json={"run_limit": 0, "tasks": 2})
+    assert r.status_code == 409 and "only a pending job's tasks can be changed" in r.text
+    assert cl.job(jobid)["run_limit"] == 1200 and cl.actions() == []  # nothing of a refused change applied
     r = cl.user.patch(f"/v1/jobs/{jobid}", json={"run_limit": 0})  # back to the queue's default
     assert r.status_code == 200 and cl.job(jobid)["run_limit"] == 600
     assert [a["run_limit"] for a in cl.actions()] == [600]

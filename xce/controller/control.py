@@ -24,7 +24,7 @@ from xce.controller.errors import NotFound
 from xce.controller.states import TransitionError
 from xce.controller.store.schema import actions, jobs
 from xce.controller.tokens import Principal
-from xce.core.specs import RUN, SSUSP, UNKWN, USUSP
+from xce.core.specs import PEND, RUN, SSUSP, UNKWN, USUSP
 
 KILL_GRACE_S = 10
 
@@ -154,8 +154,11 @@ def _running_run_limit(ctl: Controller, job: dict[str, Any], req: ModifyRequest)
     the rest of its shape)."""
     from xce.controller import submission
 
-    if req.run_limit is None or job["state"] not in (RUN, SSUSP, USUSP):
+    if req.run_limit is None or job["state"] == PEND:
         return None
+    if job["state"] not in (RUN, SSUSP, USUSP):
+        raise Conflict(f"cannot modify the run limit of job {job['id']}: it is {job['state']} (its host does not "
+                       f"answer)")
     errors: list[dict[str, Any]] = []
     limit = submission.resolve_run_limit(job["queue"], ctl.config.queues.get(job["queue"]), req.run_limit or None,
                                          errors)
@@ -392,7 +395,6 @@ def act(ctl: Controller, p: Principal, req) -> dict[str, Any]:
 
 def _act_one(ctl: Controller, p: Principal, job: dict[str, Any], action: str, sig: str | None) -> str:
     from xce.controller import gates
-    from xce.core.specs import PEND
 
     state = job["state"]
     if action == "kill":

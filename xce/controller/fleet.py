@@ -34,7 +34,7 @@ from xce.controller import accounting, spread, usage_series
 from xce.controller.control import KILL_GRACE_S, drop_undelivered_start, signal_kill
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, NotFound, field_error
 from xce.controller.models import JobReport, JobStatusReport, LoadReport, RegisterRequest
-from xce.controller.service import Controller, HostLive, dumps
+from xce.controller.service import FRESH_RUN, Controller, HostLive, dumps
 from xce.controller.states import TransitionError, target
 from xce.controller.store.schema import actions, hosts, jobs
 from xce.controller.tokens import Principal
@@ -462,7 +462,7 @@ def declare_down(ctl: Controller, name: str, requeue: bool, actor: str) -> dict[
                                                       "reason": f"host lost: {name} declared down"}, others)
             if requeue and job.get("rerunnable"):
                 ctl.move(job, "reschedule", f"requeued: host {name} declared down by {actor} (the job is rerunnable)",
-                         actor, placement=None, head_host=None, start_time=None)
+                         actor, **FRESH_RUN)
                 requeued.append(job["id"])
             else:
                 ctl.move(job, "lose", f"host lost: {name} declared down by {actor}", actor)

@@ -64,7 +64,7 @@ RUN_ENDS = frozenset({"finish", "fail", "lose"})
 #: What a job back in PEND forgets of its last run (its history keeps it).
 FRESH_RUN: dict[str, Any] = {"placement": None, "head_host": None, "start_time": None, "end_time": None,
                              "exit_code": None, "exit_signal": None, "usage": None, "pend_reasons": None,
-                             "pend_category": None}
+                             "pend_category": None, "requeue_by": None}
 
 
 def dumps(obj: Any) -> str:
@@ -471,7 +471,7 @@ class Controller:
             asked = f"requeued by {job['requeue_by']}"
             # Its end usually is the stop the requeue sent; anything else is worth saying.
             verb, reason = "reschedule", asked if "requeue" in reason else f"{asked} (its run ended first: {reason})"
-            changes = {**FRESH_RUN, "requeue_by": None}
+            changes = FRESH_RUN
         old = job["state"]
         new = states.target(job["id"], old, verb)
         now = time.time_ns()
