@@ -90,6 +90,8 @@ class Agent:
         self.after = 0
         self.need_register = threading.Event()
         self.gpu_ids: list[str] = []
+        #: Reads the utilisation of the GPUs jobs hold, for their usage ticks (monitor thread only).
+        self.gpu_sampler = usage.GpuSampler()
         #: Steps run as root on each job's process before it switches to the job's owner (see
         #: :data:`xce.worker.launch.PrepareStep`), given the job (the start action's ``job``).
         self.prepare: Callable[[dict[str, Any]], list[launch.PrepareStep]] = lambda job: []
@@ -368,11 +370,18 @@ class Agent:
         for jp in running:
             counted = self.box.usage(jp.jobid)
             if counted is not None:
-                ticks[str(jp.jobid)] = {"memory_rss": counted.memory_rss, "cpu_time": counted.cpu_time}
+                tick = {"memory_rss": counted.memory_rss, "cpu_time": counted.cpu_time}
             elif jp.secondary:
                 continue  # no leader to walk from: counted only where the container counts
             else:
-                ticks[str(jp.jobid)] = usage.sample(jp.pid, jp.pgid, whole_group=jp.popen is None)
+                tick = usage.sample(jp.pid, jp.pgid, whole_group=jp.popen is None)
+            if jp.gpus:
+                busy = self.gpu_sampler.sample(jp.gpus)
+                if busy is not None:  # not measurable here: no figure rather than a made-up 0
+                    tick[usage.GPU_UTIL] = busy
+            ticks[str(jp.jobid)] = tick
+        if not any(jp.gpus for jp in running):
+            self.gpu_sampler.close()
         body = {"load": self.sampler.sample(), "usage": ticks}
         if self.tasks.address:
             body["task_address"] = self.tasks.address

@@ -3,11 +3,17 @@
 The tree is the job's leader and all its descendants, plus any process still in its process group
 (a daemonising child is reparented away from the leader but keeps the group). Processes that vanish
 while being read are simply skipped: a tick is a sample, not an audit.
+
+A job holding GPUs also gets ``gpu_util_milli``: how busy its own devices are, read from NVML
+(:class:`GpuSampler`).
 """
 
 from __future__ import annotations
 
+import importlib
+import logging
 import os
+from typing import Any
 
 import psutil
 
@@ -48,6 +54,101 @@ def sample(pid: int, pgid: int | None = None, *, whole_group: bool = False) -> d
         except psutil.Error:
             continue
     return {"memory_rss": int(rss), "cpu_time": int(cpu)}
+
+
+#: The usage name of a job's GPU utilisation: the sum over its devices of NVML's utilisation
+#: (percent of the last sample period in which a kernel ran) times 10, so 2 fully busy GPUs are 2000.
+GPU_UTIL = "gpu_util_milli"
+
+log = logging.getLogger("xce.worker")
+
+
+class GpuSampler:
+    """Per-job GPU utilisation through NVML (``pynvml`` from nvidia-ml-py), for exactly the devices
+    a job holds (NVML indexes, as :meth:`xce.providers.gpu.GpuProvider.visible_devices` hands out).
+
+    NVML is initialised at the first sample and kept open while jobs holding GPUs run here; the
+    worker calls :meth:`close` at a report with none, so an idle worker holds no driver handle (the
+    provider's reason for shutting NVML down after counting). It is not initialised per sample
+    because ``nvmlInit`` enumerates every device and, on a host without persistence mode, can make
+    the driver set the GPUs up again, which takes up to seconds; a handle kept open is a few file
+    descriptors, and jobs never inherit them (the launcher closes every descriptor in the child).
+
+    Anything that goes wrong yields ``None``, never a made-up 0 and never an exception: no
+    ``pynvml`` (for good: the import is not retried), NVML that cannot be initialised (retried only
+    after :meth:`close`, once no GPU job is left), a device whose utilisation cannot be read (MIG
+    instances report none): that job's tick then carries no GPU figure, rather than a sum over the
+    devices that did answer, which would understate it. Each kind of failure is logged once.
+    """
+
+    def __init__(self) -> None:
+        self._nvml: Any = None
+        self._error: type[BaseException] = Exception
+        self._open = False
+        self._no_library = False
+        self._init_failed = False
+        self._logged: set[str] = set()
+
+    def _warn_once(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._logged:
+            self._logged.add(key)
+            log.warning(message + " (logged once)", *args)
+
+    def _start(self) -> bool:
+        if self._open:
+            return True
+        if self._no_library or self._init_failed:
+            return False
+        try:
+            # Imported here, as the provider does, so tests can substitute the module.
+            nvml = importlib.import_module("pynvml")
+        except ImportError as exc:
+            self._no_library = True
+            self._warn_once("import", "GPU utilisation of jobs is not measured: pynvml cannot be imported: %s", exc)
+            return False
+        error = getattr(nvml, "NVMLError", None)
+        if not (isinstance(error, type) and issubclass(error, BaseException)):
+            self._no_library = True
+            self._warn_once("import", "GPU utilisation of jobs is not measured: the pynvml module has no NVMLError")
+            return False
+        try:
+            nvml.nvmlInit()
+        except Exception as exc:
+            self._init_failed = True
+            self._warn_once("init", "GPU utilisation of jobs is not measured: NVML could not be initialised: %s", exc)
+            return False
+        self._nvml, self._error, self._open = nvml, error, True
+        return True
+
+    def sample(self, devices: list[str]) -> int | None:
+        """The sum of the devices' utilisation in thousandths of a GPU, or None when it cannot be read."""
+        if not devices or not self._start():
+            return None
+        total = 0
+        for dev in devices:
+            try:
+                util = self._nvml.nvmlDeviceGetUtilizationRates(self._nvml.nvmlDeviceGetHandleByIndex(int(dev))).gpu
+            except Exception as exc:  # an NVMLError, or a library that is not what it claims to be
+                self._warn_once(f"device {dev}", "GPU %s: utilisation cannot be read through NVML, so jobs on it "
+                                "are not measured: %s", dev, exc)
+                return None
+            if isinstance(util, bool) or not isinstance(util, int) or not 0 <= util <= 100:
+                self._warn_once(f"value {dev}", "GPU %s: NVML reported a utilisation that is not a percentage: %r",
+                                dev, util)
+                return None
+            total += util * 10
+        return total
+
+    def close(self) -> None:
+        """Shut NVML down (no job holds a GPU any more); the next sample starts it again."""
+        self._init_failed = False
+        if not self._open:
+            return
+        self._open = False
+        try:
+            self._nvml.nvmlShutdown()
+        except Exception as exc:
+            self._warn_once("shutdown", "NVML could not be shut down: %s", exc)
 
 
 def fmt_bytes(n: int) -> str:
