@@ -59,3 +59,24 @@ def test_cli_table_in_human_units_and_the_runs_still_needed(monkeypatch, capsys)
     assert out[1].split()[:3] == ["leaky", "mem", "20"] and "never declared" in out[1]
     assert "500M" in out[2] and "450M of 500M (90%) wasted per placement" in out[2]
     assert out[3] == "cfd mem: 3 run(s), 20 needed before drift is reported"
+
+
+def _gpu_job(ticks, declared=2):
+    usage = {"samples": len(ticks), "peak": {"gpu_util_milli": max(ticks)} if ticks else {},
+             "sum": {"gpu_util_milli": sum(ticks)} if ticks else {},
+             "count": {"gpu_util_milli": len(ticks)} if ticks else {}}
+    return job(sched_request=f"rusage[xce.io/gpu={declared}]", usage=json.dumps(usage))
+
+
+def test_gpus_are_the_mean_utilisation_in_whole_gpus_rounded_half_up():
+    def gpu(ticks):
+        return {r["resource"]: r for r in accounting.rows(_gpu_job(ticks), NAMES)}["xce.io/gpu"]
+
+    assert [(gpu(t)["peak"], gpu(t)["mean"]) for t in ([200, 300], [400, 600], [499], [1400, 1700], [2000])] == \
+        [(0, 0), (1, 1), (0, 0), (2, 2), (2, 2)]
+    assert (gpu([100, 0, 50])["declared"], gpu([100, 0, 50])["samples"]) == (2, 3)
+    # No tick carried the figure: unmeasured (0 samples), not idle.
+    assert (gpu([])["peak"], gpu([])["samples"]) == (0, 0)
+    # Not declared: measured by its counter's name only, never as a GPU reservation.
+    undeclared = {r["resource"] for r in accounting.rows(job(usage=_gpu_job([900])["usage"]), NAMES)}
+    assert undeclared == {"gpu_util_milli", "mem"}

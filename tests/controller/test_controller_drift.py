@@ -31,7 +31,8 @@ class Driver:
         self.register(running=None)
 
     def register(self, running):
-        body = {"name": HOST, "resources": {"slots": 4096, "maxmem": 1 << 40}, "load": {"mem": 1 << 39}}
+        body = {"name": HOST, "resources": {"slots": 4096, "maxmem": 1 << 40, "xce.io/gpu": 8192},
+                "load": {"mem": 1 << 39}}
         if running is not None:
             body["running"] = running
         r = self.worker.post("/v1/workers/register", json=body)
@@ -180,6 +181,50 @@ def test_killed_and_lost_jobs_are_recorded(tmp_path, db_url):
         assert rows[never]["samples"] == 0  # recorded, but the report skips a run never measured
         rep = d.drift(minSamples=1)
         assert _rows(rep)[("batch", "mem")]["runs"] == 2
+    finally:
+        api.close()
+        ctl.stop()
+
+
+def test_gpus_are_measured_from_nvml_utilisation_in_gpus(tmp_path, db_url):
+    ctl = start_controller(tmp_path, db=db_url, extra_args=("--worker-timeout", "600"))
+    api = Api(ctl)
+    try:
+        d = Driver(api)
+        # 2 GPUs declared, a quarter of one busy on average (200 and 300 thousandths of a GPU).
+        idle = d.run(20, "train", [{"memory_rss": 10 * M, "cpu_time": 1, "gpu_util_milli": 200},
+                                   {"memory_rss": 12 * M, "gpu_util_milli": 300}], requests={"xce.io/gpu": 2})
+        # 1 GPU declared, 0.8 busy: the nearest whole GPU is all of it.
+        d.run(20, "render", [{"memory_rss": M, "gpu_util_milli": 900}, {"memory_rss": M, "gpu_util_milli": 700}],
+              requests={"xce.io/gpu": 1})
+        # Ran on workers that could not read NVML: ticks without a GPU figure.
+        d.run(3, "blind", [{"memory_rss": M, "cpu_time": 1}], requests={"xce.io/gpu": 1})
+
+        rep = d.drift()
+        rows = _rows(rep)
+        train = rows[("train", "xce.io/gpu")]
+        assert (train["runs"], train["declared"], train["measured_median"], train["measured_max"], train["ratio"],
+                train["verdict"]) == (20, 2, 0, 0, 0.0, "far-below"), train
+        assert train["wasted_per_placement"] == 2 and "2 of 2 (100%) wasted" in train["text"]
+        render = rows[("render", "xce.io/gpu")]
+        assert (render["declared"], render["measured_median"], render["ratio"], render["verdict"]) == (1, 1, 1.0, "ok")
+        # The worker's counter is not a capacity: never reported by its own name.
+        assert not any(r["resource"] == "gpu_util_milli" for r in rep["rows"] + rep["insufficient"])
+        assert [(u["job_type"], u["resource"], u["runs"]) for u in rep["unmeasured"]] == [
+            ("blind", "xce.io/gpu", 3)], rep["unmeasured"]
+        assert "never measured (no worker it ran on could read its GPUs' utilisation through NVML" in \
+            rep["unmeasured"][0]["text"]
+
+        # The records of one run: the GPUs in GPUs (peak and mean are the run's average), the exact
+        # average in thousandths beside them.
+        by_res = {r["resource"]: r for r in _store_rows(tmp_path, db_url) if r["jobid"] == idle[0]}
+        assert set(by_res) == {"cpu_time", "gpu_util_milli", "mem", "xce.io/gpu"}
+        gpu = by_res["xce.io/gpu"]
+        assert (gpu["declared"], gpu["peak"], gpu["mean"], gpu["samples"]) == (2, 0, 0, 2)
+        util = by_res["gpu_util_milli"]
+        assert (util["declared"], util["peak"], util["mean"], util["samples"]) == (0, 300, 250, 2)
+        blind = {r["resource"]: r for r in _store_rows(tmp_path, db_url) if r["job_type"] == "blind"}
+        assert (blind["xce.io/gpu"]["declared"], blind["xce.io/gpu"]["samples"]) == (1, 0)
     finally:
         api.close()
         ctl.stop()

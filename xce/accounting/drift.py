@@ -77,6 +77,14 @@ class Insufficient:
         return f"{self.job_type} {self.resource}: {self.runs} run(s), {self.needed} needed before drift is reported"
 
 
+#: Why a resource that workers can measure was not, where the general reason would be wrong.
+WHY_UNMEASURED = {
+    "xce.io/gpu": ("no worker it ran on could read its GPUs' utilisation through NVML: no NVIDIA driver or "
+                   "nvidia-ml-py there, devices that report none (MIG instances), or GPUs declared in -R "
+                   "only, which the worker does not hand out"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Unmeasured:
     """A resource jobs of a type declare that no run was ever measured on."""
@@ -87,8 +95,9 @@ class Unmeasured:
 
     @property
     def text(self) -> str:
+        why = WHY_UNMEASURED.get(self.resource, "nothing on the workers measures it per job")
         return (f"{self.job_type or '-'} {self.resource}: declared by {self.runs} run(s), never measured "
-                f"(nothing on the workers measures it per job), so drift cannot be checked")
+                f"({why}), so drift cannot be checked")
 
 
 @dataclass(slots=True)

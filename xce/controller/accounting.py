@@ -12,9 +12,16 @@ come in the worker's vocabulary and are mapped through the configuration's ``res
 
 The drift report reads only consumable capacities: ``mem`` and domain-prefixed resources.
 ``cpu_time`` is recorded but never reported: it is a cumulative counter, not a capacity anyone
-reserves, so "never declared" would be noise. A job that declares ``xce.io/cpu-milli`` gets that
-resource measured from it: CPU time over the run time, in thousandths of a CPU (the run's
-average; a per-tick peak of a whole-second counter would be rounding noise). A resource with no
+reserves, so "never declared" would be noise. Some declared resources are measured from a worker
+counter of another name (:data:`DERIVED`). A job that declares ``xce.io/cpu-milli`` gets that
+resource measured from ``cpu_time``: CPU time over the run time, in thousandths of a CPU (the run's
+average; a per-tick peak of a whole-second counter would be rounding noise). A job that declares
+``xce.io/gpu`` gets it measured from ``gpu_util_milli`` (NVML's utilisation of the job's own devices,
+summed, in thousandths of a GPU): the mean over its ticks in whole GPUs, the declaration's unit,
+rounded half up, so 0.25 busy of 2 declared is 0 and 1.6 busy is 2; the exact mean stays in the
+run's ``gpu_util_milli`` record and in the job's usage. For both, peak and mean are that one
+average: the drift report compares the peak, and the average is what was used of the reservation
+(a GPU is held whole for the run, however briefly it is busy). A resource with no
 sample on a run is skipped for that run: a run that was never measured says nothing about its
 declaration, and counting it as 0 would call every declaration "far below"; such resources are
 listed by :func:`unmeasured` instead, so a declaration nobody can check is not silently passed over.
@@ -34,6 +41,8 @@ from xce.controller.store.schema import job_accounting
 MEMORY = "mem"
 CPU_MILLI = "xce.io/cpu-milli"
 CPU_TIME = "cpu_time"
+GPU = "xce.io/gpu"
+GPU_UTIL = "gpu_util_milli"
 
 
 def is_capacity(resource: str) -> bool:
@@ -110,6 +119,22 @@ def cpu_milli(usage: dict[str, Any], start: int, end: int) -> tuple[int, int, in
     return value, value, int(usage.get("count", {}).get(CPU_TIME, usage.get("samples", 1)))
 
 
+def gpus_busy(usage: dict[str, Any], start: int, end: int) -> tuple[int, int, int] | None:
+    """(peak, mean, samples) of the GPUs a run kept busy, in whole GPUs: the mean of its
+    ``gpu_util_milli`` ticks, rounded half up. None when no tick carried the figure (the workers it
+    ran on could not read its devices through NVML): unmeasured, not idle."""
+    n = int(usage.get("count", {}).get(GPU_UTIL, 0))
+    if not n or GPU_UTIL not in usage.get("sum", {}):
+        return None
+    value = int(float(usage["sum"][GPU_UTIL]) / n / 1000 + 0.5)
+    return value, value, n
+
+
+#: Declared resources measured from worker counters of other names: resource -> f(usage, start,
+#: end) -> (peak, mean, samples), or None where the counter never arrived.
+DERIVED = {CPU_MILLI: cpu_milli, GPU: gpus_busy}
+
+
 def rows(job: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
     """The accounting rows of a job that has just ended; none for a job that never started."""
     if not job.get("start_time"):
@@ -122,9 +147,10 @@ def rows(job: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
             "tasks": int(job.get("tasks") or 1), "state": job["state"], "exit_code": job.get("exit_code"),
             "exit_signal": job.get("exit_signal"), "start_time": job["start_time"], "end_time": end,
             "run_time": max(0, end - job["start_time"])}
-    cpu = cpu_milli(usage, job["start_time"], end) if decl.get(CPU_MILLI) else None
-    if cpu is not None:
-        meas[CPU_MILLI] = cpu
+    for res, derive in DERIVED.items():
+        got = derive(usage, job["start_time"], end) if decl.get(res) else None
+        if got is not None:
+            meas[res] = got
     out = []
     for res in sorted(set(decl) | set(meas) | {MEMORY}):
         peak, mean, samples = meas.get(res, (0, 0, 0))
