@@ -17,9 +17,24 @@ def _agent(tmp_path) -> Agent:
     return a
 
 
-def _job(jobid: int, cwd, gpus: int) -> dict:
-    return {"jobid": jobid, "user": "x", "tasks": 1, "command": ["sh", "-c", "echo $CUDA_VISIBLE_DEVICES; sleep 2"],
-            "cwd": str(cwd), "requests": {"xce.io/gpu": gpus} if gpus else {}, "placement": [["h1", 1]]}
+def _job(jobid: int, cwd, gpus: int, placement=(("h1", 1),)) -> dict:
+    return {"jobid": jobid, "user": "x", "tasks": sum(n for _, n in placement),
+            "command": ["sh", "-c", "echo $CUDA_VISIBLE_DEVICES; sleep 2"],
+            "cwd": str(cwd), "requests": {"xce.io/gpu": gpus} if gpus else {}, "placement": [list(p) for p in placement]}
+
+
+def test_a_parallel_jobs_gpus_are_per_task_on_each_of_its_hosts(tmp_path):
+    a = _agent(tmp_path)
+    try:
+        a._start(_job(1, tmp_path, 1, placement=(("h1", 2), ("h2", 1))))  # its first host: 2 tasks, 2 devices
+        a._start(_job(2, tmp_path, 1, placement=(("h0", 1), ("h1", 2))))  # a second host of it: 2 tasks here
+        a._start(_job(3, tmp_path, 1, placement=(("h0", 1), ("h1", 1))))  # nothing left here: refused
+        assert a.jobs[1].gpus == ["0", "1"] and a.jobs[2].gpus == ["2", "3"] and 3 not in a.jobs
+    finally:
+        for jp in list(a.jobs.values()):
+            jp.kill_now("test over")
+            if jp.popen:
+                jp.popen.wait()
 
 
 def test_gpus_are_picked_lowest_free_first_and_refused_when_short(tmp_path):

@@ -219,21 +219,25 @@ class Agent:
             self.runs[jobid] = job.get("run")
         placement = job.get("placement") or [[self.name, job.get("tasks", 1)]]
         limits = {k: int(v) for k, v in (job.get("limits") or {}).items() if isinstance(v, int)}
+        # A request is per task (as rusage[] is): this host's devices are for the tasks it holds.
+        gpus_here = int((job.get("requests") or {}).get("xce.io/gpu", 0) or 0) * \
+            sum(int(n) for h, n in placement if h == self.name)
         if placement[0][0] != self.name:
             # Not the first host of a parallel job: its container waits here for its tasks.
             try:
+                gpus = self._pick_gpus(gpus_here)
                 self._contain(jobid, limits, job.get("process_limit"))
             except StartError as exc:
                 self._remember_done(jobid)
                 self._post_status(jobid, {"status": "start_failed", "reason": str(exc)})
                 return
             with self.lock:
-                self.jobs[jobid] = JobProcess(jobid, 0, 0, 0.0, limits, secondary=True, box=self.box, job=job)
+                self.jobs[jobid] = JobProcess(jobid, 0, 0, 0.0, limits, gpus, secondary=True, box=self.box, job=job)
             return
         try:
             ident = runner.resolve_identity(job.get("user", ""), run_as_self=self.run_as_self,
                                             allow_root=self.allow_root_jobs)
-            gpus = self._pick_gpus(int((job.get("requests") or {}).get("xce.io/gpu", 0) or 0))
+            gpus = self._pick_gpus(gpus_here)
             env = runner.job_env(job, ident, host=self.name, gpus=gpus)
             self._contain(jobid, limits, job.get("process_limit"))
             join: launch.PrepareStep = lambda pid: self.box.join(jobid, pid)  # noqa: E731
