@@ -39,9 +39,23 @@ class Pool:
         return self.total - self.inuse
 
 
+#: Charges journaled for the kept capacity vectors before they are dropped instead (see ``kept``).
+JOURNAL_MAX = 4096
+
+
 class Cluster:
+    """The hosts' columns and the in-use tally.
+
+    In-use is bookkeeping kept exact by every charge (the ledger charges what it records on the
+    job, and gives back what it recorded): it always equals ``rederive``'s recomputation from the
+    jobs' own records, which tests check after every event (``core.validate``) and over random
+    event streams without re-deriving in between (``tests/core/test_incremental_inuse.py``). So
+    a round starts from the columns as they are; a full re-derivation is needed only when the
+    host list changes (indexes move) and when a snapshot is loaded.
+    """
+
     __slots__ = ("hosts", "index", "catalog", "ok", "pools", "_total", "_inuse", "_avail", "_free_ok",
-                 "_dirty", "_jobs", "release_epoch", "_neutral", "values_version", "_derived",
+                 "_jobs", "release_epoch", "_neutral", "values_version", "_derived",
                  "_changed", "_caps", "_journal")
 
     def __init__(self, catalog: ResourceCatalog, jobs: dict[int, Job]) -> None:
@@ -55,7 +69,6 @@ class Cluster:
         # Caches of total - inuse, kept current by ``charge`` and dropped when totals change.
         self._avail: dict[str, np.ndarray] = {}
         self._free_ok: np.ndarray | None = None
-        self._dirty: set[int] = set()
         self._jobs = jobs
         #: Bumped whenever anything could make more room: a release, a host change, new values.
         #: A job that failed at the current epoch cannot fit now either (capacity only shrank).
@@ -71,7 +84,8 @@ class Cluster:
         #: id(primary) -> [primary, journal position, capacity vector]: a job's per-host task
         #: capacity, kept while only charges happen; see ``capacity``.
         self._caps: dict[int, list[Any]] = {}
-        #: Host indexes charged since the capacity vectors were last dropped, in order.
+        #: Host indexes charged since the capacity vectors were last dropped, in order (at most
+        #: ``JOURNAL_MAX``: past that the vectors are dropped, cheaper than refreshing from it).
         self._journal: list[int] = []
 
     # -- hosts ---------------------------------------------------------------------------
@@ -242,9 +256,12 @@ class Cluster:
             avail[i] -= amount
         if res == "slots" and self._free_ok is not None and self.ok[i]:
             self._free_ok[i] -= amount
-        self._dirty.add(i)
         if self._caps:
-            self._journal.append(i)
+            journal = self._journal
+            journal.append(i)
+            if len(journal) > JOURNAL_MAX:
+                self._caps.clear()
+                journal.clear()
 
     def charge_many(self, hosts: list[int], res: str, amounts: list[int]) -> None:
         """``charge`` for several hosts, as one vector operation when there are enough of them to pay
@@ -263,36 +280,48 @@ class Cluster:
             np.subtract.at(avail, idx, amounts)
         if res == "slots" and self._free_ok is not None:
             np.subtract.at(self._free_ok, idx, np.where(self.ok[idx], amounts, 0))
-        self._dirty.update(hosts)
         if self._caps:
-            self._journal.extend(hosts)
+            journal = self._journal
+            journal.extend(hosts)
+            if len(journal) > JOURNAL_MAX:
+                self._caps.clear()
+                journal.clear()
 
     def charge_pool(self, res: str, amount: int) -> None:
         if amount < 0 and not self._neutral:
             self.release_epoch += 1
         self.pools[res].inuse += amount
 
-    def rederive(self, only_dirty: bool = False) -> None:
-        """Reset in-use and re-derive it from the jobs' own records (the per-round reset of bug-1624).
+    def rederive(self) -> None:
+        """Reset in-use and re-derive it from the jobs' own records (bug-1624's reset).
 
-        With ``only_dirty`` only hosts touched since the last call are recomputed; the figures are
-        the same as a full recomputation because every charge goes through ``charge``.
+        Charges keep the columns equal to this (see the class docstring), so it runs when that
+        bookkeeping cannot apply: the host list changed (indexes moved) or a snapshot was loaded;
+        ``core.validate`` runs it to check the bookkeeping.
         """
-        hosts = sorted(self._dirty) if only_dirty else list(range(len(self.hosts)))
-        self._dirty.clear()
         self._drop_caches()
-        if not hosts:
-            return
-        idx = np.array(hosts, dtype=np.int64)
-        for col in self._inuse.values():
-            col[idx] = 0
-        # Summed in plain locals: this runs every round over every host a usage tick touched,
-        # which in a replay with usage reports is most hosts.
-        sums: dict[str, dict[int, int]] = {}
+        for res, per_host in self.derive_inuse().items():
+            col = self.inuse(res)
+            col[:] = 0
+            if per_host:
+                col[np.fromiter(per_host, dtype=np.int64, count=len(per_host))] = \
+                    np.fromiter(per_host.values(), dtype=np.int64, count=len(per_host))
+        for pool in self.pools.values():
+            pool.inuse = 0
+        for job in self._jobs.values():
+            if job.real_charged:
+                for res, amount in job.shared_charged.items():
+                    if res in self.pools:
+                        self.pools[res].inuse += amount
+
+    def derive_inuse(self) -> dict[str, dict[int, int]]:
+        """resource -> host index -> in-use, summed from the jobs' own records (nothing changes).
+
+        Every resource with a column appears, with an empty dict where nothing is charged.
+        """
+        sums: dict[str, dict[int, int]] = {res: {} for res in self._inuse}
         jobs = self._jobs
-        all_hosts = self.hosts
-        for i in hosts:
-            host = all_hosts[i]
+        for i, host in enumerate(self.hosts):
             name = host.name
             slots = None
             for jobid, tasks in host.jobs.items():
@@ -313,17 +342,7 @@ class Cluster:
                 if col is None:
                     col = sums["slots"] = {}
                 col[i] = slots
-        for res, per_host in sums.items():
-            self.inuse(res)[np.fromiter(per_host, dtype=np.int64, count=len(per_host))] = \
-                np.fromiter(per_host.values(), dtype=np.int64, count=len(per_host))
-        if not only_dirty:
-            for pool in self.pools.values():
-                pool.inuse = 0
-            for job in self._jobs.values():
-                if job.real_charged:
-                    for res, amount in job.shared_charged.items():
-                        if res in self.pools:
-                            self.pools[res].inuse += amount
+        return sums
 
     def inuse_table(self) -> dict[str, dict[str, int]]:
         """host -> resource -> in-use, for tests, validation and ``xce jobs -l`` style views."""

@@ -338,7 +338,6 @@ class SchedulerCore:
     def _on_round(self, e: ev.BeginRound) -> None:
         session = self.session = Session(ts=e.ts)
         self.rounds += 1
-        self.cluster.rederive(only_dirty=True)
         allocator = Allocator(self.cluster, session, lambda: session.cancelled)
         picker = self.picker
         try:

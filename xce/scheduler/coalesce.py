@@ -2,9 +2,9 @@
 
 A busy cluster reports every running job's usage every few seconds; when rounds are further apart
 than that (a long round, a slow replay), several ticks of one job queue up between two rounds.
-Admission reads in-use only when a round begins (BEGIN_ROUND re-derives it from the jobs'
-records), so of a run of consecutive JOB_RUSAGE events only each job's last one matters, provided
-dropping the earlier ones leaves the core in exactly the same state:
+Admission reads in-use only when a round begins, so of a run of consecutive JOB_RUSAGE events
+only each job's last one matters, provided dropping the earlier ones leaves the core in exactly
+the same state:
 
 * ``job.last_usage`` is replaced by every tick: the last one wins either way;
 * the ledger keeps ``used = max(0, actual - reserved)`` per resource and charges the difference:

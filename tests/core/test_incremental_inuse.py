@@ -1,0 +1,67 @@
+"""In-use is kept by the charges alone: no round re-derives it. After every event of random
+streams (usage ticks, releases, suspensions, preemption, host value changes), with nothing
+re-deriving in between, every column equals its recomputation from the jobs' own records, and
+every cache built on the columns (availability, free slots, the kept capacity vectors) equals a
+fresh computation."""
+
+import numpy as np
+import pytest
+
+from xce.core import SchedulerCore
+from xce.core.alloc.allocator import Allocator
+from xce.core.session import Session
+from xce.testing.scenarios import closed_loop_events, random_events
+
+
+def check_bookkeeping(core: SchedulerCore) -> None:
+    cluster = core.cluster
+    derived = cluster.derive_inuse()
+    for res in set(derived) | set(cluster._inuse):
+        want = np.zeros(len(cluster.hosts), dtype=np.int64)
+        for i, amount in derived.get(res, {}).items():
+            want[i] = amount
+        assert np.array_equal(cluster.inuse(res), want), (res, cluster.inuse(res).tolist(), want.tolist())
+    pools = {r: 0 for r in cluster.pools}
+    for job in core.jobs.values():
+        if job.real_charged:
+            for r, amount in job.shared_charged.items():
+                if r in pools:
+                    pools[r] += amount
+    assert {r: p.inuse for r, p in cluster.pools.items()} == pools
+    for res, col in cluster._avail.items():
+        assert np.array_equal(col, cluster.total(res) - cluster.inuse(res)), res
+    if cluster._free_ok is not None:
+        assert np.array_equal(cluster._free_ok, np.where(cluster.ok, cluster.available("slots"), 0))
+    # Every kept capacity vector, refreshed from the journal as the next ask would, is a fresh one.
+    allocator = Allocator(cluster, Session(ts=0), lambda: False)
+    for primary, _, _ in list(cluster._caps.values()):
+        kept = allocator.capacity(primary)
+        fresh = allocator._capacity_of(primary)[0]
+        if fresh is None:
+            fresh = cluster.free_slots_ok()
+        assert np.array_equal(kept, fresh), (primary, kept.tolist(), fresh.tolist())
+
+
+def replay_checked(events, every: int = 1) -> int:
+    core = SchedulerCore(lambda d: None, seed=3)
+    checked = 0
+    for n, e in enumerate(events):
+        core.clock.freeze_at(e.ts)
+        core.push_event(e)
+        if n % every == 0:
+            check_bookkeeping(core)
+            checked += 1
+    check_bookkeeping(core)
+    return checked
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_streams_keep_inuse_equal_to_its_rederivation(seed):
+    assert replay_checked(random_events(seed=seed, njobs=150)) > 150
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_closed_loop_streams_with_usage_ticks_keep_inuse_equal_to_its_rederivation(seed):
+    events = closed_loop_events(seed, njobs=400, nhosts=12, usage_ticks=4)
+    assert sum(type(e).__name__ == "JobRusage" for e in events) > 500
+    assert replay_checked(events) > 1000
