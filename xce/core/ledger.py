@@ -1,8 +1,8 @@
 """Who holds what: charging and releasing a job's slots, real resources and shared pools.
 
 One place keeps the three tallies consistent: the cluster's in-use columns, each job's own
-account records (which a re-derivation reads, and which the columns always equal), and the queue counters MAX_RUNNING
-looks at. Suspension releases only the virtual slots; real resources stay charged at
+account records (the columns always equal their re-derivation from these), and the queue
+counters MAX_RUNNING looks at. Suspension releases only the virtual slots; real resources stay charged at
 ``max(reserved, actual)`` because the suspended process is still resident.
 """
 
