@@ -70,21 +70,33 @@ class Allocator:
             pool = cluster.pools.get(res)
             if pool is not None and pool.available < n * amount:
                 return False
+        order = self._order(primary)
+        if n == 1 and order is None:
+            # One task has exactly one plan, 1 x 1, and its walk is "the first host that can take
+            # it": found here without building the plan and host iterators, and from the kept
+            # lower bound on, not from host 0 (see ``_first_fit``).
+            if self.cancelled():
+                return False
+            kept = self._kept(primary)
+            cap = cluster.free_slots_ok() if kept[0] is None else kept[0]
+            pos = _first_fit(cap, kept[3])
+            kept[3] = len(cap) if pos < 0 else pos
+            if pos < 0 or self.cancelled():
+                return False
+            self._commit(primary, [(pos, 1)], alloc)
+            return True
         cap = self.capacity(primary)
         if n > 1 and int(cap.sum()) < n:
             return False
-        order = self._order(primary)
         if n == 1:
-            # One task has exactly one plan, 1 x 1, and its walk is "the first host in order that
-            # can take it": found here without building the plan and host iterators, which cost
-            # more than the search itself for the many 1-task jobs of a round.
+            # The same walk in the request's order.
             if self.cancelled():
                 return False
-            fits = (cap if order is None else cap[order]) >= 1
+            fits = cap[order] >= 1
             pos = int(fits.argmax()) if len(fits) else 0
             if not len(fits) or not fits[pos] or self.cancelled():
                 return False
-            self._commit(primary, [(pos if order is None else int(order[pos]), 1)], alloc)
+            self._commit(primary, [(int(order[pos]), 1)], alloc)
             return True
         most = int(cap.max()) if len(cap) else 0
         plans = plan_iter(primary)
@@ -109,32 +121,44 @@ class Allocator:
         cluster = self.cluster
         if primary.select is None and not primary.rusage:
             return cluster.free_slots_ok()  # read-only: nothing below modifies a capacity vector
-        cap = cluster.kept(primary, self._capacity_of, self._refresh_capacity)[0]
+        cap = self._kept(primary)[0]
         return cluster.free_slots_ok() if cap is None else cap
 
-    def _capacity_of(self, primary: Any) -> tuple[np.ndarray | None, list[tuple[np.ndarray, int]], Any]:
-        """The capacity vector (None: it is the free slots), with the availability columns and the
-        select mask it was made from, which stay the same objects for as long as it is kept."""
+    def _kept(self, primary: Any) -> list[Any]:
+        """``primary``'s kept capacity, refreshed (see ``_capacity_of``)."""
+        return self.cluster.kept(primary, self._capacity_of, self._refresh_capacity)
+
+    def _capacity_of(self, primary: Any) -> list[Any]:
+        """``[capacity vector, availability columns, select mask, first]``.
+
+        The vector is None where it is the free slots. The availability columns and the select mask
+        it was made from stay the same objects for as long as it is kept. ``first`` is a lower
+        bound on the first host that can take a task (no host before it can): a first-fit search
+        starts there, and every charge journaled since lowers it to the charged host.
+        """
         cluster = self.cluster
         consumed = [(cluster.available(res), amount) for res, amount in primary.rusage
                     if amount > 0 and res not in cluster.pools]
         mask = self.select_mask(primary)
         if mask is None and not consumed:
-            return None, consumed, mask
+            return [None, consumed, mask, 0]
         cap = cluster.free_slots_ok().copy()
         for col, amount in consumed:
             np.minimum(cap, col // amount, out=cap)
         if mask is not None:
             cap[~mask] = 0
         np.maximum(cap, 0, out=cap)
-        return cap, consumed, mask
+        return [cap, consumed, mask, 0]
 
-    def _refresh_capacity(self, primary: Any, kept: tuple, touched: list[int]) -> tuple:
-        cap, consumed, mask = kept
-        if cap is None:
-            return kept
+    def _refresh_capacity(self, primary: Any, kept: list[Any], touched: list[int]) -> list[Any]:
+        cap, consumed, mask, first = kept
         if len(touched) > 64:
             return self._capacity_of(primary)
+        low = min(touched)
+        if low < first:
+            kept[3] = low
+        if cap is None:
+            return kept
         free = self.cluster.free_slots_ok()
         for i in set(touched):
             if mask is not None and not mask[i]:
@@ -182,6 +206,21 @@ class Allocator:
     # -- charges -------------------------------------------------------------------------
     def _commit(self, primary: Any, placed: list[tuple[int, int]], alloc: Allocation) -> None:
         cluster = self.cluster
+        if len(placed) == 1:
+            # The usual case (one host): the same charges, in the same order, without the lists.
+            i, t = placed[0]
+            cluster.charge(i, "slots", t)
+            alloc.slots.append((i, t))
+            for res, amount in primary.rusage:
+                if amount <= 0:
+                    continue
+                if res in cluster.pools:
+                    cluster.charge_pool(res, t * amount)
+                    alloc.pool.append((res, t * amount))
+                else:
+                    cluster.charge(i, res, t * amount)
+                    alloc.charges.append((i, res, t * amount))
+            return
         hosts = [i for i, _ in placed]
         tasks = [t for _, t in placed]
         cluster.charge_many(hosts, "slots", tasks)
@@ -279,6 +318,24 @@ class Allocator:
         have = int(cap.max()) if single else int(cap.sum())
         return make_pend_reason("span", "slots", n, max(n - have, 0),
                                 detail=f"candidate hosts can take {have} of its {n} tasks with every resource it asks for")
+
+
+def _first_fit(cap: np.ndarray, start: int) -> int:
+    """The first index from ``start`` on where ``cap`` is at least 1, or -1.
+
+    Searched in growing chunks: in a round the first fit is usually at or just after ``start``,
+    so a job costs a short comparison instead of one over every host.
+    """
+    n = len(cap)
+    step = 64
+    while start < n:
+        fits = cap[start:start + step] >= 1
+        pos = int(fits.argmax())
+        if fits[pos]:
+            return start + pos
+        start += step
+        step *= 4
+    return -1
 
 
 def _lookup(host) -> Callable[[str], Any]:

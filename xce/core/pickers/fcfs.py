@@ -49,8 +49,15 @@ class _QueueEntry:
     def tidy(self) -> None:
         if self.dirty:
             members = self.members
-            # A job removed and re-added with an unchanged key leaves a duplicate: keep one.
-            self.keys = sorted({k for k in self.keys if members.get(k[2]) == k})
+            # Filtered in place of order and sorted as a list: the keys are mostly in order already
+            # (jobs arrive by queue time), which Timsort finds in linear time; a set would lose it.
+            keys = [k for k in self.keys if members.get(k[2]) == k]
+            keys.sort()
+            if len(keys) != len(members):
+                # A job removed and re-added with an unchanged key leaves a duplicate (every member
+                # has at least one key): keep one. Sorted, duplicates are neighbours.
+                keys = [k for n, k in enumerate(keys) if not n or keys[n - 1] != k]
+            self.keys = keys
             self.dirty = False
 
 
