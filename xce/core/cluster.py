@@ -121,11 +121,17 @@ class Cluster:
         return None if i is None else self.hosts[i]
 
     def set_values(self, values: dict[str, dict[str, Any]], replace: bool) -> None:
-        """Apply a worker's load report: overwrite its values; in-use is left alone on purpose."""
+        """Apply a worker's load report: overwrite its values; in-use is left alone on purpose.
+
+        The caches follow in place: a changed total is written into its availability column, and
+        the kept capacity vectors refresh the reported hosts like charged ones (journaled), except
+        those with a select mask, which the new values may change: they are dropped.
+        """
         self.release_epoch += 1
         self.values_version += 1
-        self._caps.clear()
-        self._journal.clear()
+        if self._caps:
+            for key in [k for k, entry in self._caps.items() if entry[2][2] is not None]:
+                del self._caps[key]
         for name, vals in values.items():
             i = self.index.get(name)
             if i is None:
@@ -140,7 +146,16 @@ class Cluster:
             for res, col in self._total.items():
                 if res in vals or replace:
                     col[i] = self._capacity(host, res)
-                    self._avail.pop(res, None)
+                    avail = self._avail.get(res)
+                    if avail is not None:
+                        avail[i] = col[i] - self.inuse(res)[i]
+                    if res == "slots":
+                        self._free_ok = None  # recomputed when next read
+            if self._caps:
+                self._journal.append(i)
+        if not self._caps or len(self._journal) > JOURNAL_MAX:
+            self._caps.clear()
+            self._journal.clear()
 
     # -- columns -------------------------------------------------------------------------
     @staticmethod

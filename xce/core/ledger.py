@@ -17,13 +17,18 @@ from xce.core.resources.definitions import ResourceCatalog
 
 
 class Ledger:
-    __slots__ = ("cluster", "queues", "running")
+    __slots__ = ("cluster", "queues", "running", "_charged_names", "_names_for")
 
     def __init__(self, cluster: Cluster, queues: dict[str, Queue], running: dict[int, Job]) -> None:
         self.cluster = cluster
         self.queues = queues
         #: Jobs holding slots, in the order they took them: the preemption candidates.
         self.running = running
+        #: The usage names of a tick (in its order) -> ((wire name, resource), ...) of those that are
+        #: charged, by wire name: what ``reconcile`` resolves for every tick, kept while
+        #: ``_names_for`` (the name map and the catalog version it was resolved with) holds.
+        self._charged_names: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
+        self._names_for: tuple[Any, int] = (None, -1)
 
     def _count(self, job: Job, delta: int) -> None:
         queue = self.queues[job.queue]
@@ -144,16 +149,38 @@ class Ledger:
         i = self.cluster.index.get(host_name)
         if i is None:
             return
-        for wire_name, actual in sorted(usage.items()):
-            res = names.get(wire_name, wire_name)
-            rdef = catalog.get(res)
-            if rdef is None or not (rdef.real and rdef.consumable):
-                continue
-            acc = job.accounts.get((host_name, res))
+        accounts = job.accounts
+        for wire_name, res in self._charged(usage, names, catalog):
+            acc = accounts.get((host_name, res))
             if acc is None:
-                acc = job.accounts[(host_name, res)] = Account()
-            used = max(0, int(actual) - acc.reserved)
+                acc = accounts[(host_name, res)] = Account()
+            used = max(0, int(usage[wire_name]) - acc.reserved)
             delta = used - acc.used
             acc.used = used
             if delta:
                 self.cluster.charge(i, res, delta)
+
+    def _charged(self, usage: dict[str, Any], names: dict[str, str],
+                 catalog: ResourceCatalog) -> tuple[tuple[str, str], ...]:
+        """The names of ``usage`` that are charged, each with its resource, sorted by wire name.
+
+        Every tick of a cluster names the same few things, so this is worked out once per set of
+        names (and again when the name map or the catalog changes), not for every tick.
+        """
+        if self._names_for[0] is not names or self._names_for[1] != catalog.version:
+            self._charged_names.clear()
+            self._names_for = (names, catalog.version)
+        key = tuple(usage)
+        found = self._charged_names.get(key)
+        if found is None:
+            out = []
+            for wire_name in sorted(key):
+                res = names.get(wire_name, wire_name)
+                rdef = catalog.get(res)
+                if rdef is not None and rdef.real and rdef.consumable:
+                    out.append((wire_name, res))
+            found = tuple(out)
+            if len(self._charged_names) > 1024:
+                self._charged_names.clear()
+            self._charged_names[key] = found
+        return found

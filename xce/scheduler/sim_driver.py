@@ -207,21 +207,30 @@ class SimDriver:
         try:
             self.core.push_event(rec.item)
         except Exception as exc:  # noqa: BLE001 - a file's event the core cannot take: say which line
-            raise ReplayFileError(source or self.path, rec.lineno, f"{rec.item.TYPE} refused by the core: "
-                                                                   f"{type(exc).__name__}: {exc}") from None
+            raise self._refused(rec, source, exc) from None
+
+    def _refused(self, rec: Record, source: str | None, exc: Exception) -> ReplayFileError:
+        return ReplayFileError(source or self.path, rec.lineno, f"{rec.item.TYPE} refused by the core: "
+                                                                f"{type(exc).__name__}: {exc}")
 
     def _push_run(self, run: list[Record], clock_ts: int, source: str | None) -> int:
         kept = coalesce_usage(self.core, [r.item for r in run])
         self.events += len(run)
         self.coalesced += len(run) - len(kept)
-        left = iter(run)
+        if len(kept) != len(run):  # the records of the ticks kept, in order
+            ids = {id(event) for event in kept}
+            run = [r for r in run if id(r.item) in ids]
         freeze = self.core.clock.freeze_at
-        for event in kept:
-            rec = next(r for r in left if r.item is event)
-            if event.ts != clock_ts:
-                freeze(event.ts)
-                clock_ts = event.ts
-            self._push(rec, source)
+        push = self.core.push_event
+        for rec in run:
+            ts = rec.ts
+            if ts != clock_ts:
+                freeze(ts)
+                clock_ts = ts
+            try:
+                push(rec.item)
+            except Exception as exc:  # noqa: BLE001 - as in ``_push``
+                raise self._refused(rec, source, exc) from None
         return clock_ts
 
     def _wait_until(self, ts: int) -> None:

@@ -8,6 +8,7 @@ exactly on failure: a failed compound leaves no residue.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -186,22 +187,39 @@ class Allocator:
             (primary.evaluate_select(_lookup(h)) for h in hosts), dtype=bool, count=len(hosts)), update)
 
     def _order(self, primary: Any) -> np.ndarray | None:
-        """Host indexes sorted by the ``order[]`` keys; ties keep name order (stable sort)."""
+        """Host indexes sorted by the ``order[]`` keys; ties keep name order (stable sort).
+
+        Kept with the keys and the sorted ``(key, index)`` pairs: when a few hosts report new values,
+        only their pairs move (``bisect``), instead of sorting every host again.
+        """
         if not primary.order:
             return None
         hosts = self.cluster.hosts
 
-        def ranked(keys: list) -> tuple[list, np.ndarray]:
-            return keys, np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+        def ranked(keys: list) -> tuple[list, list, np.ndarray]:
+            order = sorted(range(len(keys)), key=keys.__getitem__)
+            return keys, [(keys[i], i) for i in order], np.array(order, dtype=np.int64)
 
-        def update(value: tuple[list, np.ndarray], changed: list[int]) -> tuple[list, np.ndarray]:
-            keys = value[0]
+        def update(value: tuple[list, list, np.ndarray], changed: list[int]) -> tuple[list, list, np.ndarray]:
+            keys, pairs, order = value
+            if len(changed) > 16:
+                for i in changed:
+                    keys[i] = primary.order_key(_lookup(hosts[i]))
+                return ranked(keys)
+            moved = False
             for i in changed:
-                keys[i] = primary.order_key(_lookup(hosts[i]))
-            return ranked(keys)
+                old, new = keys[i], primary.order_key(_lookup(hosts[i]))
+                keys[i] = new
+                if new != old:  # keys are tuples of numbers (no NaN): (key, index) is a total order
+                    del pairs[bisect_left(pairs, (old, i))]
+                    insort(pairs, (new, i))
+                    moved = True
+            if moved:
+                order = np.fromiter((i for _, i in pairs), dtype=np.int64, count=len(pairs))
+            return keys, pairs, order
 
         return self.cluster.derived(("order", primary),
-                                    lambda: ranked([primary.order_key(_lookup(h)) for h in hosts]), update)[1]
+                                    lambda: ranked([primary.order_key(_lookup(h)) for h in hosts]), update)[2]
 
     # -- charges -------------------------------------------------------------------------
     def _commit(self, primary: Any, placed: list[tuple[int, int]], alloc: Allocation) -> None:

@@ -30,18 +30,22 @@ BUILTIN_DEFS: tuple[ResourceDef, ...] = (
 class ResourceCatalog:
     """Resource definitions by name, in registration order (deterministic iteration)."""
 
-    __slots__ = ("_defs",)
+    __slots__ = ("_defs", "version")
 
     def __init__(self) -> None:
         self._defs: dict[str, ResourceDef] = {d.name: d for d in BUILTIN_DEFS}
+        #: Bumped whenever a definition is added or replaced: what is derived from them is kept until then.
+        self.version = 0
 
     def register(self, rdef: ResourceDef) -> None:
         self._defs[rdef.name] = rdef
+        self.version += 1
 
     def advertise(self, name: str) -> None:
         """A host advertised ``name`` without a definition: a provider's capacity, consumable and static."""
         if name not in self._defs and "/" in name:
             self._defs[name] = ResourceDef(name, consumable=True)
+            self.version += 1
 
     def get(self, name: str) -> ResourceDef | None:
         return self._defs.get(name)
