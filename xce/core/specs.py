@@ -18,6 +18,9 @@ FINISHED = frozenset({DONE, EXIT})
 SUSPENDED = frozenset({SSUSP, USUSP})
 
 
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
+
+
 class _Record:
     """JSON round trip for the spec dataclasses: tuples become lists and back."""
 
@@ -28,9 +31,11 @@ class _Record:
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]):
-        known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        unknown = sorted(set(obj) - known)
-        if unknown:
+        known = _FIELD_NAMES.get(cls)
+        if known is None:  # worked out once per class: a replay reads a job spec per submission
+            known = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))  # type: ignore[arg-type]
+        if not known.issuperset(obj):
+            unknown = sorted(set(obj) - known)
             raise ValueError(f"{cls.__name__}: unknown field(s) {', '.join(unknown)}")
         kw = dict(obj)
         for name in cls._tuple_fields:
