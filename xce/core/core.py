@@ -20,6 +20,7 @@ from xce.core.cluster import Cluster, Pool
 from xce.core.clock import VirtualClock
 from xce.core.corelog import CoreLogger
 from xce.core.decisions import Decision, Dispatch, Pend, PendReason, Preempt, Resume
+from xce.core.gcpause import collector_paused
 from xce.core import invariants
 from xce.core.ledger import Ledger
 from xce.core.model import Job, Project, Queue
@@ -336,6 +337,10 @@ class SchedulerCore:
         return self._seq
 
     def _on_round(self, e: ev.BeginRound) -> None:
+        with collector_paused():  # see xce.core.gcpause: a large round made the collector walk every job
+            self._round(e)
+
+    def _round(self, e: ev.BeginRound) -> None:
         session = self.session = Session(ts=e.ts)
         self.rounds += 1
         allocator = Allocator(self.cluster, session, lambda: session.cancelled)

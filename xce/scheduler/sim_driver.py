@@ -24,6 +24,7 @@ from typing import IO, Any
 from xce.core import SchedulerCore
 from xce.core.decisions import Decision, Dispatch, Pend
 from xce.core.events import BeginRound, JobRusage
+from xce.core.gcpause import collector_paused
 from xce.core.snapshot import SnapshotError
 from xce.replay import format as fmt
 from xce.replay.reader import EVENT, Record, ReplayFileError, ReplayReader
@@ -81,13 +82,18 @@ class SimDriver:
 
     # -- the run -------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
+        """Replay the file. The cyclic collector waits until the end (``xce.core.gcpause``): a replay
+        builds a heap that only grows (jobs, the decisions kept for verification) and makes almost
+        no reference cycles, so each of its full collections walked that heap again for nothing:
+        1.2 s of a 14 s replay of a million events, against a few hundred objects collected."""
         t0 = time.perf_counter()
         base = ReplayReader(self.path)
         try:
-            if self.alt_events is None:
-                self._replay_base(base)
-            else:
-                self._replay_alt(base)
+            with collector_paused():
+                if self.alt_events is None:
+                    self._replay_base(base)
+                else:
+                    self._replay_alt(base)
         finally:
             self.wall_s = time.perf_counter() - t0
             self.warnings = list(base.warnings)
