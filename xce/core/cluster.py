@@ -193,21 +193,23 @@ class Cluster:
             col = self._free_ok = np.where(self.ok, self.available("slots"), 0)
         return col
 
-    def derived(self, key: Any, compute: Any, update: Any = None) -> Any:
+    def derived(self, key: Any, compute: Any, update: Any = None, owner: Any = None) -> Any:
         """A value computed from host values only (a select mask, an order), kept across rounds.
 
         When some hosts' values changed since it was computed, ``update(value, hosts)`` refreshes
-        just those hosts if given; otherwise it is computed again.
+        just those hosts if given; otherwise it is computed again. A key may hold an ``id()``
+        (hashing a parsed request walks its whole tree, every ask); then ``owner`` is the object
+        itself, kept in the entry so the id cannot be reused while the entry lives.
         """
         entry = self._derived.get(key)
-        if entry is None:
+        if entry is None or entry[2] is not owner:
             if len(self._derived) > 4096:
                 self._derived.clear()
                 self._changed.clear()
             value = compute()
-            self._derived[key] = [self.values_version, value]
+            self._derived[key] = [self.values_version, value, owner]
             return value
-        version, value = entry
+        version, value, _ = entry
         if version != self.values_version:
             hosts = sorted({i for v, i in self._changed if v > version})
             value = update(value, hosts) if update is not None else compute()

@@ -152,24 +152,38 @@ class Allocator:
         return [cap, consumed, mask, 0]
 
     def _refresh_capacity(self, primary: Any, kept: list[Any], touched: list[int]) -> list[Any]:
+        """Recompute the hosts charged since ``kept`` was last read: one by one when they are few,
+        as one vector operation over just those hosts when there are more (usage reports between
+        two rounds touch many), afresh when they are most hosts."""
         cap, consumed, mask, first = kept
-        if len(touched) > 64:
-            return self._capacity_of(primary)
-        low = min(touched)
+        hosts = set(touched)
+        low = min(hosts)
         if low < first:
             kept[3] = low
         if cap is None:
             return kept
+        if len(hosts) * 2 > len(cap):
+            return self._capacity_of(primary)
         free = self.cluster.free_slots_ok()
-        for i in set(touched):
-            if mask is not None and not mask[i]:
-                continue  # stays 0
-            c = int(free[i])
-            for col, amount in consumed:
-                a = int(col[i]) // amount
-                if a < c:
-                    c = a
-            cap[i] = c if c > 0 else 0
+        if len(hosts) <= 8:
+            for i in hosts:
+                if mask is not None and not mask[i]:
+                    continue  # stays 0
+                c = int(free[i])
+                for col, amount in consumed:
+                    a = int(col[i]) // amount
+                    if a < c:
+                        c = a
+                cap[i] = c if c > 0 else 0
+            return kept
+        idx = np.fromiter(hosts, dtype=np.int64, count=len(hosts))
+        c = free[idx]
+        for col, amount in consumed:
+            np.minimum(c, col[idx] // amount, out=c)
+        if mask is not None:
+            c[~mask[idx]] = 0
+        np.maximum(c, 0, out=c)
+        cap[idx] = c
         return kept
 
     def select_mask(self, primary: Any) -> np.ndarray | None:
@@ -183,8 +197,8 @@ class Allocator:
                 mask[i] = primary.evaluate_select(_lookup(hosts[i]))
             return mask
 
-        return self.cluster.derived(("select", primary), lambda: np.fromiter(
-            (primary.evaluate_select(_lookup(h)) for h in hosts), dtype=bool, count=len(hosts)), update)
+        return self.cluster.derived(("select", id(primary)), lambda: np.fromiter(
+            (primary.evaluate_select(_lookup(h)) for h in hosts), dtype=bool, count=len(hosts)), update, primary)
 
     def _order(self, primary: Any) -> np.ndarray | None:
         """Host indexes sorted by the ``order[]`` keys; ties keep name order (stable sort).
@@ -218,8 +232,9 @@ class Allocator:
                 order = np.fromiter((i for _, i in pairs), dtype=np.int64, count=len(pairs))
             return keys, pairs, order
 
-        return self.cluster.derived(("order", primary),
-                                    lambda: ranked([primary.order_key(_lookup(h)) for h in hosts]), update)[2]
+        return self.cluster.derived(("order", id(primary)),
+                                    lambda: ranked([primary.order_key(_lookup(h)) for h in hosts]), update,
+                                    primary)[2]
 
     # -- charges -------------------------------------------------------------------------
     def _commit(self, primary: Any, placed: list[tuple[int, int]], alloc: Allocation) -> None:
