@@ -56,7 +56,7 @@ class Cluster:
 
     __slots__ = ("hosts", "index", "catalog", "ok", "pools", "_total", "_inuse", "_avail", "_free_ok",
                  "_jobs", "release_epoch", "_neutral", "values_version", "_derived",
-                 "_changed", "_caps", "_journal")
+                 "_changed", "_caps", "_journal", "_later")
 
     def __init__(self, catalog: ResourceCatalog, jobs: dict[int, Job]) -> None:
         self.hosts: list[Host] = []
@@ -87,9 +87,12 @@ class Cluster:
         #: Host indexes charged since the capacity vectors were last dropped, in order (at most
         #: ``JOURNAL_MAX``: past that the vectors are dropped, cheaper than refreshing from it).
         self._journal: list[int] = []
+        #: resource -> host index -> amount: usage charges not yet in the columns (``charge_later``).
+        self._later: dict[str, dict[int, int]] = {}
 
     # -- hosts ---------------------------------------------------------------------------
     def upsert_hosts(self, specs: Iterable[HostSpec]) -> None:
+        self._settle()  # before host indexes move
         self.release_epoch += 1
         self.values_version += 1
         self._derived.clear()  # host indexes may move: nothing derived survives
@@ -127,6 +130,7 @@ class Cluster:
         the kept capacity vectors refresh the reported hosts like charged ones (journaled), except
         those with a select mask, which the new values may change: they are dropped.
         """
+        self._settle()
         self.release_epoch += 1
         self.values_version += 1
         if self._caps:
@@ -173,6 +177,8 @@ class Cluster:
         return col
 
     def inuse(self, res: str) -> np.ndarray:
+        if self._later:
+            self._settle()
         col = self._inuse.get(res)
         if col is None:
             col = np.zeros(len(self.hosts), dtype=np.int64)
@@ -181,6 +187,8 @@ class Cluster:
 
     def available(self, res: str) -> np.ndarray:
         """``total - inuse`` for every host. Shared with the cache: callers must not modify it."""
+        if self._later:
+            self._settle()
         col = self._avail.get(res)
         if col is None:
             col = self._avail[res] = self.total(res) - self.inuse(res)
@@ -188,6 +196,8 @@ class Cluster:
 
     def free_slots_ok(self) -> np.ndarray:
         """Free slots of every host, zero where the host is not available. Read-only."""
+        if self._later:
+            self._settle()
         col = self._free_ok
         if col is None:
             col = self._free_ok = np.where(self.ok, self.available("slots"), 0)
@@ -229,6 +239,8 @@ class Cluster:
         re-derivation) drops it. Keyed by identity: parsed requests are interned, and the entry holds
         ``owner`` so its id cannot be reused while it is kept.
         """
+        if self._later:
+            self._settle()
         entry = self._caps.get(id(owner))
         journal = self._journal
         if entry is None or entry[0] is not owner:
@@ -304,6 +316,46 @@ class Cluster:
                 self._caps.clear()
                 journal.clear()
 
+    def charge_later(self, i: int, res: str, amount: int) -> None:
+        """``charge``, with the columns written when next read (``_settle``).
+
+        For usage reports: a busy cluster sends many between two rounds, and nothing reads the
+        columns in between, so their charges are summed per host here and written as one vector
+        operation per resource instead of several numpy element writes each. A release still
+        counts at once (``release_epoch``), as in ``charge``.
+        """
+        if amount < 0 and not self._neutral:
+            self.release_epoch += 1
+        per_host = self._later.get(res)
+        if per_host is None:
+            if res not in self._inuse:  # the column exists from now on, as after ``charge``
+                self._inuse[res] = np.zeros(len(self.hosts), dtype=np.int64)
+            per_host = self._later[res] = {}
+        per_host[i] = per_host.get(i, 0) + amount
+
+    def _settle(self) -> None:
+        """Write the charges ``charge_later`` kept into the columns and the caches built on them."""
+        later = self._later
+        if not later:
+            return
+        self._later = {}
+        for res, per_host in later.items():
+            n = len(per_host)
+            idx = np.fromiter(per_host, dtype=np.int64, count=n)
+            amounts = np.fromiter(per_host.values(), dtype=np.int64, count=n)
+            self._inuse[res][idx] += amounts  # host indexes are unique here
+            avail = self._avail.get(res)
+            if avail is not None:
+                avail[idx] -= amounts
+            if res == "slots" and self._free_ok is not None:
+                self._free_ok[idx] -= np.where(self.ok[idx], amounts, 0)
+            if self._caps:
+                journal = self._journal
+                journal.extend(per_host)
+                if len(journal) > JOURNAL_MAX:
+                    self._caps.clear()
+                    journal.clear()
+
     def charge_pool(self, res: str, amount: int) -> None:
         if amount < 0 and not self._neutral:
             self.release_epoch += 1
@@ -316,6 +368,7 @@ class Cluster:
         bookkeeping cannot apply: the host list changed (indexes moved) or a snapshot was loaded;
         ``core.validate`` runs it to check the bookkeeping.
         """
+        self._settle()
         self._drop_caches()
         for res, per_host in self.derive_inuse().items():
             col = self.inuse(res)
@@ -363,6 +416,7 @@ class Cluster:
 
     def inuse_table(self) -> dict[str, dict[str, int]]:
         """host -> resource -> in-use, for tests, validation and ``xce jobs -l`` style views."""
+        self._settle()
         out: dict[str, dict[str, int]] = {}
         for res in sorted(self._inuse):
             col = self._inuse[res]

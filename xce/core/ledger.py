@@ -158,7 +158,7 @@ class Ledger:
             delta = used - acc.used
             acc.used = used
             if delta:
-                self.cluster.charge(i, res, delta)
+                self.cluster.charge_later(i, res, delta)
 
     def _charged(self, usage: dict[str, Any], names: dict[str, str],
                  catalog: ResourceCatalog) -> tuple[tuple[str, str], ...]:
