@@ -9,6 +9,7 @@ over P pending jobs is timed; dispatch and pend decisions per second are measure
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import resource
@@ -41,12 +42,8 @@ def measure(nhosts: int, npending: int, mix: str) -> dict:
     from xce.core import events as ev
     from xce.core.specs import HostSpec, QueueSpec, SchedConfig
 
-    counts = {"DISPATCH": 0, "PEND": 0}
-
-    def sink(d):
-        counts[d.OP] = counts.get(d.OP, 0) + 1
-
-    core = SchedulerCore(sink, seed=1)
+    decisions: list = []
+    core = SchedulerCore(decisions.append, seed=1)
     core.push_event(ev.ConfigPush(ts=1, config=SchedConfig(queues=(QueueSpec("normal"),))))
     core.push_event(ev.WorkersPush(ts=1, hosts=tuple(
         HostSpec(f"h{i:05d}", values={"slots": SLOTS_PER_HOST, "mem": 64 << 30}) for i in range(nhosts))))
@@ -54,17 +51,33 @@ def measure(nhosts: int, npending: int, mix: str) -> dict:
     t0 = time.perf_counter()
     core.push_event(ev.JobsPush(ts=2, jobs=tuple(jobs)))
     t1 = time.perf_counter()
+    c1 = time.process_time()
     core.push_event(ev.BeginRound(ts=3))
     t2 = time.perf_counter()
+    cpu_s = time.process_time() - c1
     round_s = t2 - t1
+    counts = {"DISPATCH": 0, "PEND": 0}
+    for d in decisions:
+        counts[d.OP] = counts.get(d.OP, 0) + 1
     return {
         "figure": "scheduling_round", "hosts": nhosts, "pending": npending, "mix": mix,
-        "round_s": round(round_s, 4), "push_s": round(t1 - t0, 4),
+        "round_s": round(round_s, 4), "round_cpu_s": round(cpu_s, 4), "push_s": round(t1 - t0, 4),
+        # The round's decisions, hashed: compare it between two versions to know they decide alike.
+        "digest": decision_digest(decisions),
         "dispatched": counts["DISPATCH"], "pended": counts["PEND"],
         "decisions_per_s": round((counts["DISPATCH"] + counts["PEND"]) / round_s),
         "dispatch_per_s": round(counts["DISPATCH"] / round_s),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
+
+
+def decision_digest(decisions) -> str:
+    """sha256 of the decisions' JSON forms, one sorted-key line each, in order (first 16 hex digits)."""
+    h = hashlib.sha256()
+    for d in decisions:
+        h.update(json.dumps(d.to_json(), sort_keys=True).encode())
+        h.update(b"\n")
+    return h.hexdigest()[:16]
 
 
 def run(grid=None) -> list[dict]:
