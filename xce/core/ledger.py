@@ -47,9 +47,13 @@ class Ledger:
         """The allocator already charged the columns; record on the job what it holds."""
         cluster = self.cluster
         placement: dict[str, int] = {}
-        for i, tasks in alloc.slots:
-            name = cluster.hosts[i].name
-            placement[name] = placement.get(name, 0) + tasks
+        if len(alloc.slots) == 1:  # one host: its name once, not a lookup per step
+            i, tasks = alloc.slots[0]
+            placement[cluster.hosts[i].name] = tasks
+        else:
+            for i, tasks in alloc.slots:
+                name = cluster.hosts[i].name
+                placement[name] = placement.get(name, 0) + tasks
         for i, res, amount in alloc.charges:
             acc = job.accounts.setdefault((cluster.hosts[i].name, res), Account())
             acc.reserved += amount

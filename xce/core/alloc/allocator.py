@@ -360,6 +360,8 @@ def _first_fit(cap: np.ndarray, start: int) -> int:
     so a job costs a short comparison instead of one over every host.
     """
     n = len(cap)
+    if start < n and cap[start] >= 1:  # the host that took the last task usually has room for more
+        return start
     step = 64
     while start < n:
         fits = cap[start:start + step] >= 1
