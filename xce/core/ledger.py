@@ -89,6 +89,12 @@ class Ledger:
 
     def _charge_placement(self, job: Job, sign: int) -> None:
         index = self.cluster.index
+        if len(job.placement) == 1:  # one host: the one charge ``charge_many`` would make
+            host, tasks = job.placement[0]
+            i = index.get(host)
+            if i is not None:
+                self.cluster.charge(i, "slots", sign * tasks)
+            return
         placed = [(index[h], t) for h, t in job.placement if h in index]
         self.cluster.charge_many([i for i, _ in placed], "slots", [sign * t for _, t in placed])
 
@@ -108,6 +114,19 @@ class Ledger:
         """Give back everything: slots, real resources, shared pools; forget the placement."""
         self.release_slots(job)
         cluster = self.cluster
+        if job.real_charged and len(job.placement) == 1:
+            # The usual job: one host, so one charge per resource, the same ``charge_many`` makes.
+            host = job.placement[0][0]
+            if all(h == host for h, _ in job.accounts):
+                i = cluster.index.get(host)
+                if i is not None:
+                    for (_, res), acc in job.accounts.items():
+                        if acc.charged:
+                            cluster.charge(i, res, -acc.charged)
+                for res, amount in job.shared_charged.items():
+                    if res in cluster.pools:
+                        cluster.charge_pool(res, -amount)
+                job.real_charged = False
         if job.real_charged:
             by_res: dict[str, tuple[list[int], list[int]]] = {}
             for (host_name, res), acc in job.accounts.items():
