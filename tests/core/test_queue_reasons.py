@@ -71,3 +71,19 @@ def test_the_unknown_resource_reason_comes_first_in_a_full_cluster():
     h.submit(make_job(2).rusage("example.com/widgets=1"))
     d = h.round_decisions()[0]
     assert (d.reasons[0].step, d.reasons[0].resource) == ("unknown-resource", "example.com/widgets")
+
+
+def test_a_users_jobs_over_max_running_per_user_say_so_and_others_run():
+    h = Harness(queues=[queue("normal", max_running_per_user=1)])
+    h.hosts(make_host("h1").slots(8))
+    h.submit(make_job(1).user("ann"), make_job(2).user("ann"), make_job(3).user("bob"), make_job(4).user("ann"))
+    out = h.round_decisions()
+    assert [d.jobid for d in out if d.OP == "DISPATCH"] == [1, 3]
+    why = "user limit: 1 running jobs per user in queue normal (max_running_per_user)"
+    assert texts(out) == [(2, "user", why), (4, "user", why)]
+    assert h.round() == []  # told once
+    h.state(1, "DONE")
+    out = h.round_decisions()
+    assert [(d.OP, d.jobid) for d in out] == [("DISPATCH", 2)]  # job 4 was told already
+    h.submit(make_job(5).user("bob"))  # bob is at his limit too now
+    assert texts(h.round_decisions()) == [(5, "user", why)]

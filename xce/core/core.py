@@ -55,6 +55,8 @@ class SchedulerCore:
         self.preempted: dict[int, Job] = {}
         #: Queue -> the queue-level reason its pending jobs were last told (see ``_queue_reasons``).
         self.queue_told: dict[str, tuple[PendReason, ...]] = {}
+        #: Queue -> the users at its ``max_running_per_user`` whose pending jobs were last told so.
+        self.users_told: dict[str, frozenset[str]] = {}
         self.ledger = Ledger(self.cluster, self.queues, self.running)
         self.session: Session | None = None
         self.rounds = 0
@@ -209,7 +211,7 @@ class SchedulerCore:
             self.jobs[job.jobid] = job
             if job.state == PEND:
                 queue.pending += 1
-                self.queue_told.pop(job.queue, None)
+                self._joined(job.queue)
             elif job.state not in FINISHED and job.placement:
                 self.ledger.recharge(job)
                 if job.state in (RUN, UNKWN):
@@ -226,7 +228,7 @@ class SchedulerCore:
             queue.pending -= 1
         elif job.state != PEND and new == PEND:
             queue.pending += 1
-            self.queue_told.pop(job.queue, None)
+            self._joined(job.queue)
         job.state = new
 
     def _on_state(self, e: ev.JobStateChange) -> None:
@@ -291,7 +293,7 @@ class SchedulerCore:
             if job.state == PEND:
                 self.queues[job.queue].pending -= 1
                 self.queues[e.queue].pending += 1
-                self.queue_told.pop(e.queue, None)
+                self._joined(e.queue)
             self.ledger.move_queue(job, e.queue)
         if e.priority is not None:
             job.priority = e.priority
@@ -359,6 +361,11 @@ class SchedulerCore:
             picker.end_session()
             self.session = None
 
+    def _joined(self, queue: str) -> None:
+        """A job joined ``queue``'s pending jobs: it has not been told the queue's reasons yet."""
+        self.queue_told.pop(queue, None)
+        self.users_told.pop(queue, None)
+
     def _queue_reasons(self, session: Session) -> None:
         """Tell the pending jobs of a queue that dispatches nothing why (closed, inactive, at its limit).
 
@@ -377,13 +384,39 @@ class SchedulerCore:
             if prev is not None and prev[0].text == reason:
                 continue
             reasons = told[name] = (make_pend_reason("queue", detail=reason),)
-            for job in self.jobs.values():
-                if job.queue == name and job.state == PEND and job.last_pend != reasons:
-                    # Its own last failure is no longer what it was told: try it when the queue opens.
-                    job.failed_epoch = -1
-                    job.last_pend = reasons
-                    session.pended += 1
-                    self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
+            self._tell(session, name, None, reasons)
+        self._user_reasons(session)
+
+    def _user_reasons(self, session: Session) -> None:
+        """Tell the pending jobs of users at their queue's ``max_running_per_user`` why they wait
+        (the picker skips them). Walked only when the set of such users changes or a job joined
+        the queue; a user back under the limit has their jobs offered again, which gives them
+        their own reasons (or a start)."""
+        told = self.users_told
+        for name, queue in self.queues.items():
+            limit = queue.spec.max_running_per_user
+            full = frozenset(u for u, n in queue.running_by_user.items() if n >= limit) if limit else frozenset()
+            if not full or not queue.pending or name in self.queue_told:
+                told.pop(name, None)
+                continue
+            if told.get(name) == full:
+                continue
+            told[name] = full
+            reasons = (make_pend_reason("user", detail=f"user limit: {limit} running jobs per user in queue {name} "
+                                                        f"(max_running_per_user)"),)
+            self._tell(session, name, full, reasons)
+
+    def _tell(self, session: Session, queue: str, users: frozenset[str] | None,
+              reasons: tuple[PendReason, ...]) -> None:
+        """Pend every pending job of ``queue`` (of ``users`` only, when given) with ``reasons``."""
+        for job in self.jobs.values():
+            if job.queue == queue and job.state == PEND and job.last_pend != reasons and \
+                    (users is None or job.user in users):
+                # Its own last failure is no longer what it was told: try it when it may run again.
+                job.failed_epoch = -1
+                job.last_pend = reasons
+                session.pended += 1
+                self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
 
     def _cache_key(self, job: Job) -> Any:
         """The unsatisfiable cache's key (Req 7 AC 1): ``{select, rusage, user, queue, project}``.
