@@ -6,7 +6,7 @@ Sites add their own through the ``xce.resource_providers`` entry point group (se
 ``docs/providers.md``).
 """
 
-from xce.providers.base import ResourceProvider
+from xce.providers.base import JobView, ResourceProvider
 from xce.providers.cpu import CPU_MILLI, CpuMilliProvider
 from xce.providers.gpu import GPU, GpuProvider
 from xce.providers.manager import ProviderError, ProviderManager, default_manager
@@ -21,6 +21,7 @@ __all__ = [
     "MemoryBytesProvider",
     "ProviderError",
     "ProviderManager",
+    "JobView",
     "ResourceProvider",
     "default_manager",
 ]

@@ -15,8 +15,20 @@ machine that cannot run it, and the failure shows up an hour later somewhere els
 from __future__ import annotations
 
 import abc
+from dataclasses import dataclass
 
-__all__ = ["ResourceProvider"]
+__all__ = ["JobView", "ResourceProvider"]
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """What a provider is shown of one running job on this host, to measure its use
+    (:meth:`ResourceProvider.job_usage`): its processes as its control group holds them, and the
+    devices the worker gave it (GPU indexes)."""
+
+    jobid: int
+    pids: tuple[int, ...]
+    devices: tuple[str, ...] = ()
 
 
 class ResourceProvider(abc.ABC):
@@ -43,6 +55,17 @@ class ResourceProvider(abc.ABC):
     @abc.abstractmethod
     def is_available(self) -> bool:
         """False when the measurement could not be made; the resource is then not advertised."""
+
+    def job_usage(self, job: JobView) -> int | None:
+        """How much of this resource ``job`` uses now, a whole number in the resource's own unit;
+        None (the default) when this provider cannot tell one job's use from another's.
+
+        Optional: the worker asks at every usage report, for every job it runs, so it must be
+        cheap. What it answers goes into the job's usage ticks under the resource's name, and
+        ``xce drift`` compares it with what jobs declared; a resource no provider measures per job
+        is listed as unmeasured there rather than passed over.
+        """
+        return None
 
     def __repr__(self) -> str:
         try:

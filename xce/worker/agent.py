@@ -92,6 +92,8 @@ class Agent:
         self.gpu_ids: list[str] = []
         #: Reads the utilisation of the GPUs jobs hold, for their usage ticks (monitor thread only).
         self.gpu_sampler = usage.GpuSampler()
+        #: Providers that measure their resource per job (set at registration, with the providers).
+        self.job_meters = usage.JobMeters([])
         #: Steps run as root on each job's process before it switches to the job's owner (see
         #: :data:`xce.worker.launch.PrepareStep`), given the job (the start action's ``job``).
         self.prepare: Callable[[dict[str, Any]], list[launch.PrepareStep]] = lambda job: []
@@ -110,13 +112,15 @@ class Agent:
 
     # -- registration ----------------------------------------------------------------------
     def register(self, http: httpx.Client) -> dict[str, Any]:
-        resources, errors = measure.static_resources(self.slots)
-        for e in errors:
-            log.warning("resource provider left out: %s", e)
         from xce.providers.manager import default_manager
 
-        gpu = default_manager(load_entry_points=False)[0].get("xce.io/gpu")
+        manager, errors = default_manager()
+        resources = measure.static_resources(manager, errors, self.slots)
+        for e in errors:
+            log.warning("resource provider left out: %s", e)
+        gpu = manager.get("xce.io/gpu")
         self.gpu_ids = gpu.visible_devices() if gpu is not None else []
+        self.job_meters = usage.JobMeters([p for p in manager if p.resource_name in resources])
         with self.lock:
             running = sorted(self.jobs)
         body = {"name": self.name, "resources": resources, "load": self.sampler.sample(), "running": running,
@@ -383,6 +387,8 @@ class Agent:
                 busy = self.gpu_sampler.sample(jp.gpus)
                 if busy is not None:  # not measurable here: no figure rather than a made-up 0
                     tick[usage.GPU_UTIL] = busy
+            if self.job_meters.providers:
+                tick.update(self.job_meters.measure(jp.jobid, self.box.members(jp.jobid), jp.gpus))
             ticks[str(jp.jobid)] = tick
         if not any(jp.gpus for jp in running):
             self.gpu_sampler.close()

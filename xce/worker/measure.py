@@ -27,11 +27,9 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def static_resources(slots: int | None = None) -> tuple[dict[str, Any], list[str]]:
-    """Static values and provider capacities; the second item lists providers refused or unmeasurable."""
-    from xce.providers.manager import default_manager
-
-    manager, errors = default_manager()
+def static_resources(manager: Any, errors: list[str], slots: int | None = None) -> dict[str, Any]:
+    """Static values and the capacities of ``manager``'s providers; a provider refused or
+    unmeasurable is added to ``errors``."""
     res: dict[str, Any] = {
         "maxmem": int(psutil.virtual_memory().total),
         "ncpus": usable_cpus(),
@@ -39,7 +37,7 @@ def static_resources(slots: int | None = None) -> tuple[dict[str, Any], list[str
         "type": (platform.machine() or "unknown").upper(),
     }
     res.update(manager.advertised(errors=errors))
-    return res, errors
+    return res
 
 
 def _procs_running() -> int | None:

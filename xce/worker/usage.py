@@ -158,3 +158,46 @@ def fmt_bytes(n: int) -> str:
             v = n / size
             return f"{v:.1f}{unit}" if v < 10 and v != int(v) else f"{int(round(v))}{unit}"
     return f"{n}B"
+
+
+class JobMeters:
+    """The providers that can tell one job's use of their resource (``job_usage``), asked at every
+    usage report. A provider that raises or answers something other than a whole non-negative
+    number gives no figure for that tick (logged once per provider): a broken plugin must neither
+    stop the report nor put a made-up number into a job's accounting."""
+
+    def __init__(self, providers: list[Any]) -> None:
+        from xce.providers.base import ResourceProvider
+
+        # Only those that override the default (which answers None for every job).
+        self.providers = [p for p in providers if callable(getattr(p, "job_usage", None))
+                          and getattr(type(p), "job_usage", None) is not ResourceProvider.job_usage]
+        self._logged: set[str] = set()
+
+    def measure(self, jobid: int, pids: list[int], devices: list[str]) -> dict[str, int]:
+        if not self.providers:
+            return {}
+        from xce.providers.base import JobView
+
+        view = JobView(jobid, tuple(pids), tuple(devices))
+        out: dict[str, int] = {}
+        for p in self.providers:
+            name = p.resource_name
+            try:
+                value = p.job_usage(view)
+            except Exception as exc:
+                self._warn_once(name, "provider %s failed to measure a job's %s (no figure sent): %s", p, name, exc)
+                continue
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                self._warn_once(name, "provider %s measured %r for a job's %s; expected a whole number >= 0 "
+                                "(no figure sent)", p, value, name)
+                continue
+            out[name] = value
+        return out
+
+    def _warn_once(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._logged:
+            self._logged.add(key)
+            log.warning(message + " (logged once)", *args)
