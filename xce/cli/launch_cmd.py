@@ -24,6 +24,8 @@ def launch(command: list[str], tasks: int | None, hosts: str | None, label: bool
     import sys
     import threading
 
+    from xce.worker import taskauth
+
     def refuse(message: str) -> int:
         print(f"xce launch: {message}", file=sys.stderr)
         return 1
@@ -69,8 +71,7 @@ def launch(command: list[str], tasks: int | None, hosts: str | None, label: bool
     exits: dict[int, int] = {}
     failures: list[str] = []
     failed = threading.Event()
-    request = {"jobid": int(jobid), "key": key, "argv": command, "cwd": os.getcwd(), "env": dict(os.environ),
-               "ntasks": n}
+    request = {"jobid": int(jobid), "argv": command, "cwd": os.getcwd(), "env": dict(os.environ), "ntasks": n}
 
     def emit(tid: int, stream: str, line: str) -> None:
         text = f"{tid}: {line}\n" if label else line + "\n"
@@ -83,9 +84,16 @@ def launch(command: list[str], tasks: int | None, hosts: str | None, label: bool
         addr, _, port = servers[host].rpartition(":")
         try:
             s = socket.create_connection((addr.strip("[]"), int(port)), timeout=10)
+            greeting = b""
+            while not greeting.endswith(b"\n"):  # the server speaks first: a nonce to sign
+                chunk = s.recv(256)
+                if not chunk or len(greeting) > 4096:
+                    raise OSError("the task server closed the connection before greeting")
+                greeting += chunk
             s.settimeout(None)
-            s.sendall((json.dumps({**request, "tasks": ids}) + "\n").encode())
-        except (OSError, ValueError) as exc:
+            signed = taskauth.sign(key, str(json.loads(greeting)["nonce"]), {**request, "tasks": ids})
+            s.sendall((json.dumps(signed) + "\n").encode())
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             failures.append(f"cannot reach the worker of {host} at {servers[host]}: {exc}")
             failed.set()
             return

@@ -555,6 +555,7 @@ class Agent:
         return self._shutdown(threads)
 
     def _shutdown(self, threads: list[threading.Thread]) -> int:
+        self.tasks.stop()
         if self.stop_jobs_on_exit:
             with self.lock:
                 for jp in self.jobs.values():

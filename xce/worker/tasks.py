@@ -2,9 +2,10 @@
 
 Every worker listens on one TCP port (advertised to the controller when it registers, handed to
 the job's hosts in its start action). ``xce launch``, run inside the job, connects to each host of
-the job and asks for its share of the tasks. The request carries the job's *launch key*, a secret
-the controller made for that job and gave only to its hosts (so only to the job's environment):
-whoever knows it is the job, and a task runs as the job's owner anyway.
+the job and asks for its share of the tasks. The request is signed with the job's *launch key*, a
+secret the controller made for that job and gave only to its hosts (so only to the job's
+environment): whoever knows it is the job, and a task runs as the job's owner anyway. The key
+itself never crosses the network (:mod:`xce.worker.taskauth`: a MAC over a per-connection nonce).
 
 The tasks start the way every process of a job starts (:func:`xce.worker.launch.launch`: the
 owner's identity, its own session), joined to the job's container on this host before their first
@@ -13,15 +14,14 @@ stderr come back line by line over the connection; a signal from ``xce launch`` 
 task's process group; when the connection drops before they end (``xce launch`` was killed), the
 tasks are killed.
 
-Wire format: JSON lines. Request: ``{"jobid", "key", "argv", "cwd", "env", "tasks": [ids],
-"ntasks"}``; replies: ``{"started": id, "pid"}`` per task or one ``{"error": why}``, then
+Wire format: JSON lines. The server speaks first: ``{"nonce"}``. Request: ``{"jobid", "argv", "cwd",
+"env", "tasks": [ids], "ntasks", "mac"}``; replies: ``{"started": id, "pid"}`` per task or one ``{"error": why}``, then
 ``{"task", "stream": "out"|"err", "line"}`` and ``{"task", "exit", "signal"}``, and last
 ``{"done": true}``. The client may send ``{"signal": N}`` at any time.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 import os
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from xce.worker import launch, runner
+from xce.worker import launch, runner, taskauth
 from xce.worker.identity import StartError
 
 if TYPE_CHECKING:
@@ -80,11 +80,22 @@ class TaskServer:
         self.address = f"{local_address(self.agent.url)}:{sock.getsockname()[1]}"
         threading.Thread(target=self._accept, name="task-server", daemon=True).start()
 
+    def stop(self) -> None:
+        """Take no more launches (those running go on until their connection ends)."""
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
+            except OSError:
+                pass
+            sock.close()
+
     def _accept(self) -> None:
-        assert self.sock is not None
+        sock = self.sock
+        assert sock is not None
         while not self.agent.stopping.is_set():
             try:
-                conn, _ = self.sock.accept()
+                conn, _ = sock.accept()
             except OSError:
                 return
             threading.Thread(target=self._serve, args=(conn,), name="task-conn", daemon=True).start()
@@ -92,9 +103,11 @@ class TaskServer:
     # -- one launch ------------------------------------------------------------------------
     def _serve(self, conn: socket.socket) -> None:
         with conn:
+            challenge = taskauth.nonce()
+            _send(conn, {"nonce": challenge})
             try:
                 req = _read_request(conn)
-                tasks = self._start(req)
+                tasks = self._start(req, challenge)
             except _Refused as exc:
                 _send(conn, {"error": str(exc)})
                 return
@@ -110,7 +123,7 @@ class TaskServer:
                         t.child.wait(5.0)
                     t.close()
 
-    def _start(self, req: dict[str, Any]) -> list["_Task"]:
+    def _start(self, req: dict[str, Any], challenge: str) -> list["_Task"]:
         agent = self.agent
         try:
             jobid = int(req["jobid"])
@@ -122,7 +135,7 @@ class TaskServer:
         with agent.lock:
             jp = agent.jobs.get(jobid)
         key = (jp.job.get("launch_key") or "") if jp is not None else ""
-        if jp is None or not key or not hmac.compare_digest(key, str(req.get("key", ""))):
+        if jp is None or not taskauth.verify(key, challenge, req):
             raise _Refused(f"job {jobid} does not run on {agent.name}")
         if jp.end_reason:
             raise _Refused(f"job {jobid} is ending on {agent.name} ({jp.end_reason})")

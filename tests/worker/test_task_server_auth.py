@@ -1,0 +1,87 @@
+"""The task server (``xce launch``'s other end) as an attacker on the network sees it: the launch
+key never crosses the wire, a signed request cannot be sent again or altered, and a wrong or
+missing signature starts nothing. A real agent and task server; no controller needed."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+
+from xce.worker import taskauth
+from xce.worker.agent import Agent
+
+KEY = "0123456789abcdef0123456789abcdef"
+
+
+@pytest.fixture
+def server(tmp_path):
+    a = Agent("http://127.0.0.1:9", "t", name="h1", job_state=tmp_path / "jobs", run_as_self=True)
+    a._start({"jobid": 5, "user": "x", "tasks": 1, "command": ["sleep", "30"], "cwd": str(tmp_path),
+              "placement": [["h1", 1]], "launch_key": KEY})
+    assert 5 in a.jobs
+    a.tasks.start()
+    port = int(a.tasks.address.rpartition(":")[2])
+    yield a, port
+    a.stopping.set()
+    a.tasks.stop()
+    for jp in list(a.jobs.values()):
+        jp.kill_now("test over")
+        if jp.popen:
+            jp.popen.wait()
+
+
+def _lines(s: socket.socket) -> list[dict]:
+    buf, out = b"", []
+    s.settimeout(10)
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            return out
+        buf += chunk
+        while b"\n" in buf:
+            raw, buf = buf.split(b"\n", 1)
+            out.append(json.loads(raw))
+            if "error" in out[-1] or out[-1].get("done"):
+                return out
+
+
+def _ask(port: int, make) -> tuple[str, list[dict], bytes]:
+    """Connect, read the nonce, send ``make(nonce)``; (nonce, replies, bytes sent)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        f = s.makefile("rb")
+        nonce = json.loads(f.readline())["nonce"]
+        sent = (json.dumps(make(nonce)) + "\n").encode()
+        s.sendall(sent)
+        return nonce, _lines(s), sent
+
+
+REQUEST = {"jobid": 5, "argv": ["echo", "hi"], "cwd": "/", "env": {"PATH": "/usr/bin:/bin"}, "tasks": [0],
+           "ntasks": 1}
+
+
+def test_a_signed_request_runs_and_the_key_is_never_on_the_wire(server):
+    _, port = server
+    nonce, replies, sent = _ask(port, lambda n: taskauth.sign(KEY, n, REQUEST))
+    assert KEY.encode() not in sent
+    assert replies[0]["started"] == 0 and {"task": 0, "stream": "out", "line": "hi"} in replies, replies
+    assert replies[-1] == {"done": True}
+
+
+def test_a_replayed_altered_unsigned_or_wrongly_keyed_request_starts_nothing(server):
+    agent, port = server
+    _, replies, sent = _ask(port, lambda n: taskauth.sign(KEY, n, REQUEST))
+    captured = json.loads(sent)
+    refused = "job 5 does not run on h1"
+    # Replayed on a new connection: that one has another nonce.
+    assert _ask(port, lambda n: captured)[1] == [{"error": refused}]
+    # Altered after signing: another command under the captured signature.
+    assert _ask(port, lambda n: taskauth.sign(KEY, n, REQUEST) | {"argv": ["sh", "-c", "id"]})[1] == \
+        [{"error": refused}]
+    # The old way (the key itself), no MAC, a MAC made with another key.
+    assert _ask(port, lambda n: REQUEST | {"key": KEY})[1] == [{"error": refused}]
+    assert _ask(port, lambda n: taskauth.sign("f" * 32, n, REQUEST))[1] == [{"error": refused}]
+    time.sleep(0.2)
+    assert [t for t in agent.jobs] == [5]  # nothing but the job itself runs
