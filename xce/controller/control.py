@@ -11,6 +11,7 @@ simply loses that start action, so the worker never sees it at all.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -137,8 +138,6 @@ _PENDING_ONLY = ("name", "tasks", "request", "stdout", "stderr", "begin_time", "
 
 def _merged(stored: str | None, given: dict[str, Any] | None) -> dict[str, Any]:
     """The job's requests or limits with ``given`` merged in; a quantity of 0 removes a name."""
-    import json
-
     out = json.loads(stored) if stored else {}
     for name, value in (given or {}).items():
         if value in (0, "0"):
@@ -186,8 +185,6 @@ def _apply_run_limit(ctl: Controller, p: Principal, job: dict[str, Any], limit: 
 
 def _pending_changes(ctl: Controller, job: dict[str, Any], req: ModifyRequest) -> dict[str, Any]:
     """The pending-only changes, validated exactly as a submission with them would be."""
-    import json
-
     from xce.controller import submission
     from xce.controller.models import SubmitRequest
 

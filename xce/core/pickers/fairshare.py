@@ -101,11 +101,7 @@ class FairsharePicker(EasyBackfillPicker):
         for entry in list(self._order):
             queue = entry.queue
             if entry.delegate is not None:
-                while queue.is_ready():
-                    job = entry.delegate.next_job()
-                    if job is None:
-                        break
-                    yield job
+                yield from self._delegated(entry)
                 continue
             factors: dict[str, float] = {}
             ranked = []

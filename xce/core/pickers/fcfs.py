@@ -183,11 +183,7 @@ class FcfsPicker(BasePicker):
         for entry in list(self._order):
             queue = entry.queue
             if entry.delegate is not None:
-                while queue.is_ready():
-                    job = entry.delegate.next_job()
-                    if job is None:
-                        break
-                    yield job
+                yield from self._delegated(entry)
                 continue
             members = entry.members
             for key in entry.keys:
@@ -202,6 +198,15 @@ class FcfsPicker(BasePicker):
                     if self._halt:
                         self._halt = False
                         break
+
+    @staticmethod
+    def _delegated(entry: Any):
+        """The jobs a queue's own picker offers, while the queue may dispatch."""
+        while entry.queue.is_ready():
+            job = entry.delegate.next_job()
+            if job is None:
+                return
+            yield job
 
     def _forward(self, hook: str) -> Any:
         """``hook(job)`` answered by the delegate of the job's queue (None when it has no such hook)."""
