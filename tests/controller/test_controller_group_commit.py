@@ -86,3 +86,40 @@ def test_a_refused_submission_never_joins_a_group(tmp_path):
         assert len(jobs) == 10
     finally:
         ctl.stop()
+
+
+def test_retries_under_one_key_create_their_jobs_once_even_in_one_group(tmp_path, db_url):
+    """Clients that retry (the CLI sends an Idempotency-Key with every submission) while others
+    submit: each key's jobs exist once, and every retry is answered with the first one's job ids,
+    whether the first was committed earlier or waits in the same group."""
+    ctl = start_controller(tmp_path, db=db_url)
+    try:
+        headers = {"Authorization": f"Bearer {ctl.token('admin')}"}
+        first = httpx.post(f"{ctl.url}/v1/jobs", json={"command": ["true"]},
+                           headers={**headers, "Idempotency-Key": "k-0"}).json()["jobid"]
+        answers: dict[str, set[int]] = {}
+        lock = threading.Lock()
+        start = threading.Barrier(CLIENTS)
+
+        def client(n: int) -> None:
+            with httpx.Client(base_url=ctl.url, headers=headers, timeout=60) as c:
+                start.wait()
+                for i in range(EACH):
+                    key = f"k-{(n + i) % 6}"  # six keys, each sent by many clients at once
+                    r = c.post("/v1/jobs", json={"command": ["true"]}, headers={"Idempotency-Key": key})
+                    assert r.status_code == 201, r.text
+                    with lock:
+                        answers.setdefault(key, set()).add(r.json()["jobid"])
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert sorted(answers) == [f"k-{i}" for i in range(6)]
+        assert all(len(ids) == 1 for ids in answers.values()), answers
+        assert answers["k-0"] == {first}
+        jobs = httpx.get(f"{ctl.url}/v1/jobs", params={"user": "all"}, headers=headers).json()["jobs"]
+        assert sorted(j["jobid"] for j in jobs) == sorted(i for ids in answers.values() for i in ids)
+    finally:
+        ctl.stop()

@@ -6,9 +6,11 @@ commit waits for the write-ahead log to reach the disk (one fsync, a few millise
 per submission therefore caps a controller at a few hundred submissions per second however many
 clients submit at once. Here a submission is validated and given its job ids in its own request
 (a refusal is answered at once and never joins a group), then queued; one task writes everything
-queued in one transaction and answers each request after that commit. While it writes, the event
-loop is busy, so the next requests wait in their sockets and form the next group: one client
-alone sees no added delay, many clients share fsyncs.
+queued in one transaction and answers each request after that commit. Idempotency-Keys are
+checked there too, one query for the whole group (a retry of a submission already committed
+gets the first's answer). While it writes, the event loop is busy, so the next requests wait in
+their sockets and form the next group: one client alone sees no added delay, many clients share
+fsyncs.
 """
 
 from __future__ import annotations
@@ -36,9 +38,6 @@ class GroupCommitter:
         """What ``POST /v1/jobs`` answers; ``key`` is the client's Idempotency-Key (see
         :func:`xce.controller.submission.submit`)."""
         if key is not None:
-            done = submission._applied(self.ctl, user, key)
-            if done is not None:
-                return done
             same = self._keys.get((user, key))
             if same is not None:  # the same request again while the first waits for its commit
                 return dict(await asyncio.shield(same), duplicate=True)

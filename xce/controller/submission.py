@@ -280,17 +280,22 @@ def jobspec_json(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _applied(ctl: Controller, user: str, key: str) -> dict[str, Any] | None:
-    """The answer to a submission already applied under ``key`` (a client's retry after a failover)."""
-    with ctl.tx() as conn:
-        hit = conn.execute(sa.select(submit_keys.c.jobid, submit_keys.c.count)
-                           .where(submit_keys.c.user == user, submit_keys.c.key == key)).first()
-    if hit is None:
-        return None
-    row = ctl.job(hit.jobid)
-    return {"jobid": hit.jobid, "jobids": list(range(hit.jobid, hit.jobid + hit.count)), "count": hit.count,
-            "array_id": row["array_id"], "queue": row["queue"], "user": user, "state": PEND, "row": row,
+def _applied(ctl: Controller, conn: sa.engine.Connection, prepared: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """The answers to submissions already applied under their keys (a client's retry after a
+    failover), by position in ``prepared``: one query for a whole group, inside its transaction."""
+    keyed = {(p["user"], p["key"]): i for i, p in enumerate(prepared) if p["key"] is not None}
+    if not keyed:
+        return {}
+    hits = conn.execute(sa.select(submit_keys.c.user, submit_keys.c.key, submit_keys.c.jobid, submit_keys.c.count)
+                        .where(sa.tuple_(submit_keys.c.user, submit_keys.c.key).in_(list(keyed)))).all()
+    out = {}
+    for hit in hits:
+        row = ctl.job(hit.jobid)
+        out[keyed[(hit.user, hit.key)]] = {
+            "jobid": hit.jobid, "jobids": list(range(hit.jobid, hit.jobid + hit.count)), "count": hit.count,
+            "array_id": row["array_id"], "queue": row["queue"], "user": hit.user, "state": PEND, "row": row,
             "duplicate": True}
+    return out
 
 
 def check_key(key: str | None) -> str | None:
@@ -306,10 +311,6 @@ def submit(ctl: Controller, user: str, req: SubmitRequest, key: str | None = Non
     With ``key`` (the client's ``Idempotency-Key``), a second submission under the same key by the
     same user creates nothing and answers with the jobs of the first.
     """
-    if key is not None:
-        done = _applied(ctl, user, key)
-        if done is not None:
-            return done
     return commit(ctl, [prepare(ctl, user, req, key)])[0]
 
 
@@ -360,10 +361,15 @@ def prepare(ctl: Controller, user: str, req: SubmitRequest, key: str | None = No
 
 def commit(ctl: Controller, prepared: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Write prepared submissions in one transaction (one commit, one fsync on PostgreSQL), each
-    with its own history rows and JOBS_PUSH events in submission order; the answer of each."""
+    with its own history rows and JOBS_PUSH events in submission order; the answer of each. One
+    whose Idempotency-Key was already applied writes nothing and answers with the jobs of the first
+    (the job ids it was given stay unused)."""
     with ctl.tx() as conn:
-        conn.execute(jobs.insert(), [row for p in prepared for row in p["rows"]])
-        for p in prepared:
+        done = _applied(ctl, conn, prepared)
+        fresh = [p for i, p in enumerate(prepared) if i not in done]
+        if fresh:
+            conn.execute(jobs.insert(), [row for p in fresh for row in p["rows"]])
+        for p in fresh:
             for row in p["rows"]:
                 ctl.history(row["id"], None, PEND, "submitted", p["user"], p["now"])
             spec = jobspec_json(p["rows"][0])
@@ -378,7 +384,10 @@ def commit(ctl: Controller, prepared: list[dict[str, Any]]) -> list[dict[str, An
                 conn.execute(sa.insert(submit_keys).values(user=p["user"], key=p["key"], jobid=first, count=count,
                                                            ts=p["now"]))
     out = []
-    for p in prepared:
+    for i, p in enumerate(prepared):
+        if i in done:
+            out.append(done[i])
+            continue
         first, count, queue, user = p["first"], p["count"], p["queue"], p["user"]
         ctl.counts[(queue, PEND)] += count
         if log.isEnabledFor(logging.INFO):

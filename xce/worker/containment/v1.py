@@ -110,6 +110,8 @@ class CgroupV1(Containment):
         super().resume(jobid, sig)
 
     def kill(self, jobid: int) -> bool:
+        if not self.members(jobid):  # nothing left to fork: no freeze, no sweep (the usual end of a job)
+            return True
         frozen = self._freezer(jobid, "FROZEN")
         for pid in self.members(jobid):
             try:
@@ -146,7 +148,7 @@ class CgroupV1(Containment):
     def remove(self, jobid: int) -> None:
         if not any((d / f"job_{jobid}").exists() for d in self.dirs):
             return
-        self.kill(jobid)
+        self.kill(jobid)  # cheap when the group is already empty
         for d in self.dirs:
             fs.rmdir(d / f"job_{jobid}")
 

@@ -85,6 +85,8 @@ class CgroupV2(Containment):
         super().resume(jobid, sig)
 
     def kill(self, jobid: int) -> bool:
+        if not self.members(jobid):  # nothing left to fork: no kill, no sweep (the usual end of a job)
+            return True
         d = self.job_dir(jobid)
         if (d / "cgroup.kill").exists():
             try:
