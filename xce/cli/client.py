@@ -197,17 +197,17 @@ class Client:
 
 
 def connect(url: str | None = None, token: str | None = None, state_dir: str | None = None) -> Client:
-    sd = statedir.resolve(state_dir)
+    sd = statedir.locate(state_dir)
     url = url or os.environ.get("XCE_URL") or ",".join(statedir.controller_urls(sd))
     if not url:
         fail(f"no controller address: pass --url, set XCE_URL, or start one with `xce controller` "
-             f"(no {statedir.info_path(sd)})", EXIT_UNREACHABLE)
+             f"(no {os.path.join(sd, statedir.INFO)})", EXIT_UNREACHABLE)
     token = token or os.environ.get("XCE_TOKEN") or statedir.read_token(sd)
     munge_socket = None
     if not token:
         munge_socket = os.environ.get("XCE_MUNGE_SOCKET") or "/run/munge/munge.socket.2"
         if not os.path.exists(munge_socket):
-            fail(f"no token and no MUNGE: pass --token, set XCE_TOKEN, put yours in {sd / 'token'}, or run "
+            fail(f"no token and no MUNGE: pass --token, set XCE_TOKEN, put yours in {os.path.join(sd, statedir.USER_TOKEN)}, or run "
                  f"munged here ({munge_socket} does not exist; XCE_MUNGE_SOCKET names another)")
     return Client(url, token, munge_socket=munge_socket, ca_file=statedir.ca_file(sd) if "https://" in url else None)
 

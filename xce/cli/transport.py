@@ -37,26 +37,13 @@ class Endpoint:
     __slots__ = ("url", "scheme", "host", "port", "base", "ca_file", "timeout")
 
     def __init__(self, url: str, *, ca_file: str | None = None, timeout: float = 60.0) -> None:
-        scheme, sep, rest = url.partition("://")
-        scheme = scheme.lower()
-        if not sep or scheme not in ("http", "https"):
-            raise ValueError(f"invalid controller URL {url!r} (expected http://HOST:PORT or https://HOST:PORT)")
-        hostport, slash, path = rest.partition("/")
-        if hostport.startswith("["):  # [::1]:8080
-            host, _, port_text = hostport[1:].partition("]")
-            port_text = port_text.lstrip(":")
-        else:
-            host, _, port_text = hostport.partition(":")
-        if not host:
-            raise ValueError(f"invalid controller URL {url!r} (no host)")
+        from xce.controller.follow import split_url
+
         try:
-            port = int(port_text) if port_text else (443 if scheme == "https" else 80)
-        except ValueError:
-            raise ValueError(f"invalid controller URL {url!r} (port {port_text!r} is not a number)") from None
-        if not 0 < port < 65536:
-            raise ValueError(f"invalid controller URL {url!r} (port {port} out of range)")
-        self.url, self.scheme, self.host, self.port = url, scheme, host, port
-        self.base = ("/" + path).rstrip("/") if slash else ""
+            self.scheme, self.host, self.port, self.base = split_url(url)
+        except ValueError as exc:
+            raise ValueError(f"invalid controller URL {url!r} ({exc})") from None
+        self.url = url
         self.ca_file, self.timeout = ca_file, timeout
 
     @property

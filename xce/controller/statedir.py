@@ -13,23 +13,38 @@ paths by reading this module rather than by convention::
       controller.lock                 held (flock) while a controller runs
       xce.db                          the default SQLite store (WAL)
 
-Standard library only: the CLI imports this in every short-lived client process.
+The CLI imports this in every short-lived client process, so what a client reads (``locate``,
+``read_info``, ``controller_urls``, ``read_token``, ``ca_file``) takes plain strings and needs only
+``os`` and ``json``: ``pathlib`` and ``typing`` (with the ``urllib`` and ``ipaddress`` they pull in)
+would cost a client more start-up time than its own work.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 DEFAULT_STATE_DIR = "~/.xce"
 SERVICE_ROLES = ("admin", "worker", "scheduler", "metrics")
+INFO, USER_TOKEN, TOKENS = "controller.json", "token", "tokens"
+
+
+def locate(state_dir: str | os.PathLike[str] | None = None) -> str:
+    """The state directory: the argument, else ``$XCE_STATE_DIR``, else ``~/.xce``."""
+    raw = state_dir or os.environ.get("XCE_STATE_DIR") or DEFAULT_STATE_DIR
+    return os.path.expanduser(os.fspath(raw))
 
 
 def resolve(state_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The state directory: the argument, else ``$XCE_STATE_DIR``, else ``~/.xce``."""
-    raw = state_dir or os.environ.get("XCE_STATE_DIR") or DEFAULT_STATE_DIR
-    return Path(raw).expanduser()
+    """:func:`locate` as a ``Path``, for the services."""
+    from pathlib import Path
+
+    return Path(locate(state_dir))
 
 
 def ensure(state_dir: Path) -> Path:
@@ -39,11 +54,11 @@ def ensure(state_dir: Path) -> Path:
 
 
 def token_path(state_dir: Path, role: str) -> Path:
-    return state_dir / "tokens" / role
+    return state_dir / TOKENS / role
 
 
 def info_path(state_dir: Path) -> Path:
-    return state_dir / "controller.json"
+    return state_dir / INFO
 
 
 def lock_path(state_dir: Path) -> Path:
@@ -74,14 +89,16 @@ def write_info(state_dir: Path, info: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def read_info(state_dir: Path) -> dict[str, Any] | None:
+def read_info(state_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
     try:
-        return json.loads(info_path(state_dir).read_text())
+        with open(os.path.join(state_dir, INFO), "rb") as f:
+            info = json.loads(f.read())
     except (OSError, ValueError):
         return None
+    return info if isinstance(info, dict) else None
 
 
-def controller_urls(state_dir: Path) -> list[str]:
+def controller_urls(state_dir: str | os.PathLike[str]) -> list[str]:
     """The controllers of this state directory's cluster: ``urls`` of ``controller.json`` (written by
     ``xce up --controllers N``), else its ``url``; empty when there is no such file."""
     info = read_info(state_dir) or {}
@@ -89,11 +106,12 @@ def controller_urls(state_dir: Path) -> list[str]:
     return [str(u) for u in urls]
 
 
-def read_token(state_dir: Path) -> str | None:
+def read_token(state_dir: str | os.PathLike[str]) -> str | None:
     """The token a client on this machine should use: the user's own, else the admin token."""
-    for path in (state_dir / "token", token_path(state_dir, "admin")):
+    for path in (os.path.join(state_dir, USER_TOKEN), os.path.join(state_dir, TOKENS, "admin")):
         try:
-            text = path.read_text().strip()
+            with open(path) as f:
+                text = f.read().strip()
         except OSError:
             continue
         if text:
@@ -101,7 +119,7 @@ def read_token(state_dir: Path) -> str | None:
     return None
 
 
-def ca_file(state_dir: Path) -> str | None:
+def ca_file(state_dir: str | os.PathLike[str]) -> str | None:
     """The CA bundle to verify an HTTPS controller with: ``$XCE_CA_FILE``, else ``controller.json``'s."""
     return os.environ.get("XCE_CA_FILE") or (read_info(state_dir) or {}).get("ca_file")
 
