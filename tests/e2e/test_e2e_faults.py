@@ -134,7 +134,7 @@ def test_restarted_worker_adopts_its_running_job(make_cluster):
         if gone["state"] == "EXIT":
             assert "lost" in gone["reason"], gone["reason"]
         # The long job was adopted: still RUN after the re-registration, then its end is noticed,
-        # with its exit status (its keeper process recorded it; the new worker is not its parent).
+        # with its exit status (its spawner recorded it; the new worker is not its parent).
         assert xce.job(long)["state"] == "RUN"
         ended = xce.wait_state(long, ("EXIT", "DONE"), 20)
         assert ended["state"] == "DONE" and ended["exit_code"] == 0, ended

@@ -4,9 +4,9 @@ Three threads, each with one job, so that a slow request never delays a job's st
 
 * the **main thread** long-polls ``GET /v1/workers/NAME/actions`` and carries each action out
   (start, suspend, resume, kill), acknowledging it with the next poll's ``after``;
-* the **monitor** reaps ended jobs (at once when a child process exits, which the **child
-  watcher** thread notices with ``waitid``; otherwise every few tens of milliseconds, for jobs
-  adopted after a restart), samples usage and load every report interval, and enforces memory
+* the **monitor** reaps ended jobs (at once when a job's process exits, which its spawner tells,
+  or a task's, which the **child watcher** thread notices with ``waitid``; otherwise every few
+  tens of milliseconds, for jobs adopted after a restart), samples usage and load every report interval, and enforces memory
   limits;
 * the **poster** sends every report in the order it was made (``started`` before ``usage`` before
   ``finished``), retrying while the controller is unreachable, so nothing is lost to a blip. All
@@ -34,7 +34,7 @@ from typing import Any, Callable
 import httpx
 
 from xce.controller import follow
-from xce.worker import launch, measure, runlimit, runner, usage
+from xce.worker import launch, measure, runlimit, runner, spawner, usage
 from xce.worker.containment import Containment, Limits, ProcessGroup
 from xce.worker.jobstate import JobStateDir, still_alive
 from xce.worker.runner import JobProcess, StartError
@@ -100,6 +100,7 @@ class Agent:
         self.child_exited = threading.Event()  # the child watcher saw a process end: reap now
         self.reaped = threading.Event()
         self.child_started = threading.Event()
+        spawner.on_exit.append(self.child_exited.set)  # a job forked by the spawner ended
         #: Starts the tasks of parallel jobs for ``xce launch`` (:mod:`xce.worker.tasks`).
         self.tasks = TaskServer(self, task_port)
 
@@ -165,7 +166,7 @@ class Agent:
                 self.jobs[rec.jobid] = JobProcess.adopt(rec, self.box, exit_file)
                 log.warning("adopted job %s (pid %s) from a previous run", rec.jobid, rec.pid)
             elif self.state.exit_status(rec.jobid) is not None:
-                # It ended while the worker was down and its keeper recorded how: reported as it ended.
+                # It ended while the worker was down and its spawner recorded how: reported as it ended.
                 self.jobs[rec.jobid] = JobProcess.adopt(rec, self.box, exit_file)
                 log.warning("job %s ended while the worker was down; reporting its exit status", rec.jobid)
             else:
@@ -268,6 +269,8 @@ class Agent:
         with self.lock:
             self.jobs[jobid] = jp
         self.child_started.set()
+        if popen.poll() is not None:  # it already ended (its spawner told before it was listed here)
+            self.child_exited.set()
         self.state.save(jp.record())
         self._post_status(jobid, {"status": "started", "pid": popen.pid})
 

@@ -4,7 +4,7 @@ One small JSON file per job, written when the job starts and removed once its en
 A pid alone is not an identity (pids are reused), so the record keeps the leader's process
 creation time as well: a restarted worker adopts a job only when a process with that pid *and*
 that creation time is still alive. Next to it, ``<jobid>.exit`` receives the job's wait status
-from its keeper (:mod:`xce.worker.launch`) when it ends, so a restarted worker, which is not the
+from its parent, the worker's spawner (:mod:`xce.worker.spawner`), when it ends, so a restarted worker, which is not the
 job's parent, still learns how it ended.
 """
 
@@ -54,7 +54,7 @@ class JobStateDir:
         return self.path / f"{jobid}.exit"
 
     def exit_status(self, jobid: int) -> int | None:
-        """The job's wait status as its keeper wrote it; None while it runs (or if nobody knows)."""
+        """The job's wait status as its spawner wrote it; None while it runs (or if nobody knows)."""
         return read_exit(self.exit_path(jobid))
 
     def load_all(self) -> list[JobRecord]:

@@ -32,14 +32,12 @@ before the fork, and the child runs only plain system calls on pre-built values:
 imports, no name-service lookups, until ``execve`` replaces it. A fresh interpreter per job would
 avoid the question too, but costs ~20 ms of CPU per start, which a busy host cannot afford.
 
-**The keeper.** With ``exit_file`` set, the forked child does not become the job: it starts its own
-session, forks the job's process (which goes on as above), and stays as the job's parent, a
-process that only waits: when the job ends it writes the wait status to ``exit_file`` (the
-worker's own file, opened by the worker) and exits the same way. The worker waits for the keeper,
-so nothing changes while it runs; but a worker that was killed and restarted is nobody's parent,
-and learns how the jobs it adopted ended from their exit files (Slurm's ``slurmstepd`` plays the
-same part for ``slurmd``). The keeper is not in the job's control group, so killing the job does
-not kill it.
+**The spawner.** With ``exit_file`` set (a job's command, which must outlive a worker restart),
+the fork happens in the worker's spawner (:mod:`xce.worker.spawner`), a small process that stays
+the job's parent and writes its wait status to ``exit_file`` (the worker's own file, opened by the
+worker) when it ends: a worker that was killed and restarted is nobody's parent, and learns how
+the jobs it adopted ended from their exit files. The child runs the same steps either way; the
+worker runs the preparation steps on its pid either way.
 
 Reused for every process a job starts on a host (its command now; the tasks of a parallel job
 later): give it a :class:`LaunchSpec`.
@@ -51,7 +49,6 @@ import ctypes
 import errno
 import os
 import platform
-import resource
 import select
 import signal
 import time
@@ -108,28 +105,24 @@ class LaunchSpec:
     #: Already open descriptors (stdout, stderr) to use instead of the files: the pipes through
     #: which the worker forwards a task's output to ``xce launch``.
     fds: tuple[int, int] | None = None
-    #: Where a keeper process records the job's wait status (None: no keeper, the worker is the parent).
+    #: Where the spawner records the job's wait status (None: the worker forks it and is its parent).
     exit_file: str | None = None
 
 
 class Child:
-    """A started process, waited for like ``subprocess.Popen`` (``poll`` gives -N for signal N).
+    """A started process, waited for like ``subprocess.Popen`` (``poll`` gives -N for signal N)."""
 
-    ``pid`` is the job's process; ``waited`` the process the worker waits for (its keeper, which
-    ends the same way, or the job's process itself)."""
-
-    def __init__(self, pid: int, waited: int | None = None) -> None:
+    def __init__(self, pid: int) -> None:
         self.pid = pid
-        self.waited = pid if waited is None else waited
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
         if self.returncode is None:
             try:
-                pid, status = os.waitpid(self.waited, os.WNOHANG)
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
             except ChildProcessError:
                 return self.returncode
-            if pid == self.waited:
+            if pid == self.pid:
                 self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
@@ -153,6 +146,8 @@ def launch(spec: LaunchSpec) -> Child:
         os.path.join(os.fsencode(d) or b".", argv[0]) for d in spec.env.get("PATH", os.defpath).split(os.pathsep)]
     plan = _Plan(argv, env, search, os.fsencode(spec.cwd), os.fsencode(spec.stdout), os.fsencode(spec.stderr),
                  ident.uid, ident.gid, ident.groups, ident.switch, ident.name, spec.fds)
+    if spec.exit_file is not None:
+        return _spawned(spec, plan)
     try:
         go_r, go_w = os.pipe2(os.O_CLOEXEC)
     except OSError as exc:
@@ -163,16 +158,6 @@ def launch(spec: LaunchSpec) -> Child:
         os.close(go_r)
         os.close(go_w)
         raise StartError(f"cannot start a process on this host: {exc.strerror}") from None
-    keeper = spec.exit_file is not None
-    try:
-        pid_r, pid_w = os.pipe2(os.O_CLOEXEC) if keeper else (-1, -1)
-        exit_fd = os.open(spec.exit_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW,
-                          0o600) if keeper else -1  # type: ignore[arg-type]
-    except OSError as exc:
-        for fd in (go_r, go_w, status_r, status_w):
-            os.close(fd)
-        raise StartError(f"cannot start a process on this host: {exc.strerror}") from None
-    extra = [fd for fd in (pid_r, pid_w, exit_fd) if fd >= 0]
     # Signals stay blocked in the child until just before execve: no Python signal handler of the
     # worker may run there (it could wait on a lock a vanished thread held).
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
@@ -180,23 +165,16 @@ def launch(spec: LaunchSpec) -> Child:
         pid = os.fork()
     except OSError as exc:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        for fd in (go_r, go_w, status_r, status_w, *extra):
+        for fd in (go_r, go_w, status_r, status_w):
             os.close(fd)
         raise StartError(f"cannot start a process on this host: {exc.strerror}") from None
     if pid == 0:  # the child: never returns
-        if keeper:
-            _keeper(plan, go_r, status_w, pid_w, exit_fd)
         _child(plan, go_r, status_w)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(go_r)
     os.close(status_w)
-    for fd in (pid_w, exit_fd):
-        if fd >= 0:
-            os.close(fd)
     child = Child(pid)
     try:
-        if keeper:
-            child = Child(_read_job_pid(pid_r, child), waited=pid)
         try:
             for step in spec.prepare:
                 step(child.pid)
@@ -213,30 +191,42 @@ def launch(spec: LaunchSpec) -> Child:
         if go_w >= 0:
             os.close(go_w)
         os.close(status_r)
-        if pid_r >= 0:
-            os.close(pid_r)
     if reason is not None:
         child.wait(5.0)
         raise StartError(reason)
     return child
 
 
-def _read_job_pid(fd: int, keeper: Child) -> int:
-    """The pid of the job's process, as its keeper sends it right after forking it."""
-    data = b""
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
-            continue
-        chunk = os.read(fd, 32)
-        if not chunk:
-            break
-        data += chunk
+def _spawned(spec: LaunchSpec, plan: "_Plan") -> Child:
+    """The same start, forked by the worker's spawner (:mod:`xce.worker.spawner`), which stays the
+    process's parent and writes its wait status to ``spec.exit_file``."""
+    from xce.worker import spawner
+
     try:
-        return int(data)
-    except ValueError:
-        raise StartError("the job's process could not be started (its keeper failed to fork)") from None
+        exit_fd = os.open(spec.exit_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW,
+                          0o600)  # type: ignore[arg-type]
+    except OSError as exc:
+        raise StartError(f"cannot start a process on this host: {exc.strerror}") from None
+    try:
+        sp = spawner.shared()
+        child = spawner.SpawnedChild(sp, sp.fork(plan, exit_fd))
+    finally:
+        os.close(exit_fd)
+    try:
+        try:
+            for step in spec.prepare:
+                step(child.pid)
+        except Exception as exc:
+            sp.go(child.pid, False)
+            raise StartError(f"preparing the job's process failed: {exc}") from None
+        reason = sp.go(child.pid)
+    except BaseException:
+        _abandon(child)
+        raise
+    if reason is not None:
+        child.wait(5.0)
+        raise StartError(reason)
+    return child
 
 
 def _read_status(fd: int, child: Child) -> str | None:
@@ -266,11 +256,6 @@ def _abandon(child: Child) -> None:
     except OSError:
         try:
             os.kill(child.pid, signal.SIGKILL)
-        except OSError:
-            pass
-    if child.waited != child.pid:
-        try:
-            os.kill(child.waited, signal.SIGKILL)
         except OSError:
             pass
     child.wait(5.0)
@@ -322,46 +307,6 @@ def _child(plan: _Plan, go_r: int, status_w: int) -> None:
     except BaseException as exc:  # anything else: still a reason, never a traceback in the worker
         _report(status_w, f"the job's process failed to start: {exc}")
     os._exit(127)
-
-
-def _keeper(plan: _Plan, go_r: int, status_w: int, pid_w: int, exit_fd: int) -> None:
-    """The job's parent for its whole life (see the module's docstring). Plain system calls only,
-    with every signal blocked: nothing but SIGKILL ends it before the job does."""
-    try:
-        os.setsid()  # its own session: a signal to the worker's process group never reaches it
-        job = os.fork()
-    except BaseException:
-        os._exit(127)
-    if job == 0:
-        os.close(pid_w)
-        os.close(exit_fd)
-        _child(plan, go_r, status_w)
-    try:
-        os.close(go_r)
-        os.close(status_w)
-        os.write(pid_w, str(job).encode())
-        os.close(pid_w)
-        os.closerange(3, exit_fd)
-        os.closerange(exit_fd + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536)
-        while True:
-            try:
-                _, status = os.waitpid(job, 0)
-                break
-            except InterruptedError:
-                continue
-        os.write(exit_fd, b"%d\n" % status)
-        os.close(exit_fd)
-        code = os.waitstatus_to_exitcode(status)
-        if code >= 0:
-            os._exit(code)
-        # End by the same signal, so the worker sees what the job saw (without a core of our own).
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        _default_signal_dispositions()
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [-code])
-        os.kill(os.getpid(), -code)
-        os._exit(128 - code)
-    except BaseException:
-        os._exit(127)
 
 
 def _report(fd: int, message: str) -> None:

@@ -31,7 +31,7 @@ __all__ = ["Identity", "JobProcess", "StartError", "job_env", "launch_spec", "re
 #: Environment passed to every job before its own ``env``: enough for a shell to work, none of the
 #: worker's secrets (its token is never in a job's environment).
 #: How long after an adopted job's leader is seen gone its exit file may still be empty.
-KEEPER_WRITE_S = 1.0
+EXIT_WRITE_S = 1.0
 BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -57,7 +57,7 @@ class JobProcess:
     #: The start action's job (owner, environment, launch key): what its tasks are started with.
     job: dict[str, Any] = field(default_factory=dict)
     box: Containment = field(default_factory=ProcessGroup)  # holds every process of the job
-    exit_file: str | None = None  # where its keeper writes its wait status (read after a restart)
+    exit_file: str | None = None  # where its spawner writes its wait status (read after a restart)
     dead_since: float | None = None  # an adopted job's leader was seen gone (its status may follow)
 
     def record(self) -> JobRecord:
@@ -125,9 +125,12 @@ class JobProcess:
             self.kill_at = None
         if self.popen is not None:
             rc = self.popen.poll()
-            if rc is None:
+            if rc is not None:
+                return self._ended(rc)
+            if not getattr(self.popen, "orphaned", False):
                 return None
-            return self._ended(rc)
+            # Its spawner died without telling how it ended: watched as a job adopted after a restart.
+            self.popen = None
         try:
             p = psutil.Process(self.pid)
             alive = abs(p.create_time() - self.create_time) < 0.05 and p.status() != psutil.STATUS_ZOMBIE
@@ -143,12 +146,12 @@ class JobProcess:
         now = time.monotonic()
         if self.dead_since is None:
             self.dead_since = now
-        if now - self.dead_since < KEEPER_WRITE_S:  # its keeper writes the status a moment after
+        if now - self.dead_since < EXIT_WRITE_S:  # its spawner writes the status a moment after
             return None
         self.box.kill(self.jobid)
         return {"exit_code": None, "signal": None,
                 "reason": self.end_reason or "ended while the worker was restarting; its exit status is unknown "
-                          "(its keeper process did not record it)"}
+                          "(its spawner did not record it)"}
 
     def _ended(self, rc: int) -> dict[str, Any]:
         """The end of a job whose leader exited with ``rc`` (-N: signal N)."""

@@ -1,0 +1,105 @@
+"""The spawner forks jobs' processes and stays their parent: exit statuses reach the worker and the
+exit file, start failures arrive with their reason, and it outlives a killed worker until its
+last job has ended (then it goes)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from xce.worker import launch, runner, spawner
+from xce.worker.identity import StartError
+
+
+def _spec(tmp_path, argv, **kw) -> launch.LaunchSpec:
+    ident = runner.resolve_identity("", run_as_self=True, allow_root=True)
+    return launch.LaunchSpec(argv=argv, env={"PATH": "/usr/bin:/bin"}, cwd=str(tmp_path), stdout=str(tmp_path / "out"),
+                             stderr=str(tmp_path / "out"), identity=ident,
+                             exit_file=str(tmp_path / kw.pop("exit_name", "job.exit")), **kw)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def test_exit_codes_and_signals_reach_the_worker_and_the_exit_file(tmp_path):
+    child = launch.launch(_spec(tmp_path, ["sh", "-c", "echo hello; exit 3"]))
+    assert isinstance(child, spawner.SpawnedChild) and child.wait(10) == 3
+    assert os.waitstatus_to_exitcode(int((tmp_path / "job.exit").read_text())) == 3
+    assert (tmp_path / "out").read_text() == "hello\n"
+    child = launch.launch(_spec(tmp_path, ["sh", "-c", "kill -TERM $$"]))
+    assert child.wait(10) == -signal.SIGTERM
+    assert os.waitstatus_to_exitcode(int((tmp_path / "job.exit").read_text())) == -signal.SIGTERM
+
+
+def test_a_start_that_fails_says_why_and_leaves_nothing_running(tmp_path):
+    with pytest.raises(StartError, match="command not found: no-such-program-spw"):
+        launch.launch(_spec(tmp_path, ["no-such-program-spw"]))
+    seen: list[int] = []
+
+    def broken(pid: int) -> None:
+        seen.append(pid)
+        raise RuntimeError("no control group today")
+
+    with pytest.raises(StartError, match="preparing the job's process failed: no control group today"):
+        launch.launch(_spec(tmp_path, ["touch", str(tmp_path / "never.ran")], prepare=[broken]))
+    assert len(seen) == 1 and _gone(seen[0])
+    assert not (tmp_path / "never.ran").exists()
+
+
+def test_quick_jobs_back_to_back_never_wait_for_each_other(tmp_path):
+    """Pipe numbers are reused from one start to the next: a job that ended before its start was
+    told must not take the next job's answer with it (it did: that start then hung for 30 s)."""
+    slowest = 0.0
+    running = []
+    for i in range(300):
+        t = time.monotonic()
+        running.append(launch.launch(_spec(tmp_path, ["true"], exit_name=f"{i % 8}.exit")))
+        slowest = max(slowest, time.monotonic() - t)
+        if len(running) > 3:
+            assert running.pop(0).wait(10) == 0
+    assert all(c.wait(10) == 0 for c in running)
+    assert slowest < 5.0, slowest
+
+
+def test_the_spawner_outlives_a_killed_worker_records_the_end_and_then_goes(tmp_path):
+    script = textwrap.dedent(f"""
+        import os, sys
+        from xce.worker import launch, runner, spawner
+        ident = runner.resolve_identity("", run_as_self=True, allow_root=True)
+        c = launch.launch(launch.LaunchSpec(argv=["sh", "-c", "sleep 1; exit 7"], env={{"PATH": "/usr/bin:/bin"}},
+                          cwd={str(tmp_path)!r}, stdout="/dev/null", stderr="/dev/null", identity=ident,
+                          exit_file={str(tmp_path / "job.exit")!r}))
+        print(spawner.shared().proc.pid, c.pid, flush=True)
+        os.kill(os.getpid(), 9)
+    """)
+    # Its output pipe is the spawner's too: read the one line, not until the end of the pipe.
+    worker = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    line = worker.stdout.readline()
+    assert worker.wait(60) == -signal.SIGKILL, line
+    worker.stdout.close()
+    spawner_pid, job_pid = map(int, line.split())
+    try:
+        assert not _gone(spawner_pid) and not _gone(job_pid)
+        os.kill(spawner_pid, signal.SIGTERM)  # blocked: only SIGKILL ends it while a job runs
+        deadline = time.monotonic() + 15
+        while not _gone(spawner_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(job_pid) and _gone(spawner_pid)
+        assert os.waitstatus_to_exitcode(int((tmp_path / "job.exit").read_text())) == 7
+    finally:
+        for pid in (spawner_pid, job_pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass

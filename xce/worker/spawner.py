@@ -1,0 +1,350 @@
+"""The spawner: one small process per worker that forks every job's process and stays its parent.
+
+A job's process must have a parent that outlives the worker: a worker that was killed and
+restarted is nobody's parent, and learns how the jobs it adopted ended only from what their parent
+wrote down (Slurm's ``slurmstepd`` plays that part for ``slurmd``). That parent used to be a
+per-job *keeper*, forked from the worker: a copy of a multi-threaded interpreter with its HTTP
+client, forked twice per job, alive for the job's whole life, and the largest cost of a short job
+(~3 ms of CPU of the ~15 ms a worker spent per ``true`` job, in page-table copies, copy-on-write
+faults and Python's after-fork hooks). The spawner does the same for every job of its worker from
+one process that imports only the start sequence (:mod:`xce.worker.launch`), so each fork copies
+little: it forks the job's process, which runs :func:`xce.worker.launch._child` exactly as before,
+reaps it, and writes its wait status to the exit file the worker opened for it.
+
+It runs in its own session with every signal but ``SIGCHLD`` blocked (nothing but SIGKILL ends
+it while jobs run), talks to its worker over a private ``socketpair`` (one ``SOCK_SEQPACKET``
+message per step, ``marshal``-encoded; the exit file's descriptor travels with the start
+message), and exits once its worker is gone and its last job has ended. A restarted worker
+starts a new one; the old one finishes its jobs' exit files and goes.
+
+The steps of one start, seen from the worker (:meth:`Spawner.fork`, :meth:`Spawner.go`):
+``start`` (the plan and the exit file) -> ``forked`` (the job's pid: the worker now runs its
+preparation steps, as root, on that pid) -> ``go`` (or ``drop``) -> ``started`` (None once the
+command runs, else the reason it could not). Then, whenever a job ends: ``exit`` (pid, status).
+"""
+
+from __future__ import annotations
+
+import array
+import itertools
+import marshal
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from xce.worker.identity import StartError
+from xce.worker.launch import START_TIMEOUT_S, Child, _child, _Plan
+
+_MAX_MSG = 1 << 20
+
+#: Called (from a spawner's reader thread) whenever a job's process ended, or a spawner went away:
+#: the worker reaps at once instead of at its next tick.
+on_exit: list[Callable[[], None]] = []
+
+
+def _send(sock: socket.socket, msg: tuple, fds: tuple[int, ...] = ()) -> None:
+    data = marshal.dumps(msg)
+    if fds:
+        sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+    else:
+        sock.send(data)
+
+
+def _recv(sock: socket.socket) -> tuple[tuple | None, list[int]]:
+    """One message and the descriptors it carried; (None, []) once the other side is gone."""
+    data, anc, _, _ = sock.recvmsg(_MAX_MSG, socket.CMSG_SPACE(4 * 4))
+    fds: list[int] = []
+    for level, kind, payload in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            a = array.array("i")
+            a.frombytes(payload[:len(payload) - len(payload) % a.itemsize])
+            fds.extend(a)
+    return (marshal.loads(data) if data else None), fds
+
+
+# -- the worker's side -----------------------------------------------------------------------
+
+class Spawner:
+    """The worker's handle on its spawner process (started on first use, thread-safe)."""
+
+    def __init__(self) -> None:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.proc = subprocess.Popen([sys.executable, "-m", "xce.worker.spawner", str(child.fileno())],
+                                     pass_fds=[child.fileno()], start_new_session=True, stdin=subprocess.DEVNULL)
+        child.close()
+        self.sock = parent
+        self.lock = threading.Lock()  # one sender at a time
+        self.cond = threading.Condition()
+        self.replies: dict[Any, tuple] = {}
+        #: Wait statuses of ended jobs, by pid, until their Child reads them.
+        self.exits: dict[int, int] = {}
+        self.alive = True
+        self._tokens = itertools.count(1)
+        threading.Thread(target=self._read, name="spawner-reader", daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                msg, fds = _recv(self.sock)
+            except OSError:
+                msg, fds = None, []
+            for fd in fds:
+                os.close(fd)
+            if msg is None:
+                with self.cond:
+                    self.alive = False
+                    self.cond.notify_all()
+                try:
+                    self.proc.wait(10.0)  # reaped here: the worker's child watcher would see it forever
+                except subprocess.TimeoutExpired:
+                    pass
+                for fn in on_exit:
+                    fn()
+                return
+            if msg[0] == "exit":
+                with self.cond:
+                    self.exits[msg[1]] = msg[2]
+                    self.cond.notify_all()
+                for fn in on_exit:
+                    fn()
+            else:
+                with self.cond:
+                    self.replies[(msg[0], msg[1])] = msg
+                    self.cond.notify_all()
+
+    def _ask(self, msg: tuple, answer: tuple, fds: tuple[int, ...] = ()) -> tuple:
+        with self.lock:
+            try:
+                _send(self.sock, msg, fds)
+            except OSError as exc:
+                raise StartError(f"cannot start a process on this host: the worker's spawner is gone ({exc})") from None
+        deadline = time.monotonic() + START_TIMEOUT_S + 5.0
+        with self.cond:
+            while answer not in self.replies:
+                left = deadline - time.monotonic()
+                if not self.alive or left <= 0:
+                    raise StartError("cannot start a process on this host: the worker's spawner does not answer")
+                self.cond.wait(left)
+            return self.replies.pop(answer)
+
+    def fork(self, plan: _Plan, exit_fd: int) -> int:
+        """Fork the job's process (it waits for :meth:`go`); its pid."""
+        token = next(self._tokens)
+        fields = (plan.argv, plan.env, plan.search, plan.cwd, plan.stdout, plan.stderr, plan.uid, plan.gid,
+                  tuple(plan.groups), plan.switch, plan.user)
+        reply = self._ask(("start", token, fields), ("forked", token), (exit_fd,))
+        if reply[2] is None:
+            raise StartError(f"cannot start a process on this host: {reply[3]}")
+        return reply[2]
+
+    def go(self, pid: int, go: bool = True) -> str | None:
+        """Let the process run its command (or, with ``go=False``, give up on it); None once its
+        command runs, else why it could not start."""
+        if not go:
+            with self.lock:
+                try:
+                    _send(self.sock, ("drop", pid))
+                except OSError:
+                    pass
+            return None
+        try:
+            return self._ask(("go", pid), ("started", pid))[2]
+        except StartError:
+            raise StartError(f"the job's process did not start within {START_TIMEOUT_S:g}s (a file system that "
+                             f"does not answer?); it was killed") from None
+
+    def status(self, pid: int) -> int | None:
+        with self.cond:
+            return self.exits.pop(pid, None)
+
+
+class SpawnedChild(Child):
+    """A job's process whose parent is the spawner: its end is learned from the spawner's message
+    (``orphaned`` once the spawner itself is gone without telling: the worker then watches the job
+    like one adopted after a restart)."""
+
+    def __init__(self, spawner: Spawner, pid: int) -> None:
+        super().__init__(pid)
+        self.spawner = spawner
+
+    @property
+    def orphaned(self) -> bool:
+        return self.returncode is None and not self.spawner.alive and self.poll() is None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            status = self.spawner.status(self.pid)
+            if status is not None:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
+_shared: Spawner | None = None
+_shared_lock = threading.Lock()
+
+
+def shared() -> Spawner:
+    """This process's spawner, started on first use (again if the last one died)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or not _shared.alive:
+            _shared = Spawner()
+        return _shared
+
+
+# -- the spawner process ---------------------------------------------------------------------
+
+class _Job:
+    __slots__ = ("token", "exit_fd", "go_w", "status_r", "chunks")
+
+    def __init__(self, token: int, exit_fd: int, go_w: int, status_r: int) -> None:
+        self.token, self.exit_fd, self.go_w, self.status_r = token, exit_fd, go_w, status_r
+        self.chunks: list[bytes] = []
+
+
+def _serve(sock: socket.socket) -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.valid_signals()) - {signal.SIGCHLD})
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    jobs: dict[int, _Job] = {}
+    starting: dict[int, int] = {}  # status pipe -> pid
+    connected = True
+
+    def tell(msg: tuple) -> None:
+        nonlocal connected
+        if connected:
+            try:
+                _send(sock, msg)
+            except OSError:
+                connected = False
+
+    def start(token: int, fields: tuple, exit_fd: int) -> None:
+        plan = _Plan(*fields)
+        try:
+            go_r, go_w = os.pipe2(os.O_CLOEXEC)
+            status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        except OSError as exc:
+            os.close(exit_fd)
+            tell(("forked", token, None, exc.strerror))
+            return
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            for fd in (go_r, go_w, status_r, status_w, exit_fd):
+                os.close(fd)
+            tell(("forked", token, None, exc.strerror))
+            return
+        if pid == 0:
+            _child(plan, go_r, status_w)  # never returns
+        os.close(go_r)
+        os.close(status_w)
+        jobs[pid] = _Job(token, exit_fd, go_w, status_r)
+        starting[status_r] = pid
+        tell(("forked", token, pid))
+
+    def release(pid: int, go: bool) -> None:
+        job = jobs.get(pid)
+        if job is None or job.go_w < 0:
+            return
+        try:
+            if go:
+                os.write(job.go_w, b"g")
+        finally:
+            os.close(job.go_w)
+            job.go_w = -1
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            job = jobs.pop(pid, None)
+            if job is None:
+                continue
+            try:
+                os.write(job.exit_fd, b"%d\n" % status)
+            except OSError:
+                pass
+            os.close(job.exit_fd)
+            if job.go_w >= 0:
+                os.close(job.go_w)
+            if job.status_r >= 0:  # it ended before its start was told: its reason, whole
+                del starting[job.status_r]
+                try:
+                    while chunk := os.read(job.status_r, 4096):
+                        job.chunks.append(chunk)
+                except OSError:
+                    pass
+                os.close(job.status_r)
+                # Nothing written: its command ran (and has ended already).
+                tell(("started", pid, b"".join(job.chunks).decode(errors="replace") or None))
+            tell(("exit", pid, status))
+
+    while connected or jobs:
+        watched = [wake_r, *starting] + ([sock] if connected else [])
+        ready, _, _ = select.select(watched, [], [])
+        for fd in ready:
+            if fd == wake_r:
+                try:
+                    while os.read(wake_r, 512):
+                        pass
+                except BlockingIOError:
+                    pass
+            elif fd is sock:
+                try:
+                    msg, fds = _recv(sock)
+                except OSError:
+                    msg, fds = None, []
+                if msg is None:
+                    connected = False  # the worker is gone: the jobs waiting for their go never get it
+                    for pid in list(jobs):
+                        release(pid, False)
+                    continue
+                if msg[0] == "start" and len(fds) == 1:
+                    start(msg[1], msg[2], fds[0])
+                else:
+                    for extra in fds:
+                        os.close(extra)
+                    if msg[0] in ("go", "drop"):
+                        release(msg[1], msg[0] == "go")
+            else:
+                pid = starting[fd]
+                data = os.read(fd, 4096)
+                if data:
+                    jobs[pid].chunks.append(data)
+                    continue
+                # Closed by execve (O_CLOEXEC): the command runs; or by the child's exit after a reason.
+                del starting[fd]
+                os.close(fd)
+                job = jobs[pid]
+                job.status_r = -1  # its number may name the next job's pipe
+                tell(("started", pid, b"".join(job.chunks).decode(errors="replace") or None))
+        reap()
+
+
+def main(argv: list[str]) -> None:
+    sock = socket.socket(fileno=int(argv[0]))
+    os.set_inheritable(sock.fileno(), False)
+    try:
+        _serve(sock)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        os._exit(1)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
