@@ -42,6 +42,13 @@ from xce.core.specs import DONE, EXIT, RUN, SSUSP, UNKWN, USUSP
 
 #: Resources XCE's own shipped providers (``xce.providers``) publish; the only ``xce.io/`` names a
 #: worker may report.
+# Built once: every worker's poll runs them, and building a statement costs more than running it.
+_ACKED = sa.delete(actions).where(actions.c.host == sa.bindparam("h"), actions.c.id <= sa.bindparam("after"))
+_PENDING = (sa.select(actions).where(actions.c.host == sa.bindparam("h"), actions.c.id > sa.bindparam("after"))
+            .order_by(actions.c.id).limit(sa.bindparam("lim")))
+_DELIVERED = (sa.update(actions).where(actions.c.id.in_(sa.bindparam("ids", expanding=True)))
+              .values(delivered=sa.bindparam("at")))
+
 SHIPPED_PROVIDERS = frozenset({"xce.io/cpu-milli", "xce.io/memory-bytes", "xce.io/gpu"})
 STRING_VALUED = frozenset({"type", "model"})
 ON_HOST = (RUN, SSUSP, USUSP, UNKWN)
@@ -233,12 +240,11 @@ def fetch_actions(ctl: Controller, name: str, after: int, limit: int) -> dict[st
     _host(ctl, name)
     with ctl.tx() as conn:
         if after > 0:
-            conn.execute(sa.delete(actions).where(actions.c.host == name, actions.c.id <= after))
-        rows = conn.execute(sa.select(actions).where(actions.c.host == name, actions.c.id > after)
-                            .order_by(actions.c.id).limit(limit)).mappings().all()
+            conn.execute(_ACKED, {"h": name, "after": after})
+        rows = conn.execute(_PENDING, {"h": name, "after": after, "lim": limit}).mappings().all()
         fresh = [r["id"] for r in rows if r["delivered"] is None]
         if fresh:
-            conn.execute(sa.update(actions).where(actions.c.id.in_(fresh)).values(delivered=time.time_ns()))
+            conn.execute(_DELIVERED, {"ids": fresh, "at": time.time_ns()})
     out = [{"id": r["id"], "kind": r["kind"], "jobid": r["jobid"], "created": r["created"], **json.loads(r["payload"])}
            for r in rows]
     return {"actions": out, "last_id": out[-1]["id"] if out else after}
