@@ -22,6 +22,24 @@ def _counter(text: str, name: str) -> float:
     return float(m.group(1))
 
 
+def _storm(ctl, headers: dict[str, str], submit) -> None:
+    """CLIENTS clients at once, each on its own connection, each calling ``submit(client, n, i)``
+    EACH times."""
+    start = threading.Barrier(CLIENTS)
+
+    def client(n: int) -> None:
+        with httpx.Client(base_url=ctl.url, headers=headers, timeout=60) as c:
+            start.wait()
+            for i in range(EACH):
+                submit(c, n, i)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+
+
 def test_concurrent_submissions_share_commits_and_are_durable_when_answered(tmp_path, db_url):
     ctl = start_controller(tmp_path, db=db_url)
     try:
@@ -29,28 +47,20 @@ def test_concurrent_submissions_share_commits_and_are_durable_when_answered(tmp_
         answered: list[int] = []
         problems: list[str] = []
         lock = threading.Lock()
-        start = threading.Barrier(CLIENTS)
 
-        def client(n: int) -> None:
-            with httpx.Client(base_url=ctl.url, headers=headers, timeout=60) as c:
-                start.wait()
-                for i in range(EACH):
-                    r = c.post("/v1/jobs", json={"command": ["echo", str(n), str(i)], "priority": n})
-                    if r.status_code != 201:
-                        problems.append(r.text)
-                        continue
-                    jobid = r.json()["jobid"]
-                    # answered means committed: another connection sees it at once
-                    if httpx.get(f"{ctl.url}/v1/jobs/{jobid}", headers=headers).status_code != 200:
-                        problems.append(f"job {jobid} answered but not readable")
-                    with lock:
-                        answered.append(jobid)
+        def submit(c: httpx.Client, n: int, i: int) -> None:
+            r = c.post("/v1/jobs", json={"command": ["echo", str(n), str(i)], "priority": n})
+            if r.status_code != 201:
+                problems.append(r.text)
+                return
+            jobid = r.json()["jobid"]
+            # answered means committed: another connection sees it at once
+            if httpx.get(f"{ctl.url}/v1/jobs/{jobid}", headers=headers).status_code != 200:
+                problems.append(f"job {jobid} answered but not readable")
+            with lock:
+                answered.append(jobid)
 
-        threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
+        _storm(ctl, headers, submit)
         assert problems == []
         assert len(answered) == len(set(answered)) == CLIENTS * EACH
         metrics = httpx.get(f"{ctl.url}/metrics", headers=headers).text
@@ -98,24 +108,20 @@ def test_retries_under_one_key_create_their_jobs_once_even_in_one_group(tmp_path
         first = httpx.post(f"{ctl.url}/v1/jobs", json={"command": ["true"]},
                            headers={**headers, "Idempotency-Key": "k-0"}).json()["jobid"]
         answers: dict[str, set[int]] = {}
+        refused: list[str] = []
         lock = threading.Lock()
-        start = threading.Barrier(CLIENTS)
 
-        def client(n: int) -> None:
-            with httpx.Client(base_url=ctl.url, headers=headers, timeout=60) as c:
-                start.wait()
-                for i in range(EACH):
-                    key = f"k-{(n + i) % 6}"  # six keys, each sent by many clients at once
-                    r = c.post("/v1/jobs", json={"command": ["true"]}, headers={"Idempotency-Key": key})
-                    assert r.status_code == 201, r.text
-                    with lock:
-                        answers.setdefault(key, set()).add(r.json()["jobid"])
+        def submit(c: httpx.Client, n: int, i: int) -> None:
+            key = f"k-{(n + i) % 6}"  # six keys, each sent by many clients at once
+            r = c.post("/v1/jobs", json={"command": ["true"]}, headers={"Idempotency-Key": key})
+            with lock:
+                if r.status_code != 201:
+                    refused.append(r.text)
+                else:
+                    answers.setdefault(key, set()).add(r.json()["jobid"])
 
-        threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
+        _storm(ctl, headers, submit)
+        assert refused == []
         assert sorted(answers) == [f"k-{i}" for i in range(6)]
         assert all(len(ids) == 1 for ids in answers.values()), answers
         assert answers["k-0"] == {first}

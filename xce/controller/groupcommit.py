@@ -49,7 +49,7 @@ class GroupCommitter:
         self._queue.append((prepared, fut))
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._drain())
-        return await fut
+        return dict(await fut)  # a copy: a retry waiting on the same future reads the original
 
     async def _drain(self) -> None:
         while self._queue:
