@@ -103,3 +103,23 @@ def test_the_spawner_outlives_a_killed_worker_records_the_end_and_then_goes(tmp_
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def test_many_running_jobs_do_not_exhaust_the_spawner_and_each_keeps_the_workers_limit(tmp_path):
+    """The spawner holds one exit file per running job: with the worker's soft limit of 64 open
+    files it still runs 100 jobs at once, and every job starts with that limit of 64."""
+    script = textwrap.dedent(f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        from xce.worker import launch, runner
+        ident = runner.resolve_identity("", run_as_self=True, allow_root=True)
+        children = [launch.launch(launch.LaunchSpec(
+            argv=["sh", "-c", "ulimit -n; sleep 1"], env={{"PATH": "/usr/bin:/bin"}}, cwd={str(tmp_path)!r},
+            stdout={str(tmp_path)!r} + f"/{{i}}.out", stderr="/dev/null", identity=ident,
+            exit_file={str(tmp_path)!r} + f"/{{i}}.exit")) for i in range(100)]
+        print(sorted({{c.wait(30) for c in children}}), flush=True)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[0]", out.stderr[-2000:]
+    assert {(tmp_path / f"{i}.out").read_text() for i in range(100)} == {"64\n"}

@@ -106,6 +106,7 @@ class LaunchSpec:
     #: which the worker forwards a task's output to ``xce launch``.
     fds: tuple[int, int] | None = None
     #: Where the spawner records the job's wait status (None: the worker forks it and is its parent).
+    #: Not with ``fds``: a task's pipes belong to the worker.
     exit_file: str | None = None
 
 

@@ -29,6 +29,7 @@ import array
 import itertools
 import marshal
 import os
+import resource
 import select
 import signal
 import socket
@@ -119,18 +120,22 @@ class Spawner:
                     self.replies[(msg[0], msg[1])] = msg
                     self.cond.notify_all()
 
-    def _ask(self, msg: tuple, answer: tuple, fds: tuple[int, ...] = ()) -> tuple:
+    def _ask(self, msg: tuple, answer: tuple, fds: tuple[int, ...] = (), late: str = "") -> tuple:
+        gone = "cannot start a process on this host: the worker's spawner is gone"
         with self.lock:
             try:
                 _send(self.sock, msg, fds)
             except OSError as exc:
-                raise StartError(f"cannot start a process on this host: the worker's spawner is gone ({exc})") from None
-        deadline = time.monotonic() + START_TIMEOUT_S + 5.0
+                raise StartError(f"{gone} ({exc.strerror})") from None
+        deadline = time.monotonic() + START_TIMEOUT_S
         with self.cond:
             while answer not in self.replies:
+                if not self.alive:
+                    raise StartError(gone)
                 left = deadline - time.monotonic()
-                if not self.alive or left <= 0:
-                    raise StartError("cannot start a process on this host: the worker's spawner does not answer")
+                if left <= 0:
+                    raise StartError(late or "cannot start a process on this host: the worker's spawner does "
+                                             "not answer")
                 self.cond.wait(left)
             return self.replies.pop(answer)
 
@@ -142,6 +147,8 @@ class Spawner:
         reply = self._ask(("start", token, fields), ("forked", token), (exit_fd,))
         if reply[2] is None:
             raise StartError(f"cannot start a process on this host: {reply[3]}")
+        with self.cond:  # an end told for an earlier process with this pid is not this one's
+            self.exits.pop(reply[2], None)
         return reply[2]
 
     def go(self, pid: int, go: bool = True) -> str | None:
@@ -154,11 +161,9 @@ class Spawner:
                 except OSError:
                     pass
             return None
-        try:
-            return self._ask(("go", pid), ("started", pid))[2]
-        except StartError:
-            raise StartError(f"the job's process did not start within {START_TIMEOUT_S:g}s (a file system that "
-                             f"does not answer?); it was killed") from None
+        return self._ask(("go", pid), ("started", pid),
+                         late=f"the job's process did not start within {START_TIMEOUT_S:g}s (a file system that "
+                              f"does not answer?); it was killed")[2]
 
     def status(self, pid: int) -> int | None:
         with self.cond:
@@ -211,12 +216,19 @@ class _Job:
 
 def _serve(sock: socket.socket) -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.valid_signals()) - {signal.SIGCHLD})
+    # One exit file held open per running job: room for as many as the host allows, while each job
+    # still starts with the limit the worker was given.
+    nofile = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile[1], nofile[1]))
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     jobs: dict[int, _Job] = {}
     starting: dict[int, int] = {}  # status pipe -> pid
     connected = True
+    poller = select.poll()  # not select(): descriptors beyond 1024 are usual with many jobs
+    poller.register(wake_r, select.POLLIN)
+    poller.register(sock, select.POLLIN)
 
     def tell(msg: tuple) -> None:
         nonlocal connected
@@ -243,11 +255,13 @@ def _serve(sock: socket.socket) -> None:
             tell(("forked", token, None, exc.strerror))
             return
         if pid == 0:
+            resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
             _child(plan, go_r, status_w)  # never returns
         os.close(go_r)
         os.close(status_w)
         jobs[pid] = _Job(token, exit_fd, go_w, status_r)
         starting[status_r] = pid
+        poller.register(status_r, select.POLLIN)
         tell(("forked", token, pid))
 
     def release(pid: int, go: bool) -> None:
@@ -281,6 +295,7 @@ def _serve(sock: socket.socket) -> None:
                 os.close(job.go_w)
             if job.status_r >= 0:  # it ended before its start was told: its reason, whole
                 del starting[job.status_r]
+                poller.unregister(job.status_r)
                 try:
                     while chunk := os.read(job.status_r, 4096):
                         job.chunks.append(chunk)
@@ -292,22 +307,21 @@ def _serve(sock: socket.socket) -> None:
             tell(("exit", pid, status))
 
     while connected or jobs:
-        watched = [wake_r, *starting] + ([sock] if connected else [])
-        ready, _, _ = select.select(watched, [], [])
-        for fd in ready:
+        for fd, _ in poller.poll():
             if fd == wake_r:
                 try:
                     while os.read(wake_r, 512):
                         pass
                 except BlockingIOError:
                     pass
-            elif fd is sock:
+            elif fd == sock.fileno():
                 try:
                     msg, fds = _recv(sock)
                 except OSError:
                     msg, fds = None, []
                 if msg is None:
                     connected = False  # the worker is gone: the jobs waiting for their go never get it
+                    poller.unregister(sock)
                     for pid in list(jobs):
                         release(pid, False)
                     continue
@@ -318,7 +332,7 @@ def _serve(sock: socket.socket) -> None:
                         os.close(extra)
                     if msg[0] in ("go", "drop"):
                         release(msg[1], msg[0] == "go")
-            else:
+            elif fd in starting:
                 pid = starting[fd]
                 data = os.read(fd, 4096)
                 if data:
@@ -326,6 +340,7 @@ def _serve(sock: socket.socket) -> None:
                     continue
                 # Closed by execve (O_CLOEXEC): the command runs; or by the child's exit after a reason.
                 del starting[fd]
+                poller.unregister(fd)
                 os.close(fd)
                 job = jobs[pid]
                 job.status_r = -1  # its number may name the next job's pipe
