@@ -77,7 +77,7 @@ def check(level: str, fmt: str) -> str | None:
 
 def configure(process: str, level: str = "INFO", fmt: str | None = None, stream: TextIO | None = None) -> None:
     """Route every logger of this process to ``stream`` (stderr) in ``fmt`` (default ``$XCE_LOG_FORMAT``,
-    else text). Libraries' chatter (httpx, uvicorn access) stays at WARNING."""
+    else text). Libraries' chatter (uvicorn's access log, asyncio, alembic) stays at WARNING."""
     fmt = fmt or os.environ.get("XCE_LOG_FORMAT") or "text"
     problem = check(level, fmt)
     if problem:
@@ -89,5 +89,5 @@ def configure(process: str, level: str = "INFO", fmt: str | None = None, stream:
         root.removeHandler(h)
     root.addHandler(handler)
     root.setLevel(level.upper())
-    for noisy in ("httpx", "httpcore", "uvicorn.access", "asyncio", "alembic"):
+    for noisy in ("uvicorn.access", "asyncio", "alembic"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

@@ -179,7 +179,8 @@ def test_a_program_loads_only_the_module_it_needs():
 
 
 HEAVY = ("fastapi", "sqlalchemy", "uvicorn", "numpy", "xce.core", "typer", "click", "httpx", "pydantic", "rich",
-         "starlette", "http", "email", "urllib", "argparse", "typing", "dataclasses", "inspect", "socket", "ssl")
+         "starlette", "http", "email", "urllib", "argparse", "typing", "dataclasses", "inspect", "socket", "ssl",
+         "json", "re", "enum")  # json compiles regular expressions at import: xce.wirejson instead
 
 
 @pytest.mark.parametrize("argv", [["jobs", "--json"], ["submit", "--json", "--", "true"], ["kill", "1"]])

@@ -8,18 +8,22 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 
 import pytest
 
 from xce.cli.client import ApiError, Client, Unreachable, query
-from xce.cli.transport import Connection, Endpoint, TransportError
+from xce.controller.follow import Session
+from xce.controller.transport import Connection, Endpoint, Refused, TransportError
 
 
 class Server:
     """Answers each request on 127.0.0.1 with the next canned reply; records what it received."""
 
-    def __init__(self, replies: list[bytes], close_after: int | None = None, tls: ssl.SSLContext | None = None):
+    def __init__(self, replies: list[bytes], close_after: int | None = None, tls: ssl.SSLContext | None = None,
+                 delay: float = 0.0):
         self.replies = list(replies)
+        self.delay = delay
         self.close_after = close_after
         self.requests: list[bytes] = []
         self.sock = socket.create_server(("127.0.0.1", 0))
@@ -64,6 +68,7 @@ class Server:
                     if req is None:
                         break
                     self.requests.append(req)
+                    time.sleep(self.delay)
                     conn.sendall(self.replies.pop(0))
                     served += 1
                     if self.close_after is not None and served >= self.close_after:
@@ -94,7 +99,7 @@ def test_content_length_chunked_and_to_the_end():
     first, second, _ = srv.requests
     assert first.startswith(b"GET /base/v1/x?id=1&id=2&q=a%20b%26c HTTP/1.1\r\nHost: 127.0.0.1:")
     assert b"Authorization: Bearer tok\r\n" in first
-    assert second.startswith(b"POST /base/v1/y HTTP/1.1") and second.endswith(b'\r\n\r\n{"k": "v"}')
+    assert second.startswith(b"POST /base/v1/y HTTP/1.1") and second.endswith(b'\r\n\r\n{"k":"v"}')
 
 
 def test_errors_carry_the_detail():
@@ -178,5 +183,36 @@ def test_tls_with_a_private_ca(tmp_path):
         assert ok.get("/") == {"secure": True}
         with pytest.raises(Unreachable, match="CERTIFICATE_VERIFY_FAILED"):
             Client(f"https://localhost:{srv.port}", "t", timeout=10).get("/")  # not signed by a CA the system trusts
+    finally:
+        srv.close()
+
+
+def test_a_service_session_sends_json_and_reads_status_and_body():
+    srv = Server([_json(200, {"actions": []}), _json(409, {"detail": "job 7 is not placed on w1"})])
+    try:
+        with Session(f"http://127.0.0.1:{srv.port}", "svc") as s:
+            r = s.get("/v1/workers/w1/actions", params={"after": 3, "wait": 25.0, "all": True, "none": None})
+            assert (r.status_code, r.json()) == (200, {"actions": []})
+            r.raise_for_status()
+            r = s.post("/v1/workers/w1/reports", json={"reports": [{"jobid": 7, "status": "finished"}]})
+            assert r.status_code == 409 and "not placed" in r.text
+            with pytest.raises(Refused, match="HTTP 409"):
+                r.raise_for_status()
+    finally:
+        srv.close()
+    get, post = srv.requests
+    assert get.startswith(b"GET /v1/workers/w1/actions?after=3&wait=25.0&all=true HTTP/1.1\r\n")
+    assert b"Authorization: Bearer svc\r\n" in get and b"Idempotency-Key" not in get
+    assert b"Idempotency-Key: " in post  # a retried report is recognised, not applied twice
+    assert post.endswith(b'{"reports":[{"jobid":7,"status":"finished"}]}')
+
+
+def test_a_long_poll_waits_longer_than_an_ordinary_request_may():
+    srv = Server([_json(200, {"n": 1}), _json(200, {"n": 2})], delay=0.6)
+    try:
+        with Session(f"http://127.0.0.1:{srv.port}", "svc", timeout=0.2) as s:
+            assert s.get("/v1/sched/events", params={"wait": 0.5}, timeout=5.0).json() == {"n": 1}
+            with pytest.raises(Unreachable, match="timed out"):
+                s.get("/v1/sched/events")  # the session's own 0.2 s again
     finally:
         srv.close()

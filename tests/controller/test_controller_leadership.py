@@ -21,7 +21,7 @@ import sqlalchemy as sa
 
 from pgschema import fresh_schema
 from xce.controller import statedir
-from xce.controller.follow import LEADER_HEADER, httpx_client
+from xce.controller.follow import LEADER_HEADER, Session
 from xce.controller.launch import start_controller
 from xce.testing.wait import wait_for
 
@@ -85,7 +85,7 @@ def test_one_leads_the_other_redirects_to_it(pair):
         before = httpx.get(a.url + "/v1/jobs", headers=auth, params=mine).json()["jobs"]
         assert all(j["command"] != ["true", "redirected"] for j in before)
         # A client given both addresses, the follower first, lands on the leader.
-        with httpx_client([b.url, a.url], token) as http:
+        with Session([b.url, a.url], token) as http:
             r = http.post("/v1/jobs", json={"command": ["true", "redirected"]})
             assert r.status_code == 201
             assert http.get(f"/v1/jobs/{r.json()['jobid']}").json()["command"] == ["true", "redirected"]
@@ -94,7 +94,7 @@ def test_one_leads_the_other_redirects_to_it(pair):
         assert "xce_controller_leader 1.0" in httpx.get(a.url + "/metrics", headers=auth).text
 
 
-def read_feed(client: httpx.Client, after: int) -> tuple[list[dict], int]:
+def read_feed(client: Session, after: int) -> tuple[list[dict], int]:
     got = []
     while True:
         page = client.get("/v1/sched/events", params={"after": after, "limit": 500}).json()
@@ -109,7 +109,7 @@ def test_kill9_of_the_leader_the_follower_takes_over_and_continues_ids_and_feed(
     try:
         token, sched_token = a.token("admin"), a.token("scheduler")
         urls = [a.url, b.url]
-        with httpx_client(urls, token) as admin, httpx_client(urls, sched_token) as sched:
+        with Session(urls, token) as admin, Session(urls, sched_token) as sched:
             cursor = sched.get("/v1/sched/state").json()["seq"]
             ids = [admin.post("/v1/jobs", json={"command": ["sleep", str(i)]}).json()["jobid"] for i in range(20)]
             before, cursor = read_feed(sched, cursor)

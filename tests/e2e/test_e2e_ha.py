@@ -11,7 +11,7 @@ import time
 import pytest
 
 from ha_harness import UpCluster, wait_for
-from xce.controller.follow import httpx_client
+from xce.controller.follow import Session
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -39,7 +39,7 @@ def test_two_controllers_on_postgresql_100_jobs_survive_kill9_of_the_leader(tmp_
         work.mkdir()
         cmd = ["sh", "-c", f"sleep 0.2; echo $XCE_JOBID >> {work}/$XCE_JOBID"]
         ids: list[int] = []
-        with httpx_client(c.urls, c.token("admin"), patience=30) as http:
+        with Session(c.urls, c.token("admin"), patience=30) as http:
             ids += [http.post("/v1/jobs", json={"command": cmd, "cwd": str(tmp_path)}).json()["jobid"] for _ in range(50)]
             leader_url, st = c.leader()
             os.kill(st["controller"]["pid"], signal.SIGKILL)

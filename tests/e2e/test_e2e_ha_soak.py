@@ -19,12 +19,11 @@ import signal
 import threading
 import time
 
-import httpx
 import pytest
 import sqlalchemy as sa
 
 from ha_harness import UpCluster, percentiles, wait_for
-from xce.controller.follow import httpx_client
+from xce.controller.follow import Session, Unreachable
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -45,7 +44,7 @@ class Load:
 
     def run(self) -> None:
         body = {"command": ["sh", "-c", f"echo $XCE_JOBID >> {self.runs}/$XCE_JOBID"], "cwd": str(self.cwd)}
-        with httpx_client(self.urls, self.token, patience=60) as http:
+        with Session(self.urls, self.token, patience=60) as http:
             while not self.stop.is_set():
                 try:
                     r = http.post("/v1/jobs", json=body)
@@ -53,7 +52,7 @@ class Load:
                         self.acked.append(r.json()["jobid"])
                     else:
                         self.failures.append(f"HTTP {r.status_code}: {r.text[:200]}")
-                except httpx.HTTPError as exc:
+                except Unreachable as exc:
                     self.failures.append(repr(exc))
                 self.stop.wait(0.05)
 
@@ -71,11 +70,11 @@ class FeedReader:
         self.thread = threading.Thread(target=self.run, name="feed", daemon=True)
 
     def run(self) -> None:
-        with httpx_client(self.urls, self.token, patience=60, timeout=30) as http:
+        with Session(self.urls, self.token, patience=60, timeout=30) as http:
             while self.until is None or self.cursor < self.until:
                 try:
                     r = http.get("/v1/sched/events", params={"after": self.cursor, "wait": 0.5, "limit": 1000})
-                except httpx.HTTPError as exc:
+                except Unreachable as exc:
                     self.errors.append(repr(exc))
                     continue
                 if r.status_code != 200:
@@ -100,7 +99,7 @@ def test_ha_soak(tmp_path, pg_url):
         urls = c.urls
         runs = tmp_path / "runs"
         runs.mkdir()
-        with httpx_client(urls, c.token("scheduler")) as http:
+        with Session(urls, c.token("scheduler")) as http:
             start_seq = http.get("/v1/sched/state").json()["seq"]
         feed = FeedReader(urls, c.token("scheduler"), start_seq)
         load = Load(urls, c.token("admin"), runs, tmp_path)

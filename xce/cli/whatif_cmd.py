@@ -56,23 +56,6 @@ def _window(since: str, until: str | None) -> tuple[int, int]:
     return a, b  # type: ignore[return-value]
 
 
-def get_raw(client, target: str, params: dict) -> bytes:
-    """The body of a GET that answers text, not JSON (the exports); ApiError on a refusal."""
-    import json
-
-    from xce.cli.client import ApiError, query
-
-    q = query(params)
-    status, raw = client.send("GET", target + ("?" + q if q else ""), None)
-    if status >= 400:
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            obj = raw.decode(errors="replace")
-        raise ApiError(status, obj.get("detail", obj) if isinstance(obj, dict) else obj)
-    return raw
-
-
 def _write(raw: bytes, out) -> None:
     from xce.cli.client import fail
 
@@ -91,8 +74,8 @@ def _write(raw: bytes, out) -> None:
 
 def fetch_workload(client, since_ns: int, until_ns: int | None, queue: str | None, user: str | None,
                    fmt: str) -> bytes:
-    return get_raw(client, "/v1/workload", {"since": since_ns, "until": until_ns, "queue": queue, "user": user,
-                                            "format": fmt})
+    return client.raw("/v1/workload", {"since": since_ns, "until": until_ns, "queue": queue, "user": user,
+                                       "format": fmt})
 
 
 def workload_export(since: str, until: str | None, queue: str | None, user: str | None, out, fmt: str | None,
@@ -141,7 +124,7 @@ WORKLOAD = Group("workload", "The cluster's finished jobs as a workload for `xce
 def cluster_export(out, url: str | None, token: str | None, state_dir: str | None) -> None:
     from xce.cli.client import call, connect
 
-    raw = call(get_raw, connect(url, token, state_dir), "/v1/cluster/export", {})
+    raw = call(connect(url, token, state_dir).raw, "/v1/cluster/export")
     _write(raw, out)
     if out is not None and str(out) != "-":
         print(f"wrote {raw.count(b'[[sim.hosts]]')} host(s) and the queues to {out}", file=sys.stderr)
@@ -221,7 +204,7 @@ def whatif(since: str, until: str | None, queue: str | None, user: str | None, p
     a, b = _window(since, until)
     client = connect(url, token, state_dir)
     raw = call(fetch_workload, client, a, b, queue, user, "xce")
-    base_text = call(get_raw, client, "/v1/cluster/export", {}).decode()
+    base_text = call(client.raw, "/v1/cluster/export").decode()
     client.close()
     window = f"jobs submitted since {since}" + (f" until {until}" if until else "")
     try:

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from xce.controller import statedir
+from xce.controller import follow, statedir
 
 CLUSTER_FILE = "cluster.json"
 log = logging.getLogger("xce.cluster")
@@ -273,19 +273,15 @@ class LocalCluster:
         """The CLI reads ``<state-dir>/token`` first: make it this user's own token, so jobs are theirs.
 
         A token left by an earlier start is kept while it still works for this user."""
-        import httpx
-
-        from xce.controller.follow import httpx_client
-
         path = self.state_dir / "token"
         me = getpass.getuser()
         try:
             old = path.read_text().strip()
-            with httpx_client(self.urls, old, timeout=30.0, verify=self._verify()) as http:
+            with self.session(old) as http:
                 r = http.get("/v1/whoami")
             if r.status_code == 200 and r.json().get("name") == me:
                 return
-        except (OSError, httpx.HTTPError, ValueError):
+        except (OSError, follow.Unreachable, ValueError):
             pass
         issued = self.request("POST", "/v1/admin/tokens", {"name": me, "role": "user",
                                                            "note": f"xce up: {me}'s own token ({path})"})
@@ -301,31 +297,29 @@ class LocalCluster:
         os.replace(tmp, self.state_dir / CLUSTER_FILE)
 
     # -- talking to it ---------------------------------------------------------------------
+    def session(self, token: str, urls: list[str] | None = None, timeout: float = 30.0) -> follow.Session:
+        """A client of this cluster's leader (of ``urls``, when given)."""
+        ca = statedir.ca_file(self.state_dir) if (self.url or "").startswith("https") else None
+        return follow.Session(urls or self.urls, token, timeout=timeout, ca_file=ca)
+
     def request(self, method: str, path: str, body: Any = None, role: str = "admin", **params: Any) -> Any:
         """One API call, to the leader."""
-        from xce.controller.follow import httpx_client
-
-        with httpx_client(self.urls, self.token(role), timeout=30.0, verify=self._verify()) as http:
+        with self.session(self.token(role)) as http:
             r = http.request(method, path, json=body, params=params or None)
         r.raise_for_status()
         return r.json() if r.headers.get("content-type", "").startswith("application/json") else r.text
 
-    def _verify(self) -> Any:
-        if not (self.url or "").startswith("https"):
-            return True
-        return statedir.client_ssl_context(statedir.ca_file(self.state_dir))
-
     def leader_status(self) -> dict[str, Any] | None:
         """``GET /v1/status`` of the controller that leads now, or None while none does."""
-        import httpx
-
         for url in self.urls:
             try:
-                st = httpx.get(url + "/v1/status", timeout=5.0, verify=self._verify(),
-                               headers={"Authorization": f"Bearer {self.token('admin')}"}).json()
-            except (httpx.HTTPError, ValueError):
+                # Patience 0 and this one address: a follower's answer is not followed to the leader.
+                with self.session(self.token("admin"), [url], timeout=5.0) as http:
+                    r = http.get("/v1/status")
+                st = r.json()
+            except (follow.Unreachable, ValueError):
                 continue
-            if st.get("controller", {}).get("role") == "leader":
+            if r.status_code == 200 and st.get("controller", {}).get("role") == "leader":
                 return st
         return None
 

@@ -2,8 +2,7 @@
 
 Every client of the controller (the CLI, the worker, the scheduler) takes a list of addresses
 (``XCE_URL=http://a:8000,http://b:8000``) and talks to whichever controller leads. This module
-holds that logic once, independent of the HTTP library; each client wraps its own request in
-:meth:`Leader.exchange`:
+holds that logic once (:class:`Leader`), and the one client that uses it (:class:`Session`):
 
 * a connection that fails (refused, reset, timed out) moves on to the next address;
 * a follower answers ``307`` or ``503`` with an ``X-XCE-Leader`` header (:mod:`xce.controller.gate`):
@@ -20,7 +19,7 @@ with which the controller returns the jobs the first attempt created.
 With a single address and no ``patience`` a failure is reported at once, as it always was; with
 several, the client keeps trying for ``patience`` seconds (a takeover takes a few seconds).
 
-Standard library only (the CLI imports it); :func:`httpx_client` imports httpx when called.
+Standard library only: the CLI imports it in every command.
 """
 
 from __future__ import annotations
@@ -145,50 +144,125 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     return value
 
 
-class _FollowTransport:
-    """An httpx transport that sends each request to the leader (see :class:`Leader`)."""
+class Unreachable(Exception):
+    """No controller answered: every address failed, or only followers answered (the message says
+    which address and why)."""
 
-    def __init__(self, leader: Leader, **kwargs: Any) -> None:
-        import httpx
 
-        self.leader = leader
-        self._inner = httpx.HTTPTransport(**kwargs)
-        self._errors = (httpx.TransportError,)
+class Session:
+    """Requests to the leading controller among ``urls`` over one kept-alive connection
+    (:mod:`xce.controller.transport`): the one HTTP client of the CLI, the worker, the scheduler and
+    ``xce up``. Not shared between threads: each thread makes its own.
 
-    def handle_request(self, request):
-        import httpx
+    ``authorize(method, path)``, when given, makes the ``Authorization`` value of each request (a
+    MUNGE credential is good for one request only); otherwise ``token`` is sent as a bearer token.
+    """
 
-        if request.method == "POST" and KEY_HEADER.lower() not in request.headers:
-            request.headers[KEY_HEADER] = request_key()
+    def __init__(self, urls: list[str] | str, token: str | None = None, *, timeout: float = 30.0,
+                 patience: float | None = None, ca_file: str | None = None,
+                 authorize: Callable[[str, str], str] | None = None) -> None:
+        from xce.controller.transport import Endpoint
 
-        def send(base: str):
-            b = httpx.URL(base)
-            request.url = request.url.copy_with(scheme=b.scheme, host=b.host, port=b.port)
-            request.headers["Host"] = request.url.netloc.decode("ascii")
-            response = self._inner.handle_request(request)
-            if response.status_code in (307, 503) and LEADER_HEADER in response.headers:
-                response.read()
-                response.close()
-            return response.status_code, response.headers, response
+        self.leader = Leader(urls, patience)  # ValueError names a bad address
+        self.timeout, self.ca_file, self.authorize = timeout, ca_file, authorize
+        self._endpoints = {u: Endpoint(u, ca_file=ca_file, timeout=timeout) for u in self.leader.urls}
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
+        self._conn: Any = None
 
-        return self.leader.exchange(send, self._errors)
+    @property
+    def url(self) -> str:
+        return self.leader.url
+
+    def _connection(self, url: str) -> Any:
+        from xce.controller.transport import Connection, Endpoint
+
+        if self._conn is None or self._conn.endpoint.url != url:
+            self.close()
+            endpoint = self._endpoints.get(url)
+            if endpoint is None:  # a leader named by a follower, not in the list we were given
+                endpoint = self._endpoints[url] = Endpoint(url, ca_file=self.ca_file, timeout=self.timeout)
+            self._conn = Connection(endpoint)
+        return self._conn
+
+    def _exchange(self, url: str, method: str, target: str, data: bytes | None, headers: dict[str, str],
+                  timeout: float | None) -> tuple[int, Mapping[str, str], Any]:
+        """One exchange with the controller at ``url``. A kept-alive connection the server closed
+        meanwhile is retried once on a fresh one."""
+        from xce.controller.transport import TransportError
+
+        for attempt in (1, 2):
+            conn = self._connection(url)
+            if self.authorize is not None:
+                headers = dict(headers, Authorization=self.authorize(method, conn.endpoint.base + target))
+            try:
+                resp = conn.request(method, target, data, headers, timeout)
+                return resp.status_code, resp.headers, resp
+            except TransportError as exc:
+                self.close()
+                if not exc.retryable or attempt == 2:
+                    raise
+            except OSError:
+                self.close()
+                raise
+        raise AssertionError("unreachable")
+
+    def send(self, method: str, target: str, data: bytes | None = None, headers: dict[str, str] | None = None,
+             timeout: float | None = None) -> Any:
+        """The leader's :class:`~xce.controller.transport.Response` to one request, whatever its
+        status; :class:`Unreachable` when no controller answers."""
+        headers = headers or self.headers
+        urls = self.leader.urls
+        where = self.leader.url if len(urls) == 1 else "any of " + ", ".join(urls)
+        try:
+            return self.leader.exchange(lambda url: self._exchange(url, method, target, data, headers, timeout),
+                                        (OSError,))
+        except NoLeader as exc:
+            raise Unreachable(f"no controller leads: {exc}") from None
+        except OSError as exc:
+            if isinstance(exc, _ssl_errors()):  # ssl is imported by then, if the URL is https
+                raise Unreachable(f"cannot reach the controller at {where} securely: {exc}") from None
+            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            raise Unreachable(f"cannot reach the controller at {where}: {reason}") from None
+
+    def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
+                timeout: float | None = None) -> Any:
+        """``json`` as the body, ``params`` as the query (list values repeat the key, None is left out).
+        A POST carries a fresh :func:`request_key`, so that a retry (a new leader, a dropped
+        connection) is recognised by the controller and not done twice."""
+        from xce import wirejson
+        from xce.controller.transport import query
+
+        if params:
+            q = query(params)
+            if q:
+                path += "?" + q
+        data = wirejson.dumps(json).encode() if json is not None else None
+        headers = self.headers if method != "POST" else {**self.headers, KEY_HEADER: request_key()}
+        return self.send(method, path, data, headers, timeout)
+
+    def get(self, path: str, params: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
+        return self.request("GET", path, params=params, timeout=timeout)
+
+    def post(self, path: str, json: Any = None) -> Any:
+        return self.request("POST", path, json=json)
 
     def close(self) -> None:
-        self._inner.close()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
-    def __enter__(self):
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
 
-def httpx_client(urls: list[str] | str, token: str, *, timeout: float = 30.0, patience: float | None = None,
-                 verify: Any = True) -> Any:
-    """An ``httpx.Client`` whose every request goes to the leader among ``urls`` (worker, scheduler);
-    ``verify`` as for httpx (an ``ssl.SSLContext`` for a controller with its own CA)."""
-    import httpx
+def _ssl_errors() -> tuple[type[BaseException], ...]:
+    """TLS failures (a certificate that does not verify), without importing ssl for plain HTTP."""
+    import sys
 
-    leader = Leader(urls, patience)
-    return httpx.Client(base_url=leader.url, transport=_FollowTransport(leader, verify=verify),
-                        headers={"Authorization": f"Bearer {token}"}, timeout=timeout)
+    ssl = sys.modules.get("ssl")
+    return (ssl.SSLError, ssl.CertificateError) if ssl is not None else ()

@@ -15,14 +15,16 @@ paths by reading this module rather than by convention::
 
 The CLI imports this in every short-lived client process, so what a client reads (``locate``,
 ``read_info``, ``controller_urls``, ``read_token``, ``ca_file``) takes plain strings and needs only
-``os`` and ``json``: ``pathlib`` and ``typing`` (with the ``urllib`` and ``ipaddress`` they pull in)
-would cost a client more start-up time than its own work.
+``os`` and :mod:`xce.wirejson`: ``pathlib`` and ``typing`` (with the ``urllib`` and ``ipaddress`` they
+pull in), or the ``json`` package's regular expressions, would cost a client more start-up time
+than its own work.
 """
 
 from __future__ import annotations
 
-import json
 import os
+
+from xce import wirejson
 
 TYPE_CHECKING = False  # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -85,6 +87,8 @@ def write_info(state_dir: Path, info: dict[str, Any]) -> None:
     """Publish the running controller's address atomically (readers never see half a file)."""
     path = info_path(state_dir)
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    import json
+
     tmp.write_text(json.dumps(info, sort_keys=True) + "\n")
     os.replace(tmp, path)
 
@@ -92,7 +96,7 @@ def write_info(state_dir: Path, info: dict[str, Any]) -> None:
 def read_info(state_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
     try:
         with open(os.path.join(state_dir, INFO), "rb") as f:
-            info = json.loads(f.read())
+            info = wirejson.loads(f.read())
     except (OSError, ValueError):
         return None
     return info if isinstance(info, dict) else None

@@ -26,9 +26,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
-import httpx
-
 from xce.controller import follow
+from xce.controller.transport import Refused
 from xce.core import SchedulerCore
 from xce.core import events as ev
 from xce.core.decisions import Decision
@@ -50,12 +49,9 @@ class NormalDriver:
                  max_round_interval: float | None = None, poll_wait: float = 1.0,
                  record_snapshot_interval: int = 10_000, release_interval: float = 0.005,
                  ca_file: str | None = None, record_dir: str | None = None) -> None:
-        from xce.controller.statedir import client_ssl_context
-
-        verify = client_ssl_context(ca_file) if "https://" in url else True
         # Several controllers (``--url a,b``): every request goes to the leader, through a takeover;
         # the feed continues from the same seq there (the leader's log is the database's).
-        self.http = follow.httpx_client(url, token, timeout=30.0, verify=verify)
+        self.http = follow.Session(url, token, timeout=30.0, ca_file=ca_file)
         self.record_dir = record_dir
         self.seed = seed
         #: Given on the command line, they win; otherwise ``[scheduler]`` of the cluster's
@@ -317,8 +313,8 @@ class NormalDriver:
             except ResyncNeeded as exc:
                 log.warning("resynchronising: %s", exc)
                 self.sync()
-            except httpx.HTTPError as exc:
-                log.warning("controller unreachable (%s); retrying", exc)
+            except (follow.Unreachable, Refused) as exc:
+                log.warning("controller unreachable or refusing (%s); retrying", exc)
                 time.sleep(1.0)
         self._close_writer()
 

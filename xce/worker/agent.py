@@ -31,9 +31,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
-import httpx
-
 from xce.controller import follow
+from xce.controller.transport import Response
 from xce.worker import launch, measure, runlimit, runner, spawner, usage
 from xce.worker.containment import Containment, Limits, ProcessGroup
 from xce.worker.jobstate import JobStateDir, still_alive
@@ -104,15 +103,12 @@ class Agent:
         #: Starts the tasks of parallel jobs for ``xce launch`` (:mod:`xce.worker.tasks`).
         self.tasks = TaskServer(self, task_port)
 
-    def _client(self) -> httpx.Client:
-        from xce.controller.statedir import client_ssl_context
-
-        verify = client_ssl_context(self.ca_file) if "https://" in self.url else True
+    def _client(self) -> follow.Session:
         # Several controllers (``--url a,b``): every request goes to the leader, through a takeover.
-        return follow.httpx_client(self.url, self.token, timeout=30.0, verify=verify)
+        return follow.Session(self.url, self.token, timeout=30.0, ca_file=self.ca_file)
 
     # -- registration ----------------------------------------------------------------------
-    def register(self, http: httpx.Client) -> dict[str, Any]:
+    def register(self, http: follow.Session) -> dict[str, Any]:
         from xce.providers.manager import default_manager
 
         manager, errors = default_manager()
@@ -131,7 +127,7 @@ class Agent:
         while True:
             try:
                 r = http.post("/v1/workers/register", json=body)
-            except httpx.HTTPError as exc:
+            except follow.Unreachable as exc:
                 if self.stopping.is_set():
                     raise SystemExit(0) from None
                 log.warning("controller at %s unreachable (%s); retrying", self.url, exc)
@@ -455,12 +451,12 @@ class Agent:
             others = any(not jp.secondary for jp in self.jobs.values())
         return start + LINGER_S - time.monotonic() if others else 0.0
 
-    def _post(self, http: httpx.Client, path: str, make_body, give_up: bool = False) -> httpx.Response | None:
+    def _post(self, http: follow.Session, path: str, make_body, give_up: bool = False) -> Response | None:
         """POST until the controller answers (None: gave up because the worker is stopping)."""
         while True:
             try:
                 r = http.post(path, json=make_body())
-            except httpx.HTTPError as exc:
+            except follow.Unreachable as exc:
                 if give_up and self.stopping.is_set() and self.outbox.empty():
                     return None
                 log.warning("controller unreachable (%s); will retry", exc)
@@ -474,7 +470,7 @@ class Agent:
                 continue
             return r
 
-    def _send_reports(self, http: httpx.Client, reports: list[dict[str, Any]]) -> None:
+    def _send_reports(self, http: follow.Session, reports: list[dict[str, Any]]) -> None:
         def body() -> dict[str, Any]:
             return {"reports": [dict(rep, usage=self._wire(rep["usage"])) if rep.get("usage") else rep
                                 for rep in reports]}
@@ -492,7 +488,7 @@ class Agent:
                 if "error" in res:
                     log.warning("report on job %s refused: %s", res.get("jobid"), res["error"])
 
-    def _send_load(self, http: httpx.Client, path: str, body: dict[str, Any]) -> None:
+    def _send_load(self, http: follow.Session, path: str, body: dict[str, Any]) -> None:
         r = self._post(http, path, lambda: dict(body, usage={k: self._wire(v) for k, v in body["usage"].items()}),
                        give_up=True)
         if r is None:
@@ -538,7 +534,7 @@ class Agent:
             try:
                 r = http.get(f"/v1/workers/{self.name}/actions", params={"after": self.after, "wait": POLL_WAIT_S},
                              timeout=POLL_WAIT_S + 10)  # a paused controller: move on to the leader
-            except httpx.HTTPError as exc:
+            except follow.Unreachable as exc:
                 log.warning("controller unreachable (%s); retrying", exc)
                 self.stopping.wait(1.0)
                 continue
@@ -572,7 +568,7 @@ class Agent:
         return 0
 
 
-def _describe(r: httpx.Response) -> str:
+def _describe(r: Response) -> str:
     try:
         detail = r.json().get("detail")
     except ValueError:

@@ -1,15 +1,17 @@
-"""HTTP/1.1 over one kept-alive socket: just what the CLI sends to the controller.
+"""HTTP/1.1 over one kept-alive socket: what every client of the controller sends it.
 
 Why hand-written: ``xce submit`` runs in shell loops and must finish in under 40 ms, process start
 included. httpx costs 80-100 ms of imports, and even the standard library's ``http.client``
-costs 8-10 ms because it parses headers with the ``email`` package. The controller's answers are
+costs 8-10 ms because it parses headers with the ``email`` package. The services (worker,
+scheduler) use it too: per request, httpx's layers (h11's state machine, URL objects, header
+models) cost a worker more CPU than the controller's answer itself. The controller's answers are
 small JSON documents with a Content-Length (or chunked), so a request is: write the head and the
 body, read the status line and the headers, read the body. ``ssl`` is imported only for
 ``https://`` URLs.
 
 The seam to extend is :class:`Connection` (``request(method, target, body, headers)`` returning a
 :class:`Response`): TLS options go in :class:`Endpoint`, and a client that follows a leader across
-several controllers makes one Connection per address.
+several controllers (:class:`xce.controller.follow.Session`) makes one Connection per address.
 """
 
 from __future__ import annotations
@@ -19,6 +21,25 @@ from __future__ import annotations
 import _socket
 
 MAX_HEAD = 64 * 1024
+_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def quote(text: str) -> str:
+    """Percent-encoding of a path segment or query value (RFC 3986 unreserved characters stay)."""
+    return "".join(chr(b) if b in _SAFE else f"%{b:02X}" for b in text.encode())
+
+
+def query(params: dict) -> str:
+    """``a=1&id=2&id=3`` from a dict whose list values repeat the key; None values are left out,
+    booleans are ``true``/``false``."""
+    pairs = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        for v in value if isinstance(value, (list, tuple)) else (value,):
+            text = ("true" if v else "false") if isinstance(v, bool) else str(v)
+            pairs.append(f"{quote(str(key))}={quote(text)}")
+    return "&".join(pairs)
 
 
 class TransportError(OSError):
@@ -53,11 +74,34 @@ class Endpoint:
         return host if self.port == default else f"{host}:{self.port}"
 
 
+class Refused(Exception):
+    """The controller answered with an error status (:meth:`Response.raise_for_status`)."""
+
+    def __init__(self, response: "Response") -> None:
+        super().__init__(f"HTTP {response.status_code}: {response.text[:300]}")
+        self.response = response
+
+
 class Response:
-    __slots__ = ("status", "headers", "body")
+    """One answer: status, headers (names in lower case) and the whole body."""
+
+    __slots__ = ("status_code", "headers", "body")
 
     def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
-        self.status, self.headers, self.body = status, headers, body
+        self.status_code, self.headers, self.body = status, headers, body
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+    def json(self):
+        from xce import wirejson
+
+        return wirejson.loads(self.body)
+
+    def raise_for_status(self) -> None:
+        if self.status_code >= 400:
+            raise Refused(self)
 
 
 class Connection:
@@ -65,6 +109,7 @@ class Connection:
         self.endpoint = endpoint
         self._sock = None
         self._buf = b""
+        self._timeout = endpoint.timeout
 
     def _connect(self):
         ep = self.endpoint
@@ -99,10 +144,13 @@ class Connection:
             finally:
                 self._sock = None
                 self._buf = b""
+                self._timeout = self.endpoint.timeout
 
     def request(self, method: str, target: str, body: bytes | None = None,
-                headers: dict[str, str] | None = None) -> Response:
-        """Send one request and read its whole answer; the connection stays open for the next."""
+                headers: dict[str, str] | None = None, timeout: float | None = None) -> Response:
+        """Send one request and read its whole answer; the connection stays open for the next.
+        ``timeout`` (seconds per send or receive) replaces the endpoint's for this request: a long
+        poll waits longer than an ordinary answer may take."""
         head = [f"{method} {self.endpoint.base}{target} HTTP/1.1", f"Host: {self.endpoint.host_header}"]
         for k, v in (headers or {}).items():
             if "\r" in v or "\n" in v or "\r" in k or "\n" in k:
@@ -114,6 +162,10 @@ class Connection:
         reused = self._sock is not None
         if self._sock is None:
             self._sock = self._connect()
+        wanted = self.endpoint.timeout if timeout is None else timeout
+        if wanted != self._timeout:
+            self._sock.settimeout(wanted)
+            self._timeout = wanted
         try:
             self._sock.sendall(data)
             resp = self._read_response(method)
