@@ -15,17 +15,32 @@ from pathlib import Path
 log = logging.getLogger("xce.worker")
 
 
-def write(path: Path, value: str) -> None:
-    with open(path, "w") as f:
-        f.write(value)
+# Plain file descriptors rather than open(): every job start writes its pid into one cgroup.procs
+# per hierarchy, and a text-mode file object (buffer, codec, pathlib) cost more than the write.
 
-
-def read(path: Path) -> str | None:
+def write(path: str | os.PathLike[str], value: str) -> None:
+    """One write(2) of ``value``: the kernel takes an interface file's value from a single write."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
     try:
-        with open(path) as f:
-            return f.read()
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
+
+
+def read(path: str | os.PathLike[str]) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks).decode()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def read_int(path: Path) -> int | None:
@@ -49,7 +64,7 @@ def keyed(path: Path) -> dict[str, int]:
     return out
 
 
-def procs(path: Path) -> list[int]:
+def procs(path: str | os.PathLike[str]) -> list[int]:
     """The live, non-zombie pids listed in ``path`` (a ``cgroup.procs`` file)."""
     out = []
     for word in (read(path) or "").split():
@@ -70,7 +85,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def rmdir(path: Path, tries: int = 50, quiet: bool = False) -> bool:
+def rmdir(path: str | os.PathLike[str], tries: int = 50, quiet: bool = False) -> bool:
     """Remove one cgroup directory. The kernel refuses while processes are in it, and lets go of
     a group a moment after its last member died, so a busy group is retried for a while."""
     for attempt in range(tries):

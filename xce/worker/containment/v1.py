@@ -35,6 +35,7 @@ class CgroupV1(Containment):
         for p in self.bases.values():
             seen.setdefault(p, None)
         self.dirs = list(seen)  # co-mounted controllers (cpu,cpuacct) share one directory
+        self._roots = [str(d) for d in self.dirs]  # for the per-job paths, built at every start and end
 
     def describe(self) -> str:
         names = ", ".join(c for c in CONTROLLERS if c in self.bases)
@@ -57,8 +58,11 @@ class CgroupV1(Containment):
         return list(removed)
 
     def create(self, jobid: int, limits: Limits) -> None:
-        for d in self.dirs:
-            (d / f"job_{jobid}").mkdir(exist_ok=True)
+        for d in self._roots:
+            try:
+                os.mkdir(f"{d}/job_{jobid}")
+            except FileExistsError:
+                pass
         mem = self._dir("memory", jobid)
         if limits.mem and mem is not None:
             fs.write(mem / "memory.limit_in_bytes", str(limits.mem))
@@ -76,13 +80,13 @@ class CgroupV1(Containment):
             fs.write(pids / "pids.max", str(limits.pids))
 
     def join(self, jobid: int, pid: int) -> None:
-        for d in self.dirs:
-            fs.write(d / f"job_{jobid}" / "cgroup.procs", str(pid))
+        for d in self._roots:
+            fs.write(f"{d}/job_{jobid}/cgroup.procs", str(pid))
 
     def members(self, jobid: int) -> list[int]:
         found: dict[int, None] = {}
-        for d in self.dirs:
-            for pid in fs.procs(d / f"job_{jobid}" / "cgroup.procs"):
+        for d in self._roots:
+            for pid in fs.procs(f"{d}/job_{jobid}/cgroup.procs"):
                 found.setdefault(pid, None)
         return list(found)
 
@@ -146,11 +150,11 @@ class CgroupV1(Containment):
         return fs.read_int(mem / "memory.max_usage_in_bytes") or 0
 
     def remove(self, jobid: int) -> None:
-        if not any((d / f"job_{jobid}").exists() for d in self.dirs):
+        if not any(os.path.exists(f"{d}/job_{jobid}") for d in self._roots):
             return
         self.kill(jobid)  # cheap when the group is already empty
-        for d in self.dirs:
-            fs.rmdir(d / f"job_{jobid}")
+        for d in self._roots:
+            fs.rmdir(f"{d}/job_{jobid}")
 
     def known(self) -> list[int]:
         found: dict[int, None] = {}
