@@ -90,9 +90,7 @@ class Client:
 
     def request(self, method: str, path: str, body=None, params: dict | None = None):
         """The decoded JSON answer of a 2xx response; ApiError otherwise; Unreachable on network failure."""
-        resp = self.session.request(method, path, json=body, params=params)
-        if resp.status_code >= 400:
-            raise _refusal(resp)
+        resp = self._answer(method, path, body, params)
         try:
             return wirejson.loads(resp.body) if resp.body else None
         except ValueError:
@@ -100,10 +98,17 @@ class Client:
 
     def raw(self, path: str, params: dict | None = None) -> bytes:
         """The body of a GET's 2xx answer as it came (the exports are not JSON); ApiError otherwise."""
-        resp = self.session.request("GET", path, params=params)
-        if resp.status_code >= 400:
-            raise _refusal(resp)
-        return resp.body
+        return self._answer("GET", path, None, params).body
+
+    def _answer(self, method: str, path: str, body, params: dict | None):
+        resp = self.session.request(method, path, json=body, params=params)
+        if resp.status_code < 400:
+            return resp
+        try:
+            obj = wirejson.loads(resp.body) if resp.body else None
+        except ValueError:
+            obj = resp.text
+        raise ApiError(resp.status_code, obj.get("detail", obj) if isinstance(obj, dict) else obj)
 
     def get(self, path: str, **params):
         return self.request("GET", path, params=params)
@@ -116,14 +121,6 @@ class Client:
 
     def close(self) -> None:
         self.session.close()
-
-
-def _refusal(resp) -> ApiError:
-    try:
-        obj = wirejson.loads(resp.body) if resp.body else None
-    except ValueError:
-        obj = resp.text
-    return ApiError(resp.status_code, obj.get("detail", obj) if isinstance(obj, dict) else obj)
 
 
 def connect(url: str | None = None, token: str | None = None, state_dir: str | None = None) -> Client:

@@ -313,7 +313,7 @@ class LocalCluster:
         """``GET /v1/status`` of the controller that leads now, or None while none does."""
         for url in self.urls:
             try:
-                # Patience 0 and this one address: a follower's answer is not followed to the leader.
+                # One address at a time: /v1/status is answered by followers too, each with its own role.
                 with self.session(self.token("admin"), [url], timeout=5.0) as http:
                     r = http.get("/v1/status")
                 st = r.json()
