@@ -34,13 +34,16 @@ import sqlalchemy as sa
 
 from xce.controller import spread
 from xce.controller.models import DecisionEnvelope
-from xce.controller.service import Controller, dumps
+from xce.controller.service import UPDATE_JOB, Controller, dumps
+from xce.controller.store.prepared import Prepared
 from xce.controller.store.schema import decisions as decisions_t
-from xce.controller.store.schema import jobs
 from xce.core import decisions as core_decisions
 from xce.core.specs import PEND, RUN, SSUSP
 
 ACTOR = "scheduler"
+_SEEN = Prepared(sa.select(decisions_t.c.id, decisions_t.c.outcome)
+                 .where(decisions_t.c.id.in_(sa.bindparam("ids", expanding=True))), "ids")
+_RECORD = Prepared(decisions_t.insert())
 
 
 def start_payload(job: dict[str, Any], placement: list[list[Any]]) -> dict[str, Any]:
@@ -185,8 +188,7 @@ class _Batch:
         if job["pend_reasons"] == text:
             return {"status": "unchanged"}
         category = reasons[0]["step"][:32] if reasons else None
-        self.ctl.conn.execute(sa.update(jobs).where(jobs.c.id == d.jobid).values(pend_reasons=text,
-                                                                                 pend_category=category))
+        UPDATE_JOB.execute(self.ctl.conn, {"jid": d.jobid, "pend_reasons": text, "pend_category": category})
         job["pend_reasons"] = text
         return {"status": "applied"}
 
@@ -209,9 +211,7 @@ def apply(ctl: Controller, envelopes: list[DecisionEnvelope]) -> list[dict[str, 
     seen: dict[str, str] = {}
     with ctl.tx() as conn:
         for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            for did, outcome in conn.execute(sa.select(decisions_t.c.id, decisions_t.c.outcome)
-                                             .where(decisions_t.c.id.in_(chunk))):
+            for did, outcome in _SEEN.tuples(conn, {"ids": ids[i:i + 500]}):
                 seen[did] = outcome
         wanted = [j for d in parsed if not isinstance(d, str) for j in _jobids(d)]
         batch = _Batch(ctl, ctl.jobs_by_id(wanted))
@@ -232,6 +232,5 @@ def apply(ctl: Controller, envelopes: list[DecisionEnvelope]) -> list[dict[str, 
                 text = dumps(outcome)
                 seen[env.id] = text
                 record.append({"id": env.id, "ts": env.ts, "applied": now, "outcome": text})
-        if record:
-            conn.execute(decisions_t.insert(), record)
+        _RECORD.executemany(conn, record)
     return results

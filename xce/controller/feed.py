@@ -24,10 +24,13 @@ import sqlalchemy as sa
 from xce.controller.errors import Gone
 from xce.controller.service import JOBS_PER_PUSH, Controller, dumps
 from xce.controller.states import UNFINISHED
+from xce.controller.store.prepared import Prepared
 from xce.controller.store.schema import control, decisions, events, jobs, submit_keys
 from xce.controller.submission import jobspec_json
 
 log = logging.getLogger("xce.controller")
+_READ = Prepared(sa.select(events.c.seq, events.c.ts, events.c.type, events.c.payload)
+                 .where(events.c.seq > sa.bindparam("after")).order_by(events.c.seq).limit(sa.bindparam("lim")))
 
 
 def check_cursor(ctl: Controller, after: int) -> None:
@@ -45,8 +48,7 @@ def read_events(ctl: Controller, after: int, limit: int) -> tuple[str, int]:
         check_cursor(ctl, after)
         ctl.sched_cursor = max(ctl.sched_cursor, after)
         _seen(ctl)
-        rows = conn.execute(sa.select(events.c.seq, events.c.ts, events.c.type, events.c.payload)
-                            .where(events.c.seq > after).order_by(events.c.seq).limit(limit)).all()
+        rows = _READ.tuples(conn, {"after": after, "lim": limit})
     parts = [f'{{"seq":{seq},"event":{{"type":{json.dumps(type_)},"ts":{ts},"payload":{payload}}}}}'
              for seq, ts, type_, payload in rows]
     last = rows[-1][0] if rows else after

@@ -34,20 +34,23 @@ from xce.controller import accounting, spread, usage_series
 from xce.controller.control import KILL_GRACE_S, drop_undelivered_start, signal_kill
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, NotFound, field_error
 from xce.controller.models import JobReport, JobStatusReport, LoadReport, RegisterRequest
-from xce.controller.service import FRESH_RUN, Controller, HostLive, dumps
+from xce.controller.service import FRESH_RUN, UPDATE_JOB, Controller, HostLive, dumps
 from xce.controller.states import TransitionError, target
+from xce.controller.store.prepared import Prepared
 from xce.controller.store.schema import actions, hosts, jobs
 from xce.controller.tokens import Principal
 from xce.core.specs import DONE, EXIT, RUN, SSUSP, UNKWN, USUSP
 
 #: Resources XCE's own shipped providers (``xce.providers``) publish; the only ``xce.io/`` names a
 #: worker may report.
-# Built once: every worker's poll runs them, and building a statement costs more than running it.
-_ACKED = sa.delete(actions).where(actions.c.host == sa.bindparam("h"), actions.c.id <= sa.bindparam("after"))
-_PENDING = (sa.select(actions).where(actions.c.host == sa.bindparam("h"), actions.c.id > sa.bindparam("after"))
-            .order_by(actions.c.id).limit(sa.bindparam("lim")))
-_DELIVERED = (sa.update(actions).where(actions.c.id.in_(sa.bindparam("ids", expanding=True)))
-              .values(delivered=sa.bindparam("at")))
+# Every worker's poll and report runs these (xce.controller.store.prepared).
+_ACKED = Prepared(sa.delete(actions).where(actions.c.host == sa.bindparam("h"), actions.c.id <= sa.bindparam("after")))
+_PENDING = Prepared(sa.select(actions).where(actions.c.host == sa.bindparam("h"), actions.c.id > sa.bindparam("after"))
+                    .order_by(actions.c.id).limit(sa.bindparam("lim")))
+_DELIVERED = Prepared(sa.update(actions).where(actions.c.id.in_(sa.bindparam("ids", expanding=True)))
+                      .values(delivered=sa.bindparam("at")), "ids")
+_DONE_ACTIONS = Prepared(sa.delete(actions).where(actions.c.jobid == sa.bindparam("jid"),
+                                                   actions.c.host == sa.bindparam("h")))
 
 SHIPPED_PROVIDERS = frozenset({"xce.io/cpu-milli", "xce.io/memory-bytes", "xce.io/gpu"})
 STRING_VALUED = frozenset({"type", "model"})
@@ -240,11 +243,11 @@ def fetch_actions(ctl: Controller, name: str, after: int, limit: int) -> dict[st
     _host(ctl, name)
     with ctl.tx() as conn:
         if after > 0:
-            conn.execute(_ACKED, {"h": name, "after": after})
-        rows = conn.execute(_PENDING, {"h": name, "after": after, "lim": limit}).mappings().all()
+            _ACKED.execute(conn, {"h": name, "after": after})
+        rows = _PENDING.rows(conn, {"h": name, "after": after, "lim": limit})
         fresh = [r["id"] for r in rows if r["delivered"] is None]
         if fresh:
-            conn.execute(_DELIVERED, {"ids": fresh, "at": time.time_ns()})
+            _DELIVERED.execute(conn, {"ids": fresh, "at": time.time_ns()})
     out = [{"id": r["id"], "kind": r["kind"], "jobid": r["jobid"], "created": r["created"], **json.loads(r["payload"])}
            for r in rows]
     return {"actions": out, "last_id": out[-1]["id"] if out else after}
@@ -291,9 +294,12 @@ def job_reports(ctl: Controller, name: str, reports: list[JobReport]) -> dict[st
     results: list[dict[str, Any]] = []
     with ctl.tx():
         _touch(ctl, h)
+        # One read for the batch; each report changes its job's dict as it changes the row, so the
+        # next report about the same job (its end after its start) sees it as it now is.
+        known = ctl.jobs_by_id([rep.jobid for rep in reports])
         for rep in reports:
             try:
-                job, tick = _check_report(ctl, name, rep.jobid, rep)
+                job, tick = _check_report(ctl, name, rep.jobid, rep, known)
             except (NotFound, Conflict, TransitionError) as exc:
                 results.append({"jobid": rep.jobid, "error": str(exc),
                                 "status": 404 if isinstance(exc, NotFound) else 409})
@@ -305,10 +311,13 @@ def job_reports(ctl: Controller, name: str, reports: list[JobReport]) -> dict[st
     return {"results": results}
 
 
-def _check_report(ctl: Controller, name: str, jobid: int, rep: JobStatusReport) -> tuple[dict[str, Any], Any]:
-    """Everything that can refuse a report, before anything changes: the job as it is now, and the
-    validated usage tick."""
-    job = ctl.job(jobid)
+def _check_report(ctl: Controller, name: str, jobid: int, rep: JobStatusReport,
+                  known: dict[int, dict[str, Any]] | None = None) -> tuple[dict[str, Any], Any]:
+    """Everything that can refuse a report, before anything changes: the job as it is now (from
+    ``known`` when the caller read it already), and the validated usage tick."""
+    job = ctl.job(jobid) if known is None else known.get(jobid)
+    if job is None:
+        raise NotFound(f"job {jobid} does not exist")
     if job["head_host"] != name and name not in spread.hosts_of(job):
         raise Conflict(f"job {jobid} is not placed on {name} (it is {job['state']}"
                        + (f" on {job['head_host']})" if job["head_host"] else ")"))
@@ -344,7 +353,8 @@ def _apply_secondary(ctl: Controller, name: str, job: dict[str, Any], rep: JobSt
         now = time.time_ns()
         summed, usage = _usage(job, name, tick, now)
         ctl.publish("JOB_RUSAGE", {"jobid": jobid, "usage": dict(sorted(summed.items()))}, ts=now)
-        conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(usage=dumps(usage)))
+        job["usage"] = dumps(usage)
+        UPDATE_JOB.execute(conn, {"jid": jobid, "usage": job["usage"]})
     if rep.status in ("usage", "started", "running", "suspended", "resumed") and state in (DONE, EXIT):
         ctl.enqueue(name, jobid, "kill", {"jobid": jobid, "signal": "SIGTERM", "grace_s": KILL_GRACE_S,
                                           "reason": f"job {jobid} is {state} in the controller"})
@@ -354,7 +364,7 @@ def _apply_secondary(ctl: Controller, name: str, job: dict[str, Any], rep: JobSt
         signal_kill(ctl, job, reason)
         ctl.move(job, "fail", reason, name)
     elif rep.status == "finished":
-        conn.execute(sa.delete(actions).where(actions.c.jobid == jobid, actions.c.host == name))
+        _DONE_ACTIONS.execute(conn, {"jid": jobid, "h": name})
     return {"jobid": jobid, "state": job["state"], "action": action}
 
 
@@ -373,7 +383,8 @@ def _apply_report(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatu
             now = time.time_ns()
             tick, usage = _usage(job, name, tick, now)
             ctl.publish("JOB_RUSAGE", {"jobid": jobid, "usage": dict(sorted(tick.items()))}, ts=now)
-            conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(usage=dumps(usage)))
+            job["usage"] = dumps(usage)
+            UPDATE_JOB.execute(conn, {"jid": jobid, "usage": job["usage"]})
         if state in (DONE, EXIT):
             # It runs although the controller gave up on it (lost, killed, requeued): stop it.
             signal_kill(ctl, job, f"job {jobid} is {state} in the controller")
@@ -391,15 +402,15 @@ def _apply_report(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatu
                                                   "reason": f"job {jobid} ended on {name}"}, spread.secondaries(job))
         else:
             # Already decided (killed, lost): keep the verdict, record what really happened.
-            conn.execute(sa.update(jobs).where(jobs.c.id == jobid).values(**values))
+            UPDATE_JOB.execute(conn, {"jid": jobid, **values})
+            job.update(values)
             if state in (DONE, EXIT):
-                job.update(values)
                 accounting.rewrite(conn, job, ctl.config.resource_names)
-        conn.execute(sa.delete(actions).where(actions.c.jobid == jobid, actions.c.host == name))
+        _DONE_ACTIONS.execute(conn, {"jid": jobid, "h": name})
     elif rep.status == "rejected":
         ctl.move(job, "requeue", f"requeued: worker {name} refused it ({rep.reason or 'no reason given'})",
                  name, placement=None, head_host=None, start_time=None)
-        conn.execute(sa.delete(actions).where(actions.c.jobid == jobid, actions.c.host == name))
+        _DONE_ACTIONS.execute(conn, {"jid": jobid, "h": name})
     elif rep.status == "start_failed":
         ctl.move(job, "fail", f"could not start: {rep.reason or 'no reason given'}", name,
                  exit_code=rep.exit_code, exit_signal=rep.signal)

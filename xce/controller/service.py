@@ -49,7 +49,7 @@ from xce.controller.leadership import NotLeader
 from xce.controller.schedwatch import SchedulerWatch
 from xce.controller.slots import SlotTally
 from xce.controller.store import engine as store_engine
-from xce.controller.store import migrate
+from xce.controller.store import migrate, prepared
 from xce.controller.token_store import TokenStore
 from xce.controller.store.schema import actions, control, events, hosts, job_accounting, job_history, jobs, meta
 
@@ -61,10 +61,16 @@ JOBS_PER_PUSH = 1000
 
 #: The moves that end a run on its hosts (as opposed to a person's kill).
 RUN_ENDS = frozenset({"finish", "fail", "lose"})
-# Built once (every report and decision runs them; building a statement costs more than running
-# it): the columns an update sets are the keys of its parameters.
-_SELECT_JOB = sa.select(jobs).where(jobs.c.id == sa.bindparam("jid"))
-_UPDATE_JOB = jobs.update().where(jobs.c.id == sa.bindparam("jid"))
+# Every report and decision runs these (xce.controller.store.prepared): the columns an update sets
+# are the keys of its parameters.
+SELECT_JOB = prepared.Prepared(sa.select(jobs).where(jobs.c.id == sa.bindparam("jid")))
+SELECT_JOBS = prepared.Prepared(sa.select(jobs).where(jobs.c.id.in_(sa.bindparam("ids", expanding=True))), "ids")
+UPDATE_JOB = prepared.Prepared(jobs.update().where(jobs.c.id == sa.bindparam("jid")))
+_INSERT_HISTORY = prepared.Prepared(job_history.insert())
+_INSERT_ACCOUNTING = prepared.Prepared(job_accounting.insert())
+_INSERT_ACTIONS = prepared.Prepared(actions.insert())
+_INSERT_EVENTS = prepared.Prepared(events.insert())
+_UPDATE_META = prepared.Prepared(sa.update(meta).where(meta.c.key == sa.bindparam("k")))
 #: What a job back in PEND forgets of its last run (its history keeps it).
 FRESH_RUN: dict[str, Any] = {"placement": None, "head_host": None, "start_time": None, "end_time": None,
                              "exit_code": None, "exit_signal": None, "usage": None, "pend_reasons": None,
@@ -180,7 +186,6 @@ class Controller:
         self.started_ns = time.time_ns()
         self._lock_fd: int | None = None
         self._in_tx = False
-        self._wrote = False  # this transaction changed a row: its commit is timed for /metrics
         self._buf_events: list[dict[str, Any]] = []
         self._buf_history: list[dict[str, Any]] = []
         self._buf_actions: list[dict[str, Any]] = []
@@ -210,7 +215,7 @@ class Controller:
         self.engine = store_engine.open_engine(url, lease_s=self.settings.lease_s)
         migrate.ensure_current(self.engine, self.settings.upgrade_hint)
         self.conn = self.engine.connect()
-        sa.event.listen(self.conn, "after_cursor_execute", self._note_write)
+        prepared.note_writes(self.conn)
         me = leadership.Identity.this_process(self.settings.url, str(sd.absolute()))
         self.lease = leadership.for_dialect(self.engine.dialect.name, me, self.settings.lease_s)
         self.config = self._startup_config()  # every controller checks its file, leader or not
@@ -355,10 +360,6 @@ class Controller:
         with self.conn.begin():
             yield
 
-    def _note_write(self, conn, cursor, statement, parameters, context, executemany) -> None:
-        if context is not None and (context.isinsert or context.isupdate or context.isdelete):
-            self._wrote = True
-
     @contextmanager
     def tx(self) -> Iterator[sa.engine.Connection]:
         """One transaction; nested calls join the outer one. Long-polls wake after the commit."""
@@ -368,14 +369,14 @@ class Controller:
         if not self.leader:
             raise NotLeader("this controller does not lead", self.lease_info.url if self.lease_info else None)
         self._in_tx = True
-        self._wrote = False
+        self.conn.info[prepared.WROTE] = False  # set by any statement that changes rows
         try:
             with self._begin():
                 self.lease.fence(self.conn)  # type: ignore[union-attr]
                 yield self.conn  # type: ignore[misc]
                 self._flush()
                 committing = time.perf_counter()
-            if self._wrote and self.metrics is not None:
+            if self.conn.info[prepared.WROTE] and self.metrics is not None:
                 self.metrics.commit_seconds.observe(time.perf_counter() - committing)
         except BaseException as exc:
             self._buf_events, self._buf_history, self._buf_actions = [], [], []
@@ -425,17 +426,17 @@ class Controller:
     def _flush(self) -> None:
         c = self.conn
         if self._buf_history:
-            c.execute(job_history.insert(), self._buf_history)
+            _INSERT_HISTORY.executemany(c, self._buf_history)
             self._buf_history = []
         if self._buf_accounting:
-            c.execute(job_accounting.insert(), self._buf_accounting)
+            _INSERT_ACCOUNTING.executemany(c, self._buf_accounting)
             self._buf_accounting = []
         if self._buf_actions:
-            c.execute(actions.insert(), self._buf_actions)
+            _INSERT_ACTIONS.executemany(c, self._buf_actions)
             self._buf_actions = []
             self.meta_set("next_action", str(self.next_action))
         if self._buf_events:
-            c.execute(events.insert(), self._buf_events)
+            _INSERT_EVENTS.executemany(c, self._buf_events)
             self._buf_events = []
             self._events_written = True
 
@@ -482,7 +483,7 @@ class Controller:
         values = {"state": new, "reason": reason, **changes}
         if new in (states.DONE, states.EXIT) and "end_time" not in values:
             values["end_time"] = now
-        self.conn.execute(_UPDATE_JOB, {"jid": job["id"], **values})
+        UPDATE_JOB.execute(self.conn, {"jid": job["id"], **values})
         self.history(job["id"], old, new, reason, actor, now)
         self.publish("JOB_STATE_CHANGE", {"jobid": job["id"], "state": new, "reason": reason}, ts=now)
         self.counts[(job["queue"], old)] -= 1
@@ -525,19 +526,18 @@ class Controller:
 
     def job(self, jobid: int) -> dict[str, Any]:
         with self._begin():
-            row = self.conn.execute(_SELECT_JOB, {"jid": jobid}).mappings().first()
+            row = SELECT_JOB.first(self.conn, {"jid": jobid})
         if row is None:
             raise NotFound(f"job {jobid} does not exist")
-        return dict(row)
+        return row
 
     def jobs_by_id(self, ids: list[int]) -> dict[int, dict[str, Any]]:
         out: dict[int, dict[str, Any]] = {}
         uniq = sorted(set(ids))
         with self._begin():
             for i in range(0, len(uniq), 500):
-                chunk = uniq[i:i + 500]
-                for row in self.conn.execute(sa.select(jobs).where(jobs.c.id.in_(chunk))).mappings():
-                    out[row["id"]] = dict(row)
+                for row in SELECT_JOBS.rows(self.conn, {"ids": uniq[i:i + 500]}):
+                    out[row["id"]] = row
         return out
 
     def meta_get(self, key: str) -> str | None:
@@ -546,7 +546,7 @@ class Controller:
 
     def meta_set(self, key: str, value: str) -> None:
         assert self._in_tx
-        if self.conn.execute(sa.update(meta).where(meta.c.key == key).values(value=value)).rowcount == 0:
+        if _UPDATE_META.execute(self.conn, {"k": key, "value": value}).rowcount == 0:
             self.conn.execute(sa.insert(meta).values(key=key, value=value))
 
     @property

@@ -262,13 +262,15 @@ class Agent:
         runlimit.remember(limits, job)
         jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen, box=self.box, job=job,
                         exit_file=str(self.state.exit_path(jobid)))
+        # Recorded and reported before the monitor can see it: a short job's end (reaped as soon as it
+        # is listed) must neither come before its start nor leave a record behind.
+        self.state.save(jp.record())
+        self._post_status(jobid, {"status": "started", "pid": popen.pid})
         with self.lock:
             self.jobs[jobid] = jp
         self.child_started.set()
         if popen.poll() is not None:  # it already ended (its spawner told before it was listed here)
             self.child_exited.set()
-        self.state.save(jp.record())
-        self._post_status(jobid, {"status": "started", "pid": popen.pid})
 
     def _contain(self, jobid: int, limits: dict[str, int], process_limit: int | None) -> None:
         """The job's container with its kernel limits, made before its first process exists."""
