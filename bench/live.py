@@ -206,6 +206,10 @@ def latency(samples: int = 50) -> list[dict]:
 
 
 # -- jobs completed per second -------------------------------------------------------------
+def _unfinished(c) -> int:
+    return sum(q["njobs"] for q in c.get("/v1/queues")["queues"])
+
+
 def throughput(n: int = 2000, slots: int | None = None, round_interval: float = ROUND_INTERVAL,
                on_start=None) -> dict:
     with cluster(slots=slots, round_interval=round_interval) as lc:
@@ -218,7 +222,9 @@ def throughput(n: int = 2000, slots: int | None = None, round_interval: float = 
         ids = r["jobids"]
         first, last = ids[0], ids[-1]
         deadline = t0 + 300.0
-        while c.get("/v1/jobs", user="all", limit=1)["jobs"] and time.perf_counter() < deadline:
+        # The queues' job counts are the controller's own tallies: asking costs it next to nothing, where
+        # listing unfinished jobs every 50 ms cost it 3-9 % of its CPU in this very figure.
+        while _unfinished(c) and time.perf_counter() < deadline:
             time.sleep(0.05)  # unfinished jobs left (this cluster has no others)
         dt = time.perf_counter() - t0
         jobs = c.get("/v1/jobs", user="all", all="true", limit=n + 10)["jobs"]

@@ -122,8 +122,10 @@ def create_app(ctl: Controller) -> FastAPI:
     ctl.metrics = metrics
     errors.install(app)
     hygiene.install(app)
-    for r in (acct_api.router, jobs.router, cluster.router, sched.router, workers.router, admin.router, drift.router, status.router,
-              workload.router, ui_routes.router):
+    # Routes are matched in this order, each request against every route before its own, and no two
+    # routers share a path: the ones every job calls come first.
+    for r in (workers.router, sched.router, jobs.router, cluster.router, acct_api.router, admin.router, drift.router,
+              status.router, workload.router, ui_routes.router):
         app.include_router(r)
     app.mount("/ui/static", StaticFiles(directory=str(files("xce.controller.ui") / "static")), name="ui-static")
 

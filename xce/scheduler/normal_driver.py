@@ -36,6 +36,9 @@ from xce.scheduler.coalesce import coalesce_pending
 log = logging.getLogger("xce.scheduler")
 
 
+#: Events asked for at a time; decisions sent in one post.
+FEED_PAGE = 5000
+DECISIONS_PER_POST = 5000
 #: States a job leaves its slots in: a round right after one of these can start a waiting job.
 _FREEING = frozenset({"DONE", "EXIT", "SSUSP", "USUSP", "PEND"})
 
@@ -134,13 +137,17 @@ class NormalDriver:
                 pass
 
     def poll(self, wait: float) -> int:
-        body = self._get("/v1/sched/events", after=self.seq, wait=round(max(0.0, wait), 3), limit=5000)
-        for item in body["events"]:
+        return self._take(self._get("/v1/sched/events", after=self.seq, wait=round(max(0.0, wait), 3),
+                                    limit=FEED_PAGE))
+
+    def _take(self, page: dict[str, Any]) -> int:
+        """Buffer a page of the feed (from a poll, or the answer to a decisions post)."""
+        for item in page["events"]:
             self._driver_settings(item["event"])
             self.pending.append(ev.from_json(item["event"]))
-        self.seq = int(body["last_seq"])
-        self.control_head = int(body.get("control_seq", self.control_seq + 1))
-        return len(body["events"])
+        self.seq = int(page["last_seq"])
+        self.control_head = int(page.get("control_seq", self.control_seq + 1))
+        return len(page["events"])
 
     def _driver_settings(self, obj: dict[str, Any]) -> None:
         """Take the round cadence from a CONFIG_PUSH (the core never sees it, nor does a recording)."""
@@ -231,7 +238,7 @@ class NormalDriver:
         self.rotating = None
 
     # -- rounds --------------------------------------------------------------------------
-    def run_round(self) -> int:
+    def run_round(self) -> bool:
         started = time.perf_counter()
         nevents = len(self.pending)
         for event in coalesce_pending(self.core, self.pending):
@@ -262,23 +269,33 @@ class NormalDriver:
                   len(self.outbox), ", ".join(f"{n} {op}" for op, n in sorted(ops.items())) or "none", pending,
                   seconds * 1000, extra={"fields": figures})
 
-    def flush(self) -> int:
-        """Post the decisions made so far, with the round figures; figures alone at most once a second."""
+    def flush(self) -> bool:
+        """Post the decisions made so far, with the round figures; figures alone at most once a second.
+        The last post's answer carries the feed after our cursor: True when it did (the events are
+        then up to date, the dispatches just made included, without another request)."""
         now = time.monotonic()
         if not self.outbox and not (self.round_figures and now - self.last_post >= 1.0):
-            return 0
+            return False
         batch = [{"id": f"{self.epoch}-{d.seq}", "ts": d.ts, "decision": d.to_json()} for d in self.outbox]
-        for i in range(0, max(len(batch), 1), 5000):
-            body: dict[str, Any] = {"decisions": batch[i:i + 5000]}
+        last = max(len(batch) - 1, 0) // DECISIONS_PER_POST * DECISIONS_PER_POST
+        answer: dict[str, Any] = {}
+        for i in range(0, last + 1, DECISIONS_PER_POST):
+            body: dict[str, Any] = {"decisions": batch[i:i + DECISIONS_PER_POST]}
             if i == 0:
                 body["rounds"] = self.round_figures[-10_000:]
-            r = self.http.post("/v1/sched/decisions", json=body)
+            params = {"after": self.seq, "limit": FEED_PAGE} if i == last else None
+            r = self.http.request("POST", "/v1/sched/decisions", json=body, params=params)
             r.raise_for_status()
             self.round_figures = []
+            answer = r.json()
         self.last_post = now
-        n = len(self.outbox)
         self.outbox = []
-        return n
+        if "feed_gone" in answer:
+            raise ResyncNeeded(answer["feed_gone"])
+        if "feed" not in answer:  # a controller that does not answer with the feed
+            return False
+        self._take(answer["feed"])
+        return True
 
     def interval(self) -> float:
         """How long to batch events before a round.
@@ -296,20 +313,23 @@ class NormalDriver:
     def run(self) -> None:
         self.sync()
         last_round = 0.0
+        current = False  # the last decisions post brought the feed up to date
         while not self.stopping:
             try:
                 now = time.monotonic()
                 due = last_round + (self.interval() if self.pending else self.max_round_interval)
-                self.poll(min(self.poll_wait, max(0.0, due - now)) if not self.pending else 0.0)
+                # Until the next round is due, wait for events (one that frees capacity makes it due at
+                # once); ask without waiting only when it is due and the feed was not just read.
+                if due > now or not current:
+                    self.poll(min(self.poll_wait, max(0.0, due - now)))
+                current = False
                 if self.control_head > self.control_seq:
                     self.poll_control()
                 now = time.monotonic()
                 wait = self.interval() if self.pending else self.max_round_interval
                 if now - last_round >= wait:
-                    self.run_round()
+                    current = self.run_round()
                     last_round = time.monotonic()
-                elif self.pending:
-                    time.sleep(max(0.0, min(wait - (now - last_round), 0.01)))
             except ResyncNeeded as exc:
                 log.warning("resynchronising: %s", exc)
                 self.sync()

@@ -8,9 +8,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 
 from xce.controller import decisions, feed
-from xce.controller.api.responses import COMMON, Cursor, MAX_WAIT_S, ctl_of, documented, json_response, long_poll, raw_json
+from xce.controller.api.responses import (COMMON, Cursor, MAX_ID, MAX_WAIT_S, ctl_of, documented, json_response,
+                                           long_poll, raw_json)
+from xce.controller.errors import Gone
 from xce.controller.models import DecisionsRequest
 from xce.controller.schedwatch import Round
+from xce.controller.service import dumps
 from xce.controller.security import scheduler_role
 from xce.controller.tokens import Principal
 
@@ -37,8 +40,13 @@ async def events(request: Request, p: Sched, after: Cursor = 0,
     return raw_json(body)
 
 
-@router.post("/decisions", summary="Apply decisions (idempotent by id)", responses=documented(413))
-async def post_decisions(body: DecisionsRequest, request: Request, p: Sched):
+@router.post("/decisions", summary="Apply decisions (idempotent by id); with `after`, also the feed after it",
+             responses=documented(413))
+async def post_decisions(body: DecisionsRequest, request: Request, p: Sched,
+                         after: Annotated[int | None, Query(ge=0, le=MAX_ID, description=(
+                             "Answer with the feed page after this seq too (`feed`, as GET /v1/sched/events "
+                             "answers with wait=0), or, when it was pruned, why (`feed_gone`)"))] = None,
+                         limit: int = Query(1000, ge=1, le=10_000)):
     ctl = ctl_of(request)
     results = decisions.apply(ctl, body.decisions) if body.decisions else []
     if body.rounds:
@@ -46,7 +54,15 @@ async def post_decisions(body: DecisionsRequest, request: Request, p: Sched):
         ctl.sched_watch.add_rounds(rounds)
         if ctl.metrics is not None:
             ctl.metrics.rounds(rounds)
-    return json_response({"results": results})
+    answer = dumps({"results": results})
+    if after is None:
+        return raw_json(answer)
+    # The decisions are committed whatever the feed says: a pruned cursor is told, not refused.
+    try:
+        page, _ = feed.read_events(ctl, after, limit)
+    except Gone as exc:
+        return raw_json(f'{answer[:-1]},"feed_gone":{dumps(str(exc))}}}')
+    return raw_json(f'{answer[:-1]},"feed":{page}}}')
 
 
 @router.get("/control", summary="Scheduler control commands (recording) with seq > after (long-poll)")
