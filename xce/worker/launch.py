@@ -143,8 +143,8 @@ def launch(spec: LaunchSpec) -> Child:
     if not argv or not argv[0]:
         raise StartError("the job has no command")
     env = {os.fsencode(k): os.fsencode(v) for k, v in spec.env.items()}
-    search = [argv[0]] if b"/" in argv[0] else [
-        os.path.join(os.fsencode(d) or b".", argv[0]) for d in spec.env.get("PATH", os.defpath).split(os.pathsep)]
+    search = [argv[0]] if b"/" in argv[0] else _from_first_present(
+        [os.path.join(os.fsencode(d) or b".", argv[0]) for d in spec.env.get("PATH", os.defpath).split(os.pathsep)])
     plan = _Plan(argv, env, search, os.fsencode(spec.cwd), os.fsencode(spec.stdout), os.fsencode(spec.stderr),
                  ident.uid, ident.gid, ident.groups, ident.switch, ident.name, spec.fds)
     if spec.exit_file is not None:
@@ -196,6 +196,25 @@ def launch(spec: LaunchSpec) -> Child:
         child.wait(5.0)
         raise StartError(reason)
     return child
+
+
+def _from_first_present(candidates: list[bytes]) -> list[bytes]:
+    """The ``PATH`` candidates from the first that may exist on: the ones before it do not exist for
+    anybody (the worker sees ENOENT), so the child need not try them. Whether the owner may run it is
+    still for the child's ``execve`` to find out, as the owner; a path the worker cannot look at (a
+    root-squashed NFS directory) stays a candidate, and so does a relative one (it is relative to the
+    job's working directory, not the worker's)."""
+    for i, path in enumerate(candidates):
+        if not path.startswith(b"/"):
+            return candidates[i:]
+        try:
+            os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            pass
+        return candidates[i:]
+    return []
 
 
 def _spawned(spec: LaunchSpec, plan: "_Plan") -> Child:
@@ -284,10 +303,15 @@ class _Refused(Exception):
     pass
 
 
-def _child(plan: _Plan, go_r: int, status_w: int) -> None:
-    """The child between ``fork`` and ``execve``. Every exit path ends in ``os._exit``."""
+def _child(plan: _Plan, go_r: int, status_w: int, reset_signals: bool = True) -> None:
+    """The child between ``fork`` and ``execve``. Every exit path ends in ``os._exit``.
+
+    ``reset_signals=False``: the parent ignores no signal (the spawner resets them all when it starts),
+    and the handlers it has are reset by ``execve`` itself. Every page the child writes to is copied
+    from its parent's, so the less it runs here the cheaper a start is."""
     try:
-        _default_signal_dispositions()
+        if reset_signals:
+            _default_signal_dispositions()
         keep = sorted({go_r, status_w, *(plan.fds or ())})
         low = 3
         for fd in keep:
@@ -366,15 +390,17 @@ def _open_outputs(plan: _Plan) -> None:
 
 def _open_output(plan: _Plan, path: bytes) -> int:
     shown = os.fsdecode(path)
-    parent = os.path.dirname(path)
-    if parent and not os.path.isdir(parent):
-        try:
-            os.makedirs(parent, exist_ok=True)
-        except OSError as exc:
-            raise _Refused(f"cannot create the directory {os.fsdecode(exc.filename or parent)} for output file "
-                           f"{shown} as user {plan.user}: {exc.strerror}") from None
     try:
-        fd = os.open(path, _OUTPUT_FLAGS, 0o666)
+        try:
+            fd = os.open(path, _OUTPUT_FLAGS, 0o666)
+        except FileNotFoundError:  # its directory is missing: made (as the owner), then again
+            parent = os.path.dirname(path)
+            try:
+                os.makedirs(parent, exist_ok=True)
+            except OSError as exc:
+                raise _Refused(f"cannot create the directory {os.fsdecode(exc.filename or parent)} for output "
+                               f"file {shown} as user {plan.user}: {exc.strerror}") from None
+            fd = os.open(path, _OUTPUT_FLAGS, 0o666)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise _Refused(f"output file {shown} is a symbolic link; output files are opened without following "

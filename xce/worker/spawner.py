@@ -41,7 +41,7 @@ from collections.abc import Callable
 from typing import Any
 
 from xce.worker.identity import StartError
-from xce.worker.launch import START_TIMEOUT_S, Child, _child, _Plan
+from xce.worker.launch import START_TIMEOUT_S, Child, _child, _default_signal_dispositions, _Plan
 
 _MAX_MSG = 1 << 20
 
@@ -216,6 +216,9 @@ class _Job:
 
 def _serve(sock: socket.socket) -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.valid_signals()) - {signal.SIGCHLD})
+    # Once here rather than in every job's child: nothing ignored (by this interpreter, or by whatever
+    # started the worker) survives into a job, and SIGCHLD's handler is reset by the job's execve.
+    _default_signal_dispositions()
     # One exit file held open per running job: room for as many as the host allows, while each job
     # still starts with the limit the worker was given.
     nofile = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -256,7 +259,7 @@ def _serve(sock: socket.socket) -> None:
             return
         if pid == 0:
             resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
-            _child(plan, go_r, status_w)  # never returns
+            _child(plan, go_r, status_w, reset_signals=False)  # never returns
         os.close(go_r)
         os.close(status_w)
         jobs[pid] = _Job(token, exit_fd, go_w, status_r)
