@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from xce.worker.agent import Agent
+from xce.worker.jobstate import JobStateDir
 
 
 def _agent(tmp_path) -> Agent:
@@ -49,7 +50,7 @@ def test_gpus_are_picked_lowest_free_first_and_refused_when_short(tmp_path):
         reports = []
         while not a.outbox.empty():
             reports.append(a.outbox.get_nowait())
-        failed = [body for kind, _, body in reports if kind == "status" and body["jobid"] == 3]
+        failed = [body for kind, _, body, _ in reports if kind == "status" and body["jobid"] == 3]
         assert failed and failed[0]["status"] == "start_failed" and "GPU" in failed[0]["reason"]
         deadline = time.monotonic() + 5
         while not (tmp_path / "xce-2.out").exists() or not (tmp_path / "xce-2.out").read_text():
@@ -57,7 +58,9 @@ def test_gpus_are_picked_lowest_free_first_and_refused_when_short(tmp_path):
             time.sleep(0.05)
         assert (tmp_path / "xce-1.out").read_text() == "0,1\n"
         assert (tmp_path / "xce-2.out").read_text() == "2\n"
-        assert (tmp_path / "jobs" / "1.json").exists()
+        # What a restarted worker would read back: job 1 with its devices.
+        kept = {r.jobid: r for r in JobStateDir(tmp_path / "jobs").load_all()}
+        assert kept[1].gpus == ["0", "1"] and 3 not in kept
     finally:
         for jp in list(a.jobs.values()):
             jp.kill_now("test over")

@@ -82,7 +82,7 @@ def _ticks(a: Agent) -> dict[str, dict[str, int]]:
     """The usage of the next report, as it would be posted."""
     _drain(a)
     a._report()
-    (body,) = [body for kind, _, body in _drain(a) if kind == "load"]
+    (body,) = [body for kind, _, body, _ in _drain(a) if kind == "load"]
     return body["usage"]
 
 

@@ -1,6 +1,6 @@
-"""The spawner forks jobs' processes and stays their parent: exit statuses reach the worker and the
-exit file, start failures arrive with their reason, and it outlives a killed worker until its
-last job has ended (then it goes)."""
+"""The spawner forks jobs' processes and stays their parent: exit statuses reach the worker (and an
+exit file only when the worker could not pass them on), start failures arrive with their reason,
+and it outlives a killed worker until its last job has ended (then it goes)."""
 
 from __future__ import annotations
 
@@ -32,14 +32,38 @@ def _gone(pid: int) -> bool:
         return True
 
 
-def test_exit_codes_and_signals_reach_the_worker_and_the_exit_file(tmp_path):
+def test_exit_codes_and_signals_reach_the_worker_with_no_file_per_job(tmp_path):
     child = launch.launch(_spec(tmp_path, ["sh", "-c", "echo hello; exit 3"]))
     assert isinstance(child, spawner.SpawnedChild) and child.wait(10) == 3
-    assert os.waitstatus_to_exitcode(int((tmp_path / "job.exit").read_text())) == 3
     assert (tmp_path / "out").read_text() == "hello\n"
+    child.forget()
     child = launch.launch(_spec(tmp_path, ["sh", "-c", "kill -TERM $$"]))
     assert child.wait(10) == -signal.SIGTERM
-    assert os.waitstatus_to_exitcode(int((tmp_path / "job.exit").read_text())) == -signal.SIGTERM
+    child.forget()
+    assert not (tmp_path / "job.exit").exists()  # its worker was there to be told
+
+
+def test_ends_a_killed_worker_had_not_passed_on_are_written_down_for_the_next_one(tmp_path):
+    script = textwrap.dedent(f"""
+        import os
+        from xce.worker import launch, runner
+        ident = runner.resolve_identity("", run_as_self=True, allow_root=True)
+        def start(code, name):
+            return launch.launch(launch.LaunchSpec(argv=["sh", "-c", f"exit {{code}}"], env={{"PATH": "/usr/bin:/bin"}},
+                                 cwd={str(tmp_path)!r}, stdout="/dev/null", stderr="/dev/null", identity=ident,
+                                 exit_file={str(tmp_path)!r} + "/" + name))
+        reported, unreported = start(5, "reported.exit"), start(6, "unreported.exit")
+        assert reported.wait(10) == 5 and unreported.wait(10) == 6
+        reported.forget()  # on record at the controller
+        os.kill(os.getpid(), 9)
+    """)
+    worker = subprocess.run([sys.executable, "-c", script], stdout=subprocess.DEVNULL, timeout=60)
+    assert worker.returncode == -signal.SIGKILL
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "unreported.exit").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(int((tmp_path / "unreported.exit").read_text())) == 6
+    assert not (tmp_path / "reported.exit").exists()
 
 
 def test_a_start_that_fails_says_why_and_leaves_nothing_running(tmp_path):
@@ -106,8 +130,8 @@ def test_the_spawner_outlives_a_killed_worker_records_the_end_and_then_goes(tmp_
 
 
 def test_many_running_jobs_do_not_exhaust_the_spawner_and_each_keeps_the_workers_limit(tmp_path):
-    """The spawner holds one exit file per running job: with the worker's soft limit of 64 open
-    files it still runs 100 jobs at once, and every job starts with that limit of 64."""
+    """With the worker's soft limit of 64 open files the spawner still runs 100 jobs at once, and
+    every job starts with that limit of 64."""
     script = textwrap.dedent(f"""
         import resource
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))

@@ -25,6 +25,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from xce.controller import acct, apidocs, feed, fleet, gates, hygiene, leadership
 from xce.controller.api import acct as acct_api
 from xce.controller.api import admin, cluster, drift, errors, jobs, sched, status, workers, workload
+from xce.controller.api.fastlane import FastLane
 from xce.controller.api.responses import COMMON
 from xce.controller.gate import LeaderGate
 from xce.controller.groupcommit import GroupCommitter
@@ -146,6 +147,7 @@ def create_app(ctl: Controller) -> FastAPI:
     async def prometheus_metrics():
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
+    app.add_middleware(FastLane, api=app)  # innermost: the middleware below applies to its requests too
     app.add_middleware(LatencyMiddleware, metrics=metrics)
     app.add_middleware(hygiene.RequestHygiene)
     app.add_middleware(LeaderGate, ctl=ctl)

@@ -82,7 +82,8 @@ class Agent:
         self.done: OrderedDict[int, Any] = OrderedDict()
         self.runs: dict[int, Any] = {}
         self.lock = threading.RLock()
-        self.outbox: queue.Queue[tuple[str, str, dict[str, Any]] | None] = queue.Queue()
+        #: (kind, path, body, then): ``then`` runs once the controller has the report.
+        self.outbox: queue.Queue[tuple[str, str, dict[str, Any], Callable[[], None] | None] | None] = queue.Queue()
         self.stopping = threading.Event()
         self.sampler = measure.LoadSampler()
         self.rss_name = "memory_rss"
@@ -349,7 +350,6 @@ class Agent:
             self._remember_done(jobid)
             counted = self.box.usage(jobid)  # read before the group goes
             self.box.remove(jobid)
-            self.state.remove(jobid)
             body = {"status": "finished", "exit_code": end["exit_code"], "signal": end["signal"],
                     "reason": end["reason"]}
             if counted is not None:
@@ -357,7 +357,9 @@ class Agent:
                 # (what the memory limit is measured against), which ticks between samples miss.
                 body["usage"] = {"memory_rss": max(counted.mem_peak or 0, counted.memory_rss),
                                  "cpu_time": counted.cpu_time}
-            self._post_status(jobid, body)
+            # Its record and its spawner's note of how it ended stay until the controller has the end:
+            # a worker killed before that finds both again and reports it then.
+            self._post_status(jobid, body, then=self._forgetter(jobid, jp))
 
     def _check_limits(self) -> None:
         with self.lock:
@@ -396,10 +398,20 @@ class Agent:
         body = {"load": self.sampler.sample(), "usage": ticks}
         if self.tasks.address:
             body["task_address"] = self.tasks.address
-        self.outbox.put(("load", f"/v1/workers/{self.name}/load", body))
+        self.outbox.put(("load", f"/v1/workers/{self.name}/load", body, None))
 
-    def _post_status(self, jobid: int, body: dict[str, Any]) -> None:
-        self.outbox.put(("status", "", {"jobid": jobid, **body}))
+    def _post_status(self, jobid: int, body: dict[str, Any], then: Callable[[], None] | None = None) -> None:
+        self.outbox.put(("status", "", {"jobid": jobid, **body}, then))
+
+    def _forgetter(self, jobid: int, jp: JobProcess) -> Callable[[], None]:
+        forget = getattr(jp.popen, "forget", None)
+
+        def done() -> None:
+            self.state.remove(jobid)
+            if forget is not None:
+                forget()
+
+        return done
 
     # -- posting ---------------------------------------------------------------------------
     def poster(self) -> None:
@@ -425,13 +437,13 @@ class Agent:
                         break
                 batch.append(nxt)
             stop = batch[-1] is None
-            pending: list[dict[str, Any]] = []
+            pending: list[tuple[dict[str, Any], Callable[[], None] | None]] = []
             for entry in batch:
                 if entry is None:
                     continue
-                kind, path, body = entry
+                kind, path, body, then = entry
                 if kind == "status":
-                    pending.append(body)
+                    pending.append((body, then))
                     continue
                 if pending:
                     self._send_reports(http, pending)
@@ -472,14 +484,17 @@ class Agent:
                 continue
             return r
 
-    def _send_reports(self, http: follow.Session, reports: list[dict[str, Any]]) -> None:
+    def _send_reports(self, http: follow.Session, reports: list[tuple[dict[str, Any], Callable[[], None] | None]]) -> None:
         def body() -> dict[str, Any]:
             return {"reports": [dict(rep, usage=self._wire(rep["usage"])) if rep.get("usage") else rep
-                                for rep in reports]}
+                                for rep, _ in reports]}
 
         r = self._post(http, f"/v1/workers/{self.name}/reports", body)
         if r is None:
-            return
+            return  # stopping before the controller answered: what it has not got stays on record
+        for _, then in reports:  # answered: taken, or refused for good (retrying changes nothing)
+            if then is not None:
+                then()
         if r.status_code == 404:
             self.need_register.set()
         elif r.status_code >= 400:

@@ -34,10 +34,10 @@ avoid the question too, but costs ~20 ms of CPU per start, which a busy host can
 
 **The spawner.** With ``exit_file`` set (a job's command, which must outlive a worker restart),
 the fork happens in the worker's spawner (:mod:`xce.worker.spawner`), a small process that stays
-the job's parent and writes its wait status to ``exit_file`` (the worker's own file, opened by the
-worker) when it ends: a worker that was killed and restarted is nobody's parent, and learns how
-the jobs it adopted ended from their exit files. The child runs the same steps either way; the
-worker runs the preparation steps on its pid either way.
+the job's parent and tells the worker how it ended, or, when the worker is not there to pass that
+on, writes its wait status to ``exit_file``: a worker that was killed and restarted is nobody's
+parent, and learns how the jobs it adopted ended from their exit files. The child runs the same
+steps either way; the worker runs the preparation steps on its pid either way.
 
 Reused for every process a job starts on a host (its command now; the tasks of a parallel job
 later): give it a :class:`LaunchSpec`.
@@ -105,8 +105,8 @@ class LaunchSpec:
     #: Already open descriptors (stdout, stderr) to use instead of the files: the pipes through
     #: which the worker forwards a task's output to ``xce launch``.
     fds: tuple[int, int] | None = None
-    #: Where the spawner records the job's wait status (None: the worker forks it and is its parent).
-    #: Not with ``fds``: a task's pipes belong to the worker.
+    #: Where the spawner records the job's wait status if the worker cannot pass it on (None: the
+    #: worker forks it and is its parent). Not with ``fds``: a task's pipes belong to the worker.
     exit_file: str | None = None
 
 
@@ -219,19 +219,11 @@ def _from_first_present(candidates: list[bytes]) -> list[bytes]:
 
 def _spawned(spec: LaunchSpec, plan: "_Plan") -> Child:
     """The same start, forked by the worker's spawner (:mod:`xce.worker.spawner`), which stays the
-    process's parent and writes its wait status to ``spec.exit_file``."""
+    process's parent (and the keeper of its wait status, see ``spec.exit_file``)."""
     from xce.worker import spawner
 
-    try:
-        exit_fd = os.open(spec.exit_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW,
-                          0o600)  # type: ignore[arg-type]
-    except OSError as exc:
-        raise StartError(f"cannot start a process on this host: {exc.strerror}") from None
-    try:
-        sp = spawner.shared()
-        child = spawner.SpawnedChild(sp, sp.fork(plan, exit_fd))
-    finally:
-        os.close(exit_fd)
+    sp = spawner.shared()
+    child = spawner.SpawnedChild(sp, sp.fork(plan, spec.exit_file))  # type: ignore[arg-type]
     try:
         try:
             for step in spec.prepare:

@@ -9,18 +9,23 @@ client, forked twice per job, alive for the job's whole life, and the largest co
 faults and Python's after-fork hooks). The spawner does the same for every job of its worker from
 one process that imports only the start sequence (:mod:`xce.worker.launch`), so each fork copies
 little: it forks the job's process, which runs :func:`xce.worker.launch._child` exactly as before,
-reaps it, and writes its wait status to the exit file the worker opened for it.
+and reaps it.
+
+How a job ended must survive the worker: the spawner tells its worker, and keeps the wait status
+until the worker says it has passed it on to the controller (``forget``). Only a status the worker
+could not take that far (it died, or was killed, first) is written to the job's exit file, where
+a restarted worker finds it. Writing every job's exit file cost a file created and deleted per job.
 
 It runs in its own session with every signal but ``SIGCHLD`` blocked (nothing but SIGKILL ends
 it while jobs run), talks to its worker over a private ``socketpair`` (one ``SOCK_SEQPACKET``
-message per step, ``marshal``-encoded; the exit file's descriptor travels with the start
-message), and exits once its worker is gone and its last job has ended. A restarted worker
-starts a new one; the old one finishes its jobs' exit files and goes.
+message per step, ``marshal``-encoded), and exits once its worker is gone and its last job has
+ended. A restarted worker starts a new one; the old one writes its jobs' exit files and goes.
 
 The steps of one start, seen from the worker (:meth:`Spawner.fork`, :meth:`Spawner.go`):
-``start`` (the plan and the exit file) -> ``forked`` (the job's pid: the worker now runs its
+``start`` (the plan and the exit file's path) -> ``forked`` (the job's pid: the worker now runs its
 preparation steps, as root, on that pid) -> ``go`` (or ``drop``) -> ``started`` (None once the
-command runs, else the reason it could not). Then, whenever a job ends: ``exit`` (pid, status).
+command runs, else the reason it could not). Then, whenever a job ends: ``exit`` (pid, status),
+and from the worker, once the end is reported: ``forget`` (pid).
 """
 
 from __future__ import annotations
@@ -139,12 +144,13 @@ class Spawner:
                 self.cond.wait(left)
             return self.replies.pop(answer)
 
-    def fork(self, plan: _Plan, exit_fd: int) -> int:
-        """Fork the job's process (it waits for :meth:`go`); its pid."""
+    def fork(self, plan: _Plan, exit_file: str) -> int:
+        """Fork the job's process (it waits for :meth:`go`); its pid. ``exit_file``: where its wait
+        status goes if the worker cannot be told, or does not :meth:`forget` it."""
         token = next(self._tokens)
         fields = (plan.argv, plan.env, plan.search, plan.cwd, plan.stdout, plan.stderr, plan.uid, plan.gid,
                   tuple(plan.groups), plan.switch, plan.user)
-        reply = self._ask(("start", token, fields), ("forked", token), (exit_fd,))
+        reply = self._ask(("start", token, fields, exit_file), ("forked", token))
         if reply[2] is None:
             raise StartError(f"cannot start a process on this host: {reply[3]}")
         with self.cond:  # an end told for an earlier process with this pid is not this one's
@@ -169,6 +175,14 @@ class Spawner:
         with self.cond:
             return self.exits.pop(pid, None)
 
+    def forget(self, pid: int) -> None:
+        """The end of ``pid`` is on record at the controller: its exit file is not needed."""
+        with self.lock:
+            try:
+                _send(self.sock, ("forget", pid))
+            except OSError:
+                pass
+
 
 class SpawnedChild(Child):
     """A job's process whose parent is the spawner: its end is learned from the spawner's message
@@ -182,6 +196,9 @@ class SpawnedChild(Child):
     @property
     def orphaned(self) -> bool:
         return self.returncode is None and not self.spawner.alive and self.poll() is None
+
+    def forget(self) -> None:
+        self.spawner.forget(self.pid)
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -207,11 +224,24 @@ def shared() -> Spawner:
 # -- the spawner process ---------------------------------------------------------------------
 
 class _Job:
-    __slots__ = ("token", "exit_fd", "go_w", "status_r", "chunks")
+    __slots__ = ("token", "exit_file", "go_w", "status_r", "chunks")
 
-    def __init__(self, token: int, exit_fd: int, go_w: int, status_r: int) -> None:
-        self.token, self.exit_fd, self.go_w, self.status_r = token, exit_fd, go_w, status_r
+    def __init__(self, token: int, exit_file: str, go_w: int, status_r: int) -> None:
+        self.token, self.exit_file, self.go_w, self.status_r = token, exit_file, go_w, status_r
         self.chunks: list[bytes] = []
+
+
+def _write_exit(path: str, status: int) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return  # its worker's state directory is gone: nobody is left to read it
+    try:
+        os.write(fd, b"%d\n" % status)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _serve(sock: socket.socket) -> None:
@@ -228,6 +258,7 @@ def _serve(sock: socket.socket) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     jobs: dict[int, _Job] = {}
     starting: dict[int, int] = {}  # status pipe -> pid
+    told: dict[int, tuple[str, int]] = {}  # ended, told, not yet forgotten: pid -> (exit file, status)
     connected = True
     poller = select.poll()  # not select(): descriptors beyond 1024 are usual with many jobs
     poller.register(wake_r, select.POLLIN)
@@ -241,19 +272,18 @@ def _serve(sock: socket.socket) -> None:
             except OSError:
                 connected = False
 
-    def start(token: int, fields: tuple, exit_fd: int) -> None:
+    def start(token: int, fields: tuple, exit_file: str) -> None:
         plan = _Plan(*fields)
         try:
             go_r, go_w = os.pipe2(os.O_CLOEXEC)
             status_r, status_w = os.pipe2(os.O_CLOEXEC)
         except OSError as exc:
-            os.close(exit_fd)
             tell(("forked", token, None, exc.strerror))
             return
         try:
             pid = os.fork()
         except OSError as exc:
-            for fd in (go_r, go_w, status_r, status_w, exit_fd):
+            for fd in (go_r, go_w, status_r, status_w):
                 os.close(fd)
             tell(("forked", token, None, exc.strerror))
             return
@@ -262,7 +292,7 @@ def _serve(sock: socket.socket) -> None:
             _child(plan, go_r, status_w, reset_signals=False)  # never returns
         os.close(go_r)
         os.close(status_w)
-        jobs[pid] = _Job(token, exit_fd, go_w, status_r)
+        jobs[pid] = _Job(token, exit_file, go_w, status_r)
         starting[status_r] = pid
         poller.register(status_r, select.POLLIN)
         tell(("forked", token, pid))
@@ -289,11 +319,10 @@ def _serve(sock: socket.socket) -> None:
             job = jobs.pop(pid, None)
             if job is None:
                 continue
-            try:
-                os.write(job.exit_fd, b"%d\n" % status)
-            except OSError:
-                pass
-            os.close(job.exit_fd)
+            if connected:
+                told[pid] = (job.exit_file, status)
+            else:
+                _write_exit(job.exit_file, status)
             if job.go_w >= 0:
                 os.close(job.go_w)
             if job.status_r >= 0:  # it ended before its start was told: its reason, whole
@@ -322,19 +351,23 @@ def _serve(sock: socket.socket) -> None:
                     msg, fds = _recv(sock)
                 except OSError:
                     msg, fds = None, []
+                for extra in fds:
+                    os.close(extra)
                 if msg is None:
                     connected = False  # the worker is gone: the jobs waiting for their go never get it
                     poller.unregister(sock)
                     for pid in list(jobs):
                         release(pid, False)
+                    for path, status in told.values():  # ends it may not have passed on
+                        _write_exit(path, status)
+                    told.clear()
                     continue
-                if msg[0] == "start" and len(fds) == 1:
-                    start(msg[1], msg[2], fds[0])
-                else:
-                    for extra in fds:
-                        os.close(extra)
-                    if msg[0] in ("go", "drop"):
-                        release(msg[1], msg[0] == "go")
+                if msg[0] == "start":
+                    start(msg[1], msg[2], msg[3])
+                elif msg[0] == "forget":
+                    told.pop(msg[1], None)
+                elif msg[0] in ("go", "drop"):
+                    release(msg[1], msg[0] == "go")
             elif fd in starting:
                 pid = starting[fd]
                 data = os.read(fd, 4096)

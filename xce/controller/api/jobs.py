@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Request
 
 from xce.controller import control, submission, views
+from xce.controller.api.fastlane import hot
 from xce.controller.api.responses import COMMON, JobId, MAX_ID, ctl_of, documented, json_response
 from xce.controller.errors import Conflict, FieldErrors, NotFound
 from xce.controller.models import ActRequest, ModifyRequest, SubmitRequest
@@ -20,6 +21,7 @@ router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=COMMON)
 Caller = Annotated[Principal, Depends(people)]
 
 
+@hot
 @router.post("", status_code=201, summary="Submit a job, or an array of N jobs with `array: N`",
              responses=documented(413))
 # Answered after the commit; submissions that arrive together share one (xce.controller.groupcommit).

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 
 from xce.controller import decisions, feed
+from xce.controller.api.fastlane import hot
 from xce.controller.api.responses import (COMMON, Cursor, MAX_ID, MAX_WAIT_S, ctl_of, documented, json_response,
                                            long_poll, raw_json)
 from xce.controller.errors import Gone
@@ -30,6 +31,7 @@ async def state(request: Request, p: Sched):
     return json_response(out)
 
 
+@hot
 @router.get("/events", summary="Events with seq > after, in order (long-poll up to `wait` seconds)",
             responses=documented(410))
 async def events(request: Request, p: Sched, after: Cursor = 0,
@@ -40,6 +42,7 @@ async def events(request: Request, p: Sched, after: Cursor = 0,
     return raw_json(body)
 
 
+@hot
 @router.post("/decisions", summary="Apply decisions (idempotent by id); with `after`, also the feed after it",
              responses=documented(413))
 async def post_decisions(body: DecisionsRequest, request: Request, p: Sched,

@@ -12,6 +12,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 
 from xce.controller import fleet
+from xce.controller.api.fastlane import hot
 from xce.controller.api.responses import COMMON, Cursor, JobId, MAX_WAIT_S, ctl_of, documented, json_response, long_poll
 from xce.controller.models import JobReportBatch, JobStatusReport, LoadReport, RegisterRequest
 from xce.controller.security import worker_role
@@ -29,6 +30,7 @@ async def register(body: RegisterRequest, request: Request, p: Worker):
     return json_response(fleet.register(ctl_of(request), body))
 
 
+@hot
 @router.post("/{name}/load", summary="Load indices (and optional usage ticks); also the heartbeat",
              responses=documented(404, 413))
 async def load(name: str, body: LoadReport, request: Request, p: Worker):
@@ -36,6 +38,7 @@ async def load(name: str, body: LoadReport, request: Request, p: Worker):
     return json_response(fleet.report_load(ctl_of(request), name, body))
 
 
+@hot
 @router.get("/{name}/actions", summary="Actions with id > after; acknowledges those <= after (long-poll)",
             responses=documented(404))
 async def actions(name: str, request: Request, p: Worker, after: Cursor = 0,
@@ -55,6 +58,7 @@ async def job_status(name: str, jobid: JobId, body: JobStatusReport, request: Re
     return json_response(fleet.job_status(ctl_of(request), name, jobid, body))
 
 
+@hot
 @router.post("/{name}/reports", summary="Job reports (started / usage / finished ...) in order, in one transaction",
              responses=documented(404, 413))
 async def job_reports(name: str, body: JobReportBatch, request: Request, p: Worker):
