@@ -1,0 +1,192 @@
+"""The spawner process: forks every job's process for its worker and stays the job's parent.
+
+Why it exists, and the messages it exchanges with its worker, are in :mod:`xce.worker.spawner` (the
+worker's side). This side imports as little as it can (the child's steps, :mod:`xce.worker.child`,
+and a few modules of the standard library): each fork copies the page tables of this process and
+each ``execve`` tears its copy down, so its size is paid by every job. Messages are read and
+written with plain ``read``/``write`` on the ``SOCK_SEQPACKET`` socket, which keeps each one whole.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import select
+import signal
+import sys
+
+from xce.worker.child import Plan, default_signal_dispositions, run
+
+_MAX_MSG = 1 << 20
+
+
+class _Job:
+    __slots__ = ("token", "exit_file", "go_w", "status_r", "chunks")
+
+    def __init__(self, token: int, exit_file: str, go_w: int, status_r: int) -> None:
+        self.token, self.exit_file, self.go_w, self.status_r = token, exit_file, go_w, status_r
+        self.chunks: list[bytes] = []
+
+
+def _write_exit(path: str, status: int) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return  # its worker's state directory is gone: nobody is left to read it
+    try:
+        os.write(fd, b"%d\n" % status)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def serve(sock: int) -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.valid_signals()) - {signal.SIGCHLD})
+    # Once here rather than in every job's child: nothing ignored (by this interpreter, or by whatever
+    # started the worker) survives into a job, and SIGCHLD's handler is reset by the job's execve.
+    default_signal_dispositions()
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    jobs: dict[int, _Job] = {}
+    starting: dict[int, int] = {}  # status pipe -> pid
+    told: dict[int, tuple[str, int]] = {}  # ended, told, not yet forgotten: pid -> (exit file, status)
+    connected = True
+    poller = select.poll()  # not select(): descriptors beyond 1024 are usual with many jobs
+    poller.register(wake_r, select.POLLIN)
+    poller.register(sock, select.POLLIN)
+
+    def tell(msg: tuple) -> None:
+        nonlocal connected
+        if connected:
+            try:
+                os.write(sock, marshal.dumps(msg))
+            except OSError:
+                connected = False
+
+    def start(token: int, fields: tuple, exit_file: str) -> None:
+        plan = Plan(*fields)
+        try:
+            go_r, go_w = os.pipe2(os.O_CLOEXEC)
+            status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        except OSError as exc:
+            tell(("forked", token, None, exc.strerror))
+            return
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            for fd in (go_r, go_w, status_r, status_w):
+                os.close(fd)
+            tell(("forked", token, None, exc.strerror))
+            return
+        if pid == 0:
+            run(plan, go_r, status_w, reset_signals=False)  # never returns
+        os.close(go_r)
+        os.close(status_w)
+        jobs[pid] = _Job(token, exit_file, go_w, status_r)
+        starting[status_r] = pid
+        poller.register(status_r, select.POLLIN)
+        tell(("forked", token, pid))
+
+    def release(pid: int, go: bool) -> None:
+        job = jobs.get(pid)
+        if job is None or job.go_w < 0:
+            return
+        try:
+            if go:
+                os.write(job.go_w, b"g")
+        finally:
+            os.close(job.go_w)
+            job.go_w = -1
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            job = jobs.pop(pid, None)
+            if job is None:
+                continue
+            if connected:
+                told[pid] = (job.exit_file, status)
+            else:
+                _write_exit(job.exit_file, status)
+            if job.go_w >= 0:
+                os.close(job.go_w)
+            if job.status_r >= 0:  # it ended before its start was told: its reason, whole
+                del starting[job.status_r]
+                poller.unregister(job.status_r)
+                try:
+                    while chunk := os.read(job.status_r, 4096):
+                        job.chunks.append(chunk)
+                except OSError:
+                    pass
+                os.close(job.status_r)
+                # Nothing written: its command ran (and has ended already).
+                tell(("started", pid, b"".join(job.chunks).decode(errors="replace") or None))
+            tell(("exit", pid, status))
+
+    while connected or jobs:
+        for fd, _ in poller.poll():
+            if fd == wake_r:
+                try:
+                    while os.read(wake_r, 512):
+                        pass
+                except BlockingIOError:
+                    pass
+            elif fd == sock:
+                try:
+                    data = os.read(sock, _MAX_MSG)
+                    msg = marshal.loads(data) if data else None
+                except (OSError, ValueError, EOFError):
+                    msg = None
+                if msg is None:
+                    connected = False  # the worker is gone: the jobs waiting for their go never get it
+                    poller.unregister(sock)
+                    for pid in list(jobs):
+                        release(pid, False)
+                    for path, status in told.values():  # ends it may not have passed on
+                        _write_exit(path, status)
+                    told.clear()
+                    continue
+                if msg[0] == "start":
+                    start(msg[1], msg[2], msg[3])
+                elif msg[0] == "forget":
+                    told.pop(msg[1], None)
+                elif msg[0] in ("go", "drop"):
+                    release(msg[1], msg[0] == "go")
+            elif fd in starting:
+                pid = starting[fd]
+                data = os.read(fd, 4096)
+                if data:
+                    jobs[pid].chunks.append(data)
+                    continue
+                # Closed by execve (O_CLOEXEC): the command runs; or by the child's exit after a reason.
+                del starting[fd]
+                poller.unregister(fd)
+                os.close(fd)
+                job = jobs[pid]
+                job.status_r = -1  # its number may name the next job's pipe
+                tell(("started", pid, b"".join(job.chunks).decode(errors="replace") or None))
+        reap()
+
+
+def main(argv: list[str]) -> None:
+    sock = int(argv[0])
+    os.set_inheritable(sock, False)
+    try:
+        serve(sock)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        os._exit(1)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
