@@ -7,8 +7,13 @@ from __future__ import annotations
 import json
 import os
 
+import subprocess
+import time
+
+import psutil
+
 from xce.worker import jobstate
-from xce.worker.jobstate import JOURNAL, JobRecord, JobStateDir
+from xce.worker.jobstate import JOURNAL, JobRecord, JobStateDir, process_start, still_alive
 
 
 def _rec(jobid: int, **kw) -> JobRecord:
@@ -62,3 +67,21 @@ def test_the_journal_is_private_to_the_worker(tmp_path):
     assert os.stat(tmp_path / "jobs" / JOURNAL).st_mode & 0o777 == 0o600
     JobStateDir(tmp_path / "jobs").load_all()  # rewritten
     assert os.stat(tmp_path / "jobs" / JOURNAL).st_mode & 0o777 == 0o600
+
+
+def test_a_process_is_known_by_its_start_and_a_reused_or_dead_pid_is_not_it():
+    p = subprocess.Popen(["sleep", "30"])
+    try:
+        start = process_start(p.pid)
+        assert abs(start - psutil.Process(p.pid).create_time()) < 0.01
+        assert still_alive(JobRecord(1, p.pid, p.pid, start))
+        assert not still_alive(JobRecord(1, p.pid, p.pid, start - 1.0))  # the same pid, another process
+        p.kill()
+        deadline = time.monotonic() + 5
+        while process_start(p.pid) is not None and time.monotonic() < deadline:  # its zombie is not it
+            time.sleep(0.01)
+        assert process_start(p.pid) is None and not still_alive(JobRecord(1, p.pid, p.pid, start))
+    finally:
+        p.kill()
+        p.wait()
+    assert process_start(p.pid) is None

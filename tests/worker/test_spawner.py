@@ -81,6 +81,21 @@ def test_a_start_that_fails_says_why_and_leaves_nothing_running(tmp_path):
     assert not (tmp_path / "never.ran").exists()
 
 
+def test_a_start_whose_only_preparation_is_a_join_is_done_by_the_spawner_before_the_job_runs(tmp_path):
+    # A regular file stands in for cgroup.procs: what the spawner wrote there before letting the job go
+    # is the job's pid, and the job saw it written.
+    procs = tmp_path / "cgroup.procs"
+    procs.write_text("")
+    child = launch.launch(_spec(tmp_path, ["sh", "-c", f"cat {procs}"], prepare=[launch.Join((str(procs),))]))
+    assert child.wait(10) == 0
+    assert (tmp_path / "out").read_text() == str(child.pid) == procs.read_text()
+    child.forget()
+    with pytest.raises(StartError, match="preparing the job's process failed: .*No such file"):
+        launch.launch(_spec(tmp_path, ["touch", str(tmp_path / "never.ran")],
+                            prepare=[launch.Join((str(tmp_path / "gone" / "cgroup.procs"),))]))
+    assert not (tmp_path / "never.ran").exists()
+
+
 def test_quick_jobs_back_to_back_never_wait_for_each_other(tmp_path):
     """Pipe numbers are reused from one start to the next: a job that ended before its start was
     told must not take the next job's answer with it (it did: that start then hung for 30 s)."""

@@ -35,7 +35,7 @@ from xce.controller import follow
 from xce.controller.transport import Response
 from xce.worker import launch, measure, runlimit, runner, spawner, usage
 from xce.worker.containment import Containment, Limits, ProcessGroup
-from xce.worker.jobstate import JobStateDir, still_alive
+from xce.worker.jobstate import JobStateDir, process_start, still_alive
 from xce.worker.runner import JobProcess, StartError
 from xce.worker.tasks import TaskServer
 
@@ -158,7 +158,7 @@ class Agent:
     def adopt(self) -> None:
         """Take back the jobs a previous run of this worker left running; forget the rest."""
         for rec in self.state.load_all():
-            exit_file = str(self.state.exit_path(rec.jobid))
+            exit_file = self.state.exit_path(rec.jobid)
             if still_alive(rec):
                 self.jobs[rec.jobid] = JobProcess.adopt(rec, self.box, exit_file)
                 log.warning("adopted job %s (pid %s) from a previous run", rec.jobid, rec.pid)
@@ -242,10 +242,12 @@ class Agent:
             gpus = self._pick_gpus(gpus_here)
             env = runner.job_env(job, ident, host=self.name, gpus=gpus)
             self._contain(jobid, limits, job.get("process_limit"))
-            join: launch.PrepareStep = lambda pid: self.box.join(jobid, pid)  # noqa: E731
+            files = self.box.procs_files(jobid)
+            # Its control groups' files: written by the spawner itself, in the exchange that forks it.
+            join: launch.PrepareStep = launch.Join(files) if files else lambda pid: self.box.join(jobid, pid)
             spec = runner.launch_spec(job, env=env, ident=ident, work_dir=self.work_dir,
                                       prepare=[join, *self.prepare(job)],
-                                      exit_file=str(self.state.exit_path(jobid)))
+                                      exit_file=self.state.exit_path(jobid))
             popen = launch.launch(spec)
         except StartError as exc:
             log.warning("job %s could not start: %s", jobid, exc)
@@ -254,15 +256,10 @@ class Agent:
             self._remember_done(jobid)
             self._post_status(jobid, {"status": "start_failed", "reason": str(exc)})
             return
-        try:
-            import psutil
-
-            ctime = psutil.Process(popen.pid).create_time()
-        except Exception:  # it already exited: the reaper reports that
-            ctime = time.time()
+        ctime = process_start(popen.pid) or time.time()  # None: it already exited (the reaper reports it)
         runlimit.remember(limits, job)
         jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen, box=self.box, job=job,
-                        exit_file=str(self.state.exit_path(jobid)))
+                        exit_file=self.state.exit_path(jobid))
         # Recorded and reported before the monitor can see it: a short job's end (reaped as soon as it
         # is listed) must neither come before its start nor leave a record behind.
         self.state.save(jp.record())

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,13 @@ class JobRecord:
     limits: dict[str, int] = field(default_factory=dict)
     gpus: list[str] = field(default_factory=list)
     started: float = 0.0
+
+
+_FIELDS = tuple(f.name for f in fields(JobRecord))
+
+
+def _as_dict(rec: JobRecord) -> dict[str, Any]:
+    return {name: getattr(rec, name) for name in _FIELDS}  # dataclasses.asdict deep-copies: 10x slower
 
 
 class JobStateDir:
@@ -63,7 +70,7 @@ class JobStateDir:
         tmp = self.path / f".{JOURNAL}.tmp"
         with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600), "w") as f:
             for rec in self._live.values():
-                f.write(json.dumps({"job": asdict(rec)}, sort_keys=True) + "\n")
+                f.write(json.dumps({"job": _as_dict(rec)}, sort_keys=True) + "\n")
         os.replace(tmp, self.path / JOURNAL)
         if self._fd >= 0:
             os.close(self._fd)
@@ -73,19 +80,19 @@ class JobStateDir:
     def save(self, rec: JobRecord) -> None:
         with self._lock:
             self._live[rec.jobid] = rec
-            self._append({"job": asdict(rec)})
+            self._append({"job": _as_dict(rec)})
 
     def remove(self, jobid: int) -> None:
         with self._lock:
             if self._live.pop(jobid, None) is not None:
                 self._append({"gone": jobid})
         try:
-            self.exit_path(jobid).unlink()
+            os.unlink(self.exit_path(jobid))
         except FileNotFoundError:
             pass
 
-    def exit_path(self, jobid: int) -> Path:
-        return self.path / f"{jobid}.exit"
+    def exit_path(self, jobid: int) -> str:
+        return f"{self.path}/{jobid}.exit"
 
     def exit_status(self, jobid: int) -> int | None:
         """The job's wait status as its spawner wrote it; None while it runs (or if nobody knows)."""
@@ -124,13 +131,34 @@ class JobStateDir:
         return sorted(live.values(), key=lambda r: r.jobid)
 
 
+def process_start(pid: int) -> float | None:
+    """When the live process ``pid`` started, in seconds since the epoch (None: there is none, or
+    only its zombie): with its pid, an identity no other process has while it lives. The figure
+    psutil's ``create_time`` gives, read from ``/proc`` without psutil's objects around it."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    if fields[0] in (b"Z", b"X"):
+        return None
+    return int(fields[19]) / _CLOCK_TICKS + _boot_time()
+
+
 def still_alive(rec: JobRecord) -> bool:
     """The very process the record describes is still running (not a zombie, not a reused pid)."""
-    try:
-        p = psutil.Process(rec.pid)
-        return abs(p.create_time() - rec.create_time) < 0.05 and p.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
+    start = process_start(rec.pid)
+    return start is not None and abs(start - rec.create_time) < 0.05
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+_BOOT: list[float] = []
+
+
+def _boot_time() -> float:
+    if not _BOOT:
+        _BOOT.append(psutil.boot_time())
+    return _BOOT[0]
 
 
 def read_exit(path: Path | str) -> int | None:

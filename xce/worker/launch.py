@@ -58,6 +58,25 @@ from xce.worker.identity import Identity, StartError
 #: Run by the worker, as root, with the child's pid, before the child switches to the owner.
 PrepareStep = Callable[[int], None]
 
+
+class Join:
+    """The preparation step every job has: its pid written into each of ``files`` (the
+    ``cgroup.procs`` of its control groups). Being only that, the spawner can do it itself, in the
+    same exchange as the fork: one round trip with it per start instead of two."""
+
+    __slots__ = ("files",)
+
+    def __init__(self, files: tuple[str, ...]) -> None:
+        self.files = files
+
+    def __call__(self, pid: int) -> None:
+        for path in self.files:
+            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.write(fd, b"%d" % pid)
+            finally:
+                os.close(fd)
+
 #: How long a start may take before the worker gives up on it (a hung file system, say).
 START_TIMEOUT_S = 30.0
 
@@ -197,6 +216,13 @@ def _spawned(spec: LaunchSpec, plan: Plan) -> Child:
     from xce.worker import spawner
 
     sp = spawner.shared()
+    if all(isinstance(step, Join) for step in spec.prepare):
+        pid, reason = sp.spawn(plan, spec.exit_file, tuple(f for step in spec.prepare for f in step.files))  # type: ignore
+        child = spawner.SpawnedChild(sp, pid)
+        if reason is not None:
+            child.wait(5.0)
+            raise StartError(reason)
+        return child
     child = spawner.SpawnedChild(sp, sp.fork(plan, spec.exit_file))  # type: ignore[arg-type]
     try:
         try:

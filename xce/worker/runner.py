@@ -19,11 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import psutil
-
 from xce.worker.containment import Containment, ProcessGroup
 from xce.worker.identity import Identity, StartError, resolve_identity
-from xce.worker.jobstate import JobRecord
+from xce.worker.jobstate import JobRecord, read_exit, still_alive
 from xce.worker.launch import Child, LaunchSpec, PrepareStep
 
 __all__ = ["Identity", "JobProcess", "StartError", "job_env", "launch_spec", "resolve_identity", "signal_number"]
@@ -131,15 +129,8 @@ class JobProcess:
                 return None
             # Its spawner died without telling how it ended: watched as a job adopted after a restart.
             self.popen = None
-        try:
-            p = psutil.Process(self.pid)
-            alive = abs(p.create_time() - self.create_time) < 0.05 and p.status() != psutil.STATUS_ZOMBIE
-        except psutil.Error:
-            alive = False
-        if alive:
+        if still_alive(self.record()):
             return None
-        from xce.worker.jobstate import read_exit
-
         status = read_exit(self.exit_file) if self.exit_file else None
         if status is not None:
             return self._ended(os.waitstatus_to_exitcode(status))

@@ -21,11 +21,12 @@ _MAX_MSG = 1 << 20
 
 
 class _Job:
-    __slots__ = ("token", "exit_file", "go_w", "status_r", "chunks")
+    __slots__ = ("token", "exit_file", "go_w", "status_r", "chunks", "spawned")
 
-    def __init__(self, token: int, exit_file: str, go_w: int, status_r: int) -> None:
+    def __init__(self, token: int, exit_file: str, go_w: int, status_r: int, spawned: bool) -> None:
         self.token, self.exit_file, self.go_w, self.status_r = token, exit_file, go_w, status_r
         self.chunks: list[bytes] = []
+        self.spawned = spawned  # started in one exchange ("spawn"): answered with "spawned", not "started"
 
 
 def _write_exit(path: str, status: int) -> None:
@@ -65,29 +66,49 @@ def serve(sock: int) -> None:
             except OSError:
                 connected = False
 
-    def start(token: int, fields: tuple, exit_file: str) -> None:
+    def start(token: int, fields: tuple, exit_file: str, join: tuple[str, ...] | None = None) -> None:
+        """Fork; with ``join`` (a "spawn"), also write its pid there and let it go at once."""
+        answer = "forked" if join is None else "spawned"
         plan = Plan(*fields)
         try:
             go_r, go_w = os.pipe2(os.O_CLOEXEC)
             status_r, status_w = os.pipe2(os.O_CLOEXEC)
         except OSError as exc:
-            tell(("forked", token, None, exc.strerror))
+            tell((answer, token, None, exc.strerror))
             return
         try:
             pid = os.fork()
         except OSError as exc:
             for fd in (go_r, go_w, status_r, status_w):
                 os.close(fd)
-            tell(("forked", token, None, exc.strerror))
+            tell((answer, token, None, exc.strerror))
             return
         if pid == 0:
             run(plan, go_r, status_w, reset_signals=False)  # never returns
         os.close(go_r)
         os.close(status_w)
-        jobs[pid] = _Job(token, exit_file, go_w, status_r)
+        job = jobs[pid] = _Job(token, exit_file, go_w, status_r, join is not None)
         starting[status_r] = pid
         poller.register(status_r, select.POLLIN)
-        tell(("forked", token, pid))
+        if join is None:
+            tell(("forked", token, pid))
+            return
+        try:
+            for path in join:
+                fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+                try:
+                    os.write(fd, b"%d" % pid)
+                finally:
+                    os.close(fd)
+        except OSError as exc:
+            job.chunks.append(f"preparing the job's process failed: {exc}".encode())
+            release(pid, False)  # it exits without running anything; its reason is told with its start
+            return
+        release(pid, True)
+
+    def told_started(pid: int, job: _Job) -> None:
+        reason = b"".join(job.chunks).decode(errors="replace") or None
+        tell(("spawned", job.token, pid, reason) if job.spawned else ("started", pid, reason))
 
     def release(pid: int, go: bool) -> None:
         job = jobs.get(pid)
@@ -126,8 +147,7 @@ def serve(sock: int) -> None:
                 except OSError:
                     pass
                 os.close(job.status_r)
-                # Nothing written: its command ran (and has ended already).
-                tell(("started", pid, b"".join(job.chunks).decode(errors="replace") or None))
+                told_started(pid, job)  # nothing written: its command ran (and has ended already)
             tell(("exit", pid, status))
 
     while connected or jobs:
@@ -155,6 +175,8 @@ def serve(sock: int) -> None:
                     continue
                 if msg[0] == "start":
                     start(msg[1], msg[2], msg[3])
+                elif msg[0] == "spawn":
+                    start(msg[1], msg[2], msg[3], tuple(msg[4]))
                 elif msg[0] == "forget":
                     told.pop(msg[1], None)
                 elif msg[0] in ("go", "drop"):
@@ -171,7 +193,7 @@ def serve(sock: int) -> None:
                 os.close(fd)
                 job = jobs[pid]
                 job.status_r = -1  # its number may name the next job's pipe
-                tell(("started", pid, b"".join(job.chunks).decode(errors="replace") or None))
+                told_started(pid, job)
         reap()
 
 

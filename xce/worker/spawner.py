@@ -103,6 +103,10 @@ class Spawner:
                     fn()
             else:
                 with self.cond:
+                    if msg[0] in ("forked", "spawned") and msg[2] is not None:
+                        # An end told earlier for this pid was an earlier process's: the new one's end
+                        # can only come after this message, in order.
+                        self.exits.pop(msg[2], None)
                     self.replies[(msg[0], msg[1])] = msg
                     self.cond.notify_all()
 
@@ -132,9 +136,19 @@ class Spawner:
         reply = self._ask(("start", token, plan.fields(), exit_file), ("forked", token))
         if reply[2] is None:
             raise StartError(f"cannot start a process on this host: {reply[3]}")
-        with self.cond:  # an end told for an earlier process with this pid is not this one's
-            self.exits.pop(reply[2], None)
         return reply[2]
+
+    def spawn(self, plan: Plan, exit_file: str, join: tuple[str, ...]) -> tuple[int, str | None]:
+        """:meth:`fork` and :meth:`go` in one exchange, for a process whose only preparation is to be
+        written into ``join`` (its control groups' ``cgroup.procs``), which the spawner does itself:
+        its pid, and None once its command runs, else why it could not start."""
+        token = next(self._tokens)
+        reply = self._ask(("spawn", token, plan.fields(), exit_file, join), ("spawned", token),
+                          late=f"the job's process did not start within {START_TIMEOUT_S:g}s (a file system "
+                               f"that does not answer?); it was killed")
+        if reply[2] is None:
+            raise StartError(f"cannot start a process on this host: {reply[3]}")
+        return reply[2], reply[3]
 
     def go(self, pid: int, go: bool = True) -> str | None:
         """Let the process run its command (or, with ``go=False``, give up on it); None once its

@@ -66,6 +66,11 @@ class Containment(ABC):
     def join(self, jobid: int, pid: int) -> None:
         """Move ``pid`` (a process not yet running the job's code) into the job's container."""
 
+    def procs_files(self, jobid: int) -> tuple[str, ...]:
+        """The files writing a pid into makes it a member (``cgroup.procs``); none where joining is
+        more than that (a process group is recorded by the worker)."""
+        return ()
+
     @abstractmethod
     def members(self, jobid: int) -> list[int]:
         """Every process of the job that is still there, however it detached itself."""

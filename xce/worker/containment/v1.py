@@ -63,25 +63,25 @@ class CgroupV1(Containment):
                 os.mkdir(f"{d}/job_{jobid}")
             except FileExistsError:
                 pass
-        mem = self._dir("memory", jobid)
-        if limits.mem and mem is not None:
+        if limits.mem and (mem := self._dir("memory", jobid)) is not None:
             fs.write(mem / "memory.limit_in_bytes", str(limits.mem))
             if (mem / "memory.memsw.limit_in_bytes").exists():
                 try:
                     fs.write(mem / "memory.memsw.limit_in_bytes", str(limits.mem))
                 except OSError:
                     pass
-        cpu = self._dir("cpu", jobid)
-        if limits.cpu_milli and cpu is not None:
+        if limits.cpu_milli and (cpu := self._dir("cpu", jobid)) is not None:
             period = fs.read_int(cpu / "cpu.cfs_period_us") or 100_000
             fs.write(cpu / "cpu.cfs_quota_us", str(max(1000, limits.cpu_milli * period // 1000)))
-        pids = self._dir("pids", jobid)
-        if limits.pids and pids is not None:
+        if limits.pids and (pids := self._dir("pids", jobid)) is not None:
             fs.write(pids / "pids.max", str(limits.pids))
 
+    def procs_files(self, jobid: int) -> tuple[str, ...]:
+        return tuple(f"{d}/job_{jobid}/cgroup.procs" for d in self._roots)
+
     def join(self, jobid: int, pid: int) -> None:
-        for d in self._roots:
-            fs.write(f"{d}/job_{jobid}/cgroup.procs", str(pid))
+        for path in self.procs_files(jobid):
+            fs.write(path, str(pid))
 
     def members(self, jobid: int) -> list[int]:
         found: dict[int, None] = {}

@@ -67,6 +67,9 @@ class CgroupV2(Containment):
         if limits.pids:
             fs.write(d / "pids.max", str(limits.pids))
 
+    def procs_files(self, jobid: int) -> tuple[str, ...]:
+        return (f"{self.job_dir(jobid)}/cgroup.procs",)
+
     def join(self, jobid: int, pid: int) -> None:
         fs.write(self.job_dir(jobid) / "cgroup.procs", str(pid))
 
