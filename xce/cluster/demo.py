@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from xce.cluster.local import ClusterError, LocalCluster, pid_alive
+from xce.worker.jobstate import read_journal
 
 RESULT_FILE = "demo.json"
 WORKERS, SLOTS = 3, 2
@@ -244,13 +245,10 @@ class Demo:
 
     def _scan_job_pids(self) -> None:
         """The jobs' own pids, from the workers' job records, while they exist (they go when a job ends)."""
-        for f in self.state_dir.glob("workers/*/jobs/*.json"):
-            try:
-                rec = json.loads(f.read_text())
-                if int(rec["jobid"]) in self.jobs:
-                    self.job_pids[int(rec["jobid"])] = int(rec["pid"])
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
+        for d in self.state_dir.glob("workers/*/jobs"):
+            for rec in read_journal(d).values():
+                if rec.jobid in self.jobs:
+                    self.job_pids[rec.jobid] = rec.pid
 
     # -- display ---------------------------------------------------------------------------
     def _stamp(self) -> str:

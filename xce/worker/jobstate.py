@@ -101,21 +101,7 @@ class JobStateDir:
     def load_all(self) -> list[JobRecord]:
         """The jobs the journal says are live (at a worker's start), and the journal rewritten with
         only those. Records of older workers (``<jobid>.json``, a file per job) are taken in too."""
-        live: dict[int, JobRecord] = {}
-        try:
-            with open(self.path / JOURNAL, "rb") as f:
-                for line in f:
-                    try:
-                        entry = json.loads(line)
-                        if "job" in entry:
-                            rec = JobRecord(**entry["job"])
-                            live[rec.jobid] = rec
-                        else:
-                            live.pop(int(entry["gone"]), None)
-                    except (ValueError, TypeError, KeyError):
-                        continue  # torn by a crash, or not ours: it describes no job we can manage
-        except FileNotFoundError:
-            pass
+        live = read_journal(self.path)
         legacy = sorted(self.path.glob("*.json"))
         for f in legacy:
             try:
@@ -129,6 +115,27 @@ class JobStateDir:
         for f in legacy:
             f.unlink(missing_ok=True)
         return sorted(live.values(), key=lambda r: r.jobid)
+
+
+def read_journal(path: Path) -> dict[int, JobRecord]:
+    """The live records of the journal in ``path``, read without changing it (its worker may be
+    writing it: ``xce demo`` looks at the jobs' pids this way)."""
+    live: dict[int, JobRecord] = {}
+    try:
+        with open(path / JOURNAL, "rb") as f:
+            for line in f:
+                try:
+                    entry = json.loads(line)
+                    if "job" in entry:
+                        rec = JobRecord(**entry["job"])
+                        live[rec.jobid] = rec
+                    else:
+                        live.pop(int(entry["gone"]), None)
+                except (ValueError, TypeError, KeyError):
+                    continue  # torn by a crash, or not ours: it describes no job we can manage
+    except FileNotFoundError:
+        pass
+    return live
 
 
 def process_start(pid: int) -> float | None:

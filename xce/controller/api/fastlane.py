@@ -37,7 +37,6 @@ from xce.controller.security import authorize
 
 log = logging.getLogger("xce.controller")
 _HOT = "__xce_hot__"
-_JSON = (b"application/json", b"application/")  # the type FastAPI reads a body as JSON for, and its prefix
 
 
 def hot(endpoint: Callable) -> Callable:
@@ -256,5 +255,5 @@ def _is_json(scope: dict[str, Any]) -> bool:
     for k, v in scope["headers"]:
         if k == b"content-type":
             kind = v.split(b";", 1)[0].strip().lower()
-            return kind == _JSON[0] or (kind.startswith(_JSON[1]) and kind.endswith(b"+json"))
+            return kind == b"application/json" or (kind.startswith(b"application/") and kind.endswith(b"+json"))
     return False
