@@ -84,11 +84,10 @@ class CgroupV1(Containment):
             fs.write(path, str(pid))
 
     def members(self, jobid: int) -> list[int]:
-        found: dict[int, None] = {}
-        for d in self._roots:
-            for pid in fs.procs(f"{d}/job_{jobid}/cgroup.procs"):
-                found.setdefault(pid, None)
-        return list(found)
+        """The members of the job's group in the first hierarchy, which every join writes first: a
+        process is in all of them or, when its join failed, at least in that one (a job's processes
+        cannot move themselves). One file read instead of one per hierarchy, at every job's end."""
+        return fs.procs(f"{self._roots[0]}/job_{jobid}/cgroup.procs")
 
     def _freezer(self, jobid: int, state: str) -> bool:
         d = self._dir("freezer", jobid)
