@@ -19,6 +19,8 @@ from urllib.parse import parse_qsl
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
+from xce.controller import asgibody
+
 _NUL_MSG = "NUL characters are not allowed"
 
 
@@ -65,16 +67,7 @@ class RequestHygiene:
                 if "\0" in key or "\0" in value:
                     await _nul_error(["query", key.replace("\0", "\\u0000")])(scope, receive, send)
                     return
-        messages = []
-        body = b""
-        while True:
-            message = await receive()
-            messages.append(message)
-            if message["type"] != "http.request":
-                break
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        messages, body = await asgibody.read(receive)
         if body:
             try:
                 body.decode("utf-8")
@@ -92,15 +85,7 @@ class RequestHygiene:
             if found is not None:
                 await _nul_error(found)(scope, receive, send)
                 return
-        replay = iter(messages)
-
-        async def again():
-            try:
-                return next(replay)
-            except StopIteration:
-                return await receive()
-
-        await self.app(scope, again, send)
+        await self.app(scope, asgibody.replaying(messages, receive), send)
 
 
 def install(app: FastAPI) -> None:

@@ -143,8 +143,11 @@ def process_start(pid: int) -> float | None:
     only its zombie): with its pid, an identity no other process has while it lives. The figure
     psutil's ``create_time`` gives, read from ``/proc`` without psutil's objects around it."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            fields = os.read(fd, 4096).rsplit(b")", 1)[1].split()
+        finally:
+            os.close(fd)
     except (OSError, IndexError):
         return None
     if fields[0] in (b"Z", b"X"):

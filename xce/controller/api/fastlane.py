@@ -33,6 +33,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
+from xce.controller import asgibody
 from xce.controller.security import authorize
 
 log = logging.getLogger("xce.controller")
@@ -174,22 +175,8 @@ class FastLane:
         await self.app(scope, receive, send)
 
     async def _run(self, plan: _Plan, match: Any, scope, receive, send) -> None:
-        messages: list[dict[str, Any]] = []
-        body = b""
-        if plan.body_model is not None:
-            while True:
-                message = await receive()
-                messages.append(message)
-                if message["type"] != "http.request":
-                    break
-                body += message.get("body", b"")
-                if not message.get("more_body"):
-                    break
-        replay = iter(messages)
-
-        async def again():
-            return next(replay, None) or await receive()
-
+        messages, body = await asgibody.read(receive) if plan.body_model is not None else ([], b"")
+        again = asgibody.replaying(messages, receive)
         try:
             path_params = {k: plan.convertors[k].convert(v) for k, v in match.groupdict().items()}
             if plan.body_model is not None and not _is_json(scope):
