@@ -55,8 +55,8 @@ class Prepared:
             sql = state.statement
             order = tuple(state.positiontup) if c.positional else None
         # Bound values need no conversion here: the statements bind integers, text and None only.
-        columns = [(rc.keyname, rc.type.dialect_impl(dialect).result_processor(dialect, None))
-                   for rc in getattr(c, "_result_columns", ())]
+        columns = [(col.key, col.type.dialect_impl(dialect).result_processor(dialect, None))
+                   for col in getattr(self.stmt, "selected_columns", ())]
         hit = self._cache[key] = (sql, order, defaults, columns)
         return hit
 
