@@ -210,6 +210,27 @@ def _unfinished(c) -> int:
     return sum(q["njobs"] for q in c.get("/v1/queues")["queues"])
 
 
+def _cpu_by_role(lc) -> dict[str, float]:
+    """CPU seconds each kind of process has used so far: the controller, the scheduler, the workers,
+    their spawners, and the job processes the spawners have reaped (the spawners' children's times)."""
+    import psutil
+
+    cpu = {"controller": 0.0, "scheduler": 0.0, "workers": 0.0, "spawners": 0.0, "jobs": 0.0}
+    for key, popen in lc.procs.items():
+        role = "controller" if key in lc.controller_keys else "scheduler" if key == "scheduler" else "workers"
+        try:
+            proc = psutil.Process(popen.pid)
+            t = proc.cpu_times()
+            cpu[role] += t.user + t.system
+            for child in proc.children():  # a worker's spawner
+                t = child.cpu_times()
+                cpu["spawners"] += t.user + t.system
+                cpu["jobs"] += t.children_user + t.children_system
+        except psutil.NoSuchProcess:
+            continue
+    return {k: round(v, 2) for k, v in cpu.items()}
+
+
 def throughput(n: int = 2000, slots: int | None = None, round_interval: float = ROUND_INTERVAL,
                on_start=None) -> dict:
     with cluster(slots=slots, round_interval=round_interval) as lc:
@@ -227,6 +248,7 @@ def throughput(n: int = 2000, slots: int | None = None, round_interval: float = 
         while _unfinished(c) and time.perf_counter() < deadline:
             time.sleep(0.05)  # unfinished jobs left (this cluster has no others)
         dt = time.perf_counter() - t0
+        cpu = _cpu_by_role(lc)
         jobs = c.get("/v1/jobs", user="all", all="true", limit=n + 10)["jobs"]
         finished = sum(1 for j in jobs if first <= j["jobid"] <= last and j["state"] in ("DONE", "EXIT"))
         ok = sum(1 for j in jobs if first <= j["jobid"] <= last and j["state"] == "DONE")
@@ -238,7 +260,7 @@ def throughput(n: int = 2000, slots: int | None = None, round_interval: float = 
                            "jobs_per_s": round(finished / dt, 1),
                            "first_start_s": round((starts[0] - r["job"]["submit_time"]) / 1e9, 2) if starts else None,
                            "last_end_s": round((ends[-1] - r["job"]["submit_time"]) / 1e9, 2) if ends else None,
-                           "target_s": 8, "met": finished >= n and dt <= 8})
+                           "cpu_s": cpu, "target_s": 8, "met": finished >= n and dt <= 8})
 
 
 def throughputs() -> list[dict]:
@@ -426,6 +448,9 @@ FIGURES = {"submit": submit_rate, "db": submit_db, "array": array_rate, "latency
 
 
 def run(names: list[str] | None = None) -> list[dict]:
+    unknown = [n for n in names or [] if n not in FIGURES]
+    if unknown:
+        raise SystemExit(f"bench.live: unknown figure(s) {', '.join(unknown)}; choose from {', '.join(FIGURES)}")
     rows: list[dict] = []
     for name in names or list(FIGURES):
         rows.extend(FIGURES[name]())

@@ -241,10 +241,11 @@ class Agent:
                                             allow_root=self.allow_root_jobs)
             gpus = self._pick_gpus(gpus_here)
             env = runner.job_env(job, ident, host=self.name, gpus=gpus)
-            self._contain(jobid, limits, job.get("process_limit"))
+            kernel = self._contain(jobid, limits, job.get("process_limit"))
             files = self.box.procs_files(jobid)
-            # Its control groups' files: written by the spawner itself, in the exchange that forks it.
-            join: launch.PrepareStep = launch.Join(files) if files else lambda pid: self.box.join(jobid, pid)
+            # Its control groups' files: written by the spawner itself, in the exchange that starts it.
+            home = self.box.home_files() if kernel.admit_visitor() else None
+            join: launch.PrepareStep = launch.Join(files, home) if files else lambda pid: self.box.join(jobid, pid)
             spec = runner.launch_spec(job, env=env, ident=ident, work_dir=self.work_dir,
                                       prepare=[join, *self.prepare(job)],
                                       exit_file=self.state.exit_path(jobid))
@@ -270,10 +271,12 @@ class Agent:
         if popen.poll() is not None:  # it already ended (its spawner told before it was listed here)
             self.child_exited.set()
 
-    def _contain(self, jobid: int, limits: dict[str, int], process_limit: int | None) -> None:
-        """The job's container with its kernel limits, made before its first process exists."""
+    def _contain(self, jobid: int, limits: dict[str, int], process_limit: int | None) -> Limits:
+        """The job's container with its kernel limits (returned), made before its first process exists."""
+        kernel = Limits.of(limits, *(n for n in (self.pids_max, process_limit) if n))
         try:
-            self.box.create(jobid, Limits.of(limits, *(n for n in (self.pids_max, process_limit) if n)))
+            self.box.create(jobid, kernel)
+            return kernel
         except OSError as exc:
             self.box.remove(jobid)
             raise StartError(f"cannot create the job's control group on {self.name}: {exc.strerror or exc}") from None
@@ -577,6 +580,7 @@ class Agent:
         self.outbox.put(None)
         threads[0].join(timeout=5)
         if not self.jobs:
+            spawner.stop_shared()  # out of its control group, which goes with the worker's
             self.box.close()
         log.warning("worker %s stopped (%d job(s) left running)", self.name, len(self.jobs))
         return 0

@@ -62,12 +62,14 @@ PrepareStep = Callable[[int], None]
 class Join:
     """The preparation step every job has: its pid written into each of ``files`` (the
     ``cgroup.procs`` of its control groups). Being only that, the spawner can do it itself, in the
-    same exchange as the fork: one round trip with it per start instead of two."""
+    same exchange as the fork: one round trip with it per start instead of two. ``home``: the
+    spawner's own groups (:meth:`~xce.worker.containment.base.Containment.home_files`), where a job
+    that runs as the worker's own user may be started from inside its groups, without a fork."""
 
-    __slots__ = ("files",)
+    __slots__ = ("files", "home")
 
-    def __init__(self, files: tuple[str, ...]) -> None:
-        self.files = files
+    def __init__(self, files: tuple[str, ...], home: tuple[str, ...] | None = None) -> None:
+        self.files, self.home = files, home
 
     def __call__(self, pid: int) -> None:
         for path in self.files:
@@ -216,8 +218,11 @@ def _spawned(spec: LaunchSpec, plan: Plan) -> Child:
     from xce.worker import spawner
 
     sp = spawner.shared()
-    if all(isinstance(step, Join) for step in spec.prepare):
-        pid, reason = sp.spawn(plan, spec.exit_file, tuple(f for step in spec.prepare for f in step.files))  # type: ignore
+    joins = [step for step in spec.prepare if isinstance(step, Join)]
+    if len(joins) == len(spec.prepare):
+        homes = [j.home for j in joins]
+        home = None if not joins or None in homes else tuple(h for hs in homes for h in hs or ())
+        pid, reason = sp.spawn(plan, spec.exit_file, tuple(f for j in joins for f in j.files), home)  # type: ignore
         child = spawner.SpawnedChild(sp, pid)
         if reason is not None:
             child.wait(5.0)

@@ -15,7 +15,7 @@ import select
 import signal
 import sys
 
-from xce.worker.child import Plan, default_signal_dispositions, run
+from xce.worker.child import CAN_SPAWN, Plan, Refused, default_signal_dispositions, run, spawn
 
 _MAX_MSG = 1 << 20
 
@@ -42,6 +42,14 @@ def _write_exit(path: str, status: int) -> None:
         os.close(fd)
 
 
+def _write_pid(path: str, pid: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, pid)
+    finally:
+        os.close(fd)
+
+
 def serve(sock: int) -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.valid_signals()) - {signal.SIGCHLD})
     # Once here rather than in every job's child: nothing ignored (by this interpreter, or by whatever
@@ -57,6 +65,16 @@ def serve(sock: int) -> None:
     poller = select.poll()  # not select(): descriptors beyond 1024 are usual with many jobs
     poller.register(wake_r, select.POLLIN)
     poller.register(sock, select.POLLIN)
+    here = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # where :func:`spawn` comes back to
+    # A job started without a fork gets every descriptor not marked close-on-exec (a forked one
+    # closes them itself): whatever this process was given, it does not pass on.
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) > 2 and int(name) != sock:
+            try:
+                os.set_inheritable(int(name), False)
+            except OSError:
+                pass  # the listing's own descriptor, closed by now
+    me = b"%d" % os.getpid()
 
     def tell(msg: tuple) -> None:
         nonlocal connected
@@ -66,22 +84,27 @@ def serve(sock: int) -> None:
             except OSError:
                 connected = False
 
-    def start(token: int, fields: tuple, exit_file: str, join: tuple[str, ...] | None = None) -> None:
-        """Fork; with ``join`` (a "spawn"), also write its pid there and let it go at once."""
+    def start(token: int, fields: tuple, exit_file: str, join: tuple[str, ...] | None = None,
+              home: tuple[str, ...] | None = None) -> None:
+        """Fork; with ``join`` (a "spawn"), also write its pid there and let it go at once; with
+        ``home`` as well, and no identity to switch, start it without a fork (:func:`spawn`)."""
         answer = "forked" if join is None else "spawned"
         plan = Plan(*fields)
+        if join is not None and home is not None and not plan.switch and CAN_SPAWN:
+            direct(token, plan, exit_file, join, home)
+            return
         try:
             go_r, go_w = os.pipe2(os.O_CLOEXEC)
             status_r, status_w = os.pipe2(os.O_CLOEXEC)
         except OSError as exc:
-            tell((answer, token, None, exc.strerror))
+            tell((answer, token, None, f"cannot start a process on this host: {exc.strerror}"))
             return
         try:
             pid = os.fork()
         except OSError as exc:
             for fd in (go_r, go_w, status_r, status_w):
                 os.close(fd)
-            tell((answer, token, None, exc.strerror))
+            tell((answer, token, None, f"cannot start a process on this host: {exc.strerror}"))
             return
         if pid == 0:
             run(plan, go_r, status_w, reset_signals=False)  # never returns
@@ -95,16 +118,44 @@ def serve(sock: int) -> None:
             return
         try:
             for path in join:
-                fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-                try:
-                    os.write(fd, b"%d" % pid)
-                finally:
-                    os.close(fd)
+                _write_pid(path, b"%d" % pid)
         except OSError as exc:
             job.chunks.append(f"preparing the job's process failed: {exc}".encode())
             release(pid, False)  # it exits without running anything; its reason is told with its start
             return
         release(pid, True)
+
+    def direct(token: int, plan: Plan, exit_file: str, join: tuple[str, ...], home: tuple[str, ...]) -> None:
+        """A start without a fork: this process enters the job's control groups (``join``), starts
+        the command there, and goes back to its own (``home``, one per hierarchy, beside the jobs')."""
+        def enter() -> None:
+            try:
+                for path in join:
+                    _write_pid(path, me)
+            except OSError as exc:
+                leave()
+                raise Refused(f"preparing the job's process failed: {exc}") from None
+
+        def leave() -> None:
+            # It must not stay a member: the job's end would kill it, its limits would bind it. Its own
+            # group is where it has just come from, so this fails only if somebody removed that group:
+            # then this process ends (RuntimeError is not caught), and its worker starts another.
+            try:
+                for path in home:
+                    _write_pid(path, me)
+            except OSError as exc:
+                raise RuntimeError(f"the spawner cannot go back to its own control group: {exc}") from None
+
+        try:
+            pid = spawn(plan, here, enter, leave)
+        except Refused as exc:
+            tell(("spawned", token, None, str(exc)))
+            return
+        except OSError as exc:
+            tell(("spawned", token, None, f"cannot start a process on this host: {exc.strerror}"))
+            return
+        jobs[pid] = _Job(token, exit_file, -1, -1, True)
+        tell(("spawned", token, pid, None))
 
     def told_started(pid: int, job: _Job) -> None:
         reason = b"".join(job.chunks).decode(errors="replace") or None
@@ -176,7 +227,7 @@ def serve(sock: int) -> None:
                 if msg[0] == "start":
                     start(msg[1], msg[2], msg[3])
                 elif msg[0] == "spawn":
-                    start(msg[1], msg[2], msg[3], tuple(msg[4]))
+                    start(msg[1], msg[2], msg[3], tuple(msg[4]), None if msg[5] is None else tuple(msg[5]))
                 elif msg[0] == "forget":
                     told.pop(msg[1], None)
                 elif msg[0] in ("go", "drop"):

@@ -135,19 +135,22 @@ class Spawner:
         token = next(self._tokens)
         reply = self._ask(("start", token, plan.fields(), exit_file), ("forked", token))
         if reply[2] is None:
-            raise StartError(f"cannot start a process on this host: {reply[3]}")
+            raise StartError(reply[3])
         return reply[2]
 
-    def spawn(self, plan: Plan, exit_file: str, join: tuple[str, ...]) -> tuple[int, str | None]:
+    def spawn(self, plan: Plan, exit_file: str, join: tuple[str, ...],
+              home: tuple[str, ...] | None = None) -> tuple[int, str | None]:
         """:meth:`fork` and :meth:`go` in one exchange, for a process whose only preparation is to be
         written into ``join`` (its control groups' ``cgroup.procs``), which the spawner does itself:
-        its pid, and None once its command runs, else why it could not start."""
+        its pid, and None once its command runs, else why it could not start. With ``home`` (the
+        spawner's own groups, one per file of ``join``), a job that runs as the spawner's own user is
+        started without a fork, from inside its groups (:func:`xce.worker.child.spawn`)."""
         token = next(self._tokens)
-        reply = self._ask(("spawn", token, plan.fields(), exit_file, join), ("spawned", token),
+        reply = self._ask(("spawn", token, plan.fields(), exit_file, join, home), ("spawned", token),
                           late=f"the job's process did not start within {START_TIMEOUT_S:g}s (a file system "
                                f"that does not answer?); it was killed")
         if reply[2] is None:
-            raise StartError(f"cannot start a process on this host: {reply[3]}")
+            raise StartError(reply[3])
         return reply[2], reply[3]
 
     def go(self, pid: int, go: bool = True) -> str | None:
@@ -203,6 +206,24 @@ class SpawnedChild(Child):
 
 _shared: Spawner | None = None
 _shared_lock = threading.Lock()
+
+
+def stop_shared(timeout: float = 10.0) -> None:
+    """Let this process's spawner go, and wait until it has: it goes once its last job has ended,
+    writing the ends not forgotten to their exit files (its worker is stopping)."""
+    global _shared
+    with _shared_lock:
+        sp, _shared = _shared, None
+    if sp is None:
+        return
+    try:
+        sp.sock.shutdown(socket.SHUT_RDWR)  # the spawner reads the end; so does the reader thread
+    except OSError:
+        pass
+    try:
+        sp.proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def shared() -> Spawner:

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 
 #: How long a kill keeps sweeping a container for processes that were forking while it killed.
 KILL_SWEEP_S = 5.0
+#: The name of the spawner's own group beside the jobs' (``job_<id>``) under a worker's.
+SPAWNER = "spawner"
+#: A spawner that starts a job from inside the job's groups (:meth:`Containment.home_files`) is a
+#: member for a moment: below this memory limit the job's own OOM kill could pick it.
+VISITOR_MIN_MEM = 64 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +37,11 @@ class Limits:
         mem = limits.get("mem")
         cpu = limits.get("xce.io/cpu-milli")
         return cls(int(mem) if mem else None, int(cpu) if cpu else None, min(pids) if pids else None)
+
+    def admit_visitor(self) -> bool:
+        """Whether the spawner may start the job's process from inside its groups: not with a memory
+        limit it could be OOM-killed under, nor with a pids limit of 1 (its clone would be refused)."""
+        return (self.mem is None or self.mem >= VISITOR_MIN_MEM) and (self.pids is None or self.pids >= 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +80,13 @@ class Containment(ABC):
         """The files writing a pid into makes it a member (``cgroup.procs``); none where joining is
         more than that (a process group is recorded by the worker)."""
         return ()
+
+    def home_files(self) -> tuple[str, ...] | None:
+        """The ``cgroup.procs`` of a group of the spawner's own beside the jobs' in each hierarchy
+        (in the order of :meth:`procs_files`), made by :meth:`start`: from there it enters a job's
+        groups, starts the job's process, which is born a member, and comes back, instead of forking
+        a process to move. None where there is none."""
+        return None
 
     @abstractmethod
     def members(self, jobid: int) -> list[int]:

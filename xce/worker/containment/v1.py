@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from xce.worker.containment import cgroupfs as fs
-from xce.worker.containment.base import Containment, Limits, Usage
+from xce.worker.containment.base import SPAWNER, Containment, Limits, Usage
 
 CONTROLLERS = ("memory", "cpu", "cpuacct", "pids", "freezer")
 
@@ -47,7 +47,7 @@ class CgroupV1(Containment):
 
     def start(self, keep: set[int]) -> list[int]:
         for d in self.dirs:
-            d.mkdir(parents=True, exist_ok=True)
+            (d / SPAWNER).mkdir(parents=True, exist_ok=True)
         removed: dict[int, None] = {}
         for d in self.dirs:
             for jobid in fs.job_ids(d):
@@ -78,6 +78,9 @@ class CgroupV1(Containment):
 
     def procs_files(self, jobid: int) -> tuple[str, ...]:
         return tuple(f"{d}/job_{jobid}/cgroup.procs" for d in self._roots)
+
+    def home_files(self) -> tuple[str, ...]:
+        return tuple(f"{d}/{SPAWNER}/cgroup.procs" for d in self._roots)
 
     def join(self, jobid: int, pid: int) -> None:
         for path in self.procs_files(jobid):
@@ -169,6 +172,7 @@ class CgroupV1(Containment):
 
     def close(self) -> None:
         for d in self.dirs:
+            fs.rmdir(d / SPAWNER, quiet=True)
             path = d
             for _ in range(self.depth):
                 if not fs.rmdir(path, tries=1, quiet=True):

@@ -14,7 +14,7 @@ import signal
 from pathlib import Path
 
 from xce.worker.containment import cgroupfs as fs
-from xce.worker.containment.base import Containment, Limits, Usage
+from xce.worker.containment.base import SPAWNER, Containment, Limits, Usage
 
 CONTROLLERS = ("memory", "cpu", "pids")
 CPU_PERIOD_US = 100_000
@@ -43,6 +43,7 @@ class CgroupV2(Containment):
             path = path / part
             path.mkdir(exist_ok=True)
         self._delegate(path)
+        (self.base / SPAWNER).mkdir(exist_ok=True)
         removed = [j for j in fs.job_ids(self.base) if j not in keep]
         for jobid in removed:
             self.remove(jobid)
@@ -69,6 +70,9 @@ class CgroupV2(Containment):
 
     def procs_files(self, jobid: int) -> tuple[str, ...]:
         return (f"{self.job_dir(jobid)}/cgroup.procs",)
+
+    def home_files(self) -> tuple[str, ...]:
+        return (f"{self.base}/{SPAWNER}/cgroup.procs",)
 
     def join(self, jobid: int, pid: int) -> None:
         fs.write(self.job_dir(jobid) / "cgroup.procs", str(pid))
@@ -137,6 +141,7 @@ class CgroupV2(Containment):
         self.close()
 
     def close(self) -> None:
+        fs.rmdir(self.base / SPAWNER, quiet=True)
         path = self.base
         for _ in self.parts:
             if not fs.rmdir(path, tries=1, quiet=True):
