@@ -94,3 +94,22 @@ def test_worker_start_kills_what_a_previous_run_left(box):
     assert again.start(set()) == [3]
     assert p.wait(10) == -signal.SIGKILL
     assert not any((d / "job_3").exists() for d in b.dirs)
+
+
+def test_a_job_has_groups_only_in_the_hierarchies_that_serve_it(box):
+    """cpu and pids only enforce limits: a job without them gets no group there, one with them does,
+    and either way it is joined, measured and removed in exactly the hierarchies it has."""
+    b = box()
+    b.create(21, Limits())
+    b.create(22, Limits(cpu_milli=500, pids=50))
+    has = {jobid: {c for c, base in b.bases.items() if (base / f"job_{jobid}").is_dir()} for jobid in (21, 22)}
+    shared = {c for c in b.bases if b.bases[c] in (b.bases.get("memory"), b.bases.get("cpuacct"), b.bases.get("freezer"))}
+    assert has[21] == shared  # memory, cpuacct and freezer (and cpu too where it is co-mounted with cpuacct)
+    assert has[22] == set(b.bases)
+    for jobid in (21, 22):
+        p = _start_in(b, jobid, "import os; print(os.getpid())")
+        pid = int(p.communicate(timeout=30)[0])
+        assert {c for c, base in b.bases.items() if (base / f"job_{jobid}").is_dir()} == has[jobid]
+        assert len(b.procs_files(jobid)) == len({b.bases[c] for c in has[jobid]}) and pid > 0
+        b.remove(jobid)
+        assert not any((base / f"job_{jobid}").exists() for base in b.bases.values())

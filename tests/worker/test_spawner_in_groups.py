@@ -52,7 +52,7 @@ def box(request):
 
 def _spec(tmp_path, argv, box: Containment, jobid: int, **kw) -> launch.LaunchSpec:
     ident = runner.resolve_identity("", run_as_self=True, allow_root=True)
-    join = launch.Join(box.procs_files(jobid), box.home_files())
+    join = launch.Join(box.procs_files(jobid), box.home_files(jobid))
     kw.setdefault("stdout", str(tmp_path / "out"))
     return launch.LaunchSpec(argv=argv, env={"PATH": "/usr/bin:/bin", "ONLY": "this"}, cwd=kw.pop("cwd", str(tmp_path)),
                              stderr=kw.pop("stderr", kw["stdout"]), identity=ident, prepare=[join],
@@ -63,12 +63,14 @@ def _cgroups(pid: int | str) -> str:
     return Path(f"/proc/{pid}/cgroup").read_text()
 
 
-def _in(box: Containment, cgroup: str, leaf: str) -> bool:
+def _in(box: Containment, cgroup: str, jobid: int, leaf: str) -> bool:
     """Whether ``cgroup`` (a ``/proc/PID/cgroup``) puts its process in this box's group ``leaf`` in
-    every hierarchy the box uses."""
-    top = Path(box.home_files()[0]).parent.parent  # <mount>/<own group>/<parent>/w1
+    every hierarchy job ``jobid`` has a group in."""
+    dirs = {Path(f).parent.parent for f in box.procs_files(jobid)}  # <mount>/<own group>/<parent>/w1
+    assert len(dirs) == (1 if isinstance(box, CgroupV2) else len(box.procs_files(jobid)))
+    top = next(iter(dirs))
     suffix = f"/{top.parent.name}/{top.name}/{leaf}"
-    wanted = set(box.bases) if isinstance(box, CgroupV1) else {""}
+    wanted = set().union(*(box.controllers[d] for d in dirs)) if isinstance(box, CgroupV1) else {""}
     seen: set[str] = set()
     for line in cgroup.splitlines():
         _, names, path = line.split(":", 2)
@@ -81,13 +83,14 @@ def _in(box: Containment, cgroup: str, leaf: str) -> bool:
 
 
 def test_the_job_is_born_in_its_groups_in_its_own_session_with_only_its_three_descriptors(tmp_path, box):
-    box.create(7, Limits())
+    # v1: a group in every hierarchy this box has (this machine's v2 mount has no cpu or pids to limit)
+    box.create(7, Limits(cpu_milli=500, pids=100) if isinstance(box, CgroupV1) else Limits())
     script = ("cat /proc/self/cgroup > cg; ls /proc/$$/fd; echo --; grep -E '^Sig(Blk|Ign)' /proc/self/status; "
               "cut -d' ' -f1,6 /proc/$$/stat; pwd; env | sort")
     child = launch.launch(_spec(tmp_path, ["sh", "-c", script], box, 7))
     assert child.wait(10) == 0
     child.forget()
-    assert _in(box, (tmp_path / "cg").read_text(), "job_7"), (tmp_path / "cg").read_text()
+    assert _in(box, (tmp_path / "cg").read_text(), 7, "job_7"), (tmp_path / "cg").read_text()
     fds, rest = (tmp_path / "out").read_text().split("--\n")
     assert fds.split() == ["0", "1", "2"]  # the shell's own: nothing of the spawner's leaked into the job
     lines = rest.splitlines()
@@ -98,7 +101,7 @@ def test_the_job_is_born_in_its_groups_in_its_own_session_with_only_its_three_de
     assert [x for x in lines[4:] if not x.startswith(("PWD=", "SHLVL=", "_=", "OLDPWD="))] == ["ONLY=this",
                                                                                                 "PATH=/usr/bin:/bin"]
     sp = spawner.shared()
-    assert child.pid != sp.proc.pid and _in(box, _cgroups(sp.proc.pid), SPAWNER)  # back in its own group
+    assert child.pid != sp.proc.pid and _in(box, _cgroups(sp.proc.pid), 7, SPAWNER)  # back in its own group
     assert box.members(7) == []
 
 
@@ -107,7 +110,7 @@ def test_refusals_say_what_was_wrong_start_nothing_and_the_spawner_comes_back(tm
     child = launch.launch(_spec(tmp_path, ["sh", "-c", "cat /proc/self/cgroup"], box, 10, stdout=str(tmp_path / "10")))
     assert child.wait(10) == 0
     child.forget()
-    assert _in(box, (tmp_path / "10").read_text(), "job_10")
+    assert _in(box, (tmp_path / "10").read_text(), 10, "job_10")
     box.create(8, Limits())
     (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
     cases = [
@@ -120,7 +123,7 @@ def test_refusals_say_what_was_wrong_start_nothing_and_the_spawner_comes_back(tm
         with pytest.raises(StartError, match=reason):
             launch.launch(_spec(tmp_path, argv, box, 8, **kw))
         assert box.members(8) == []
-        assert _in(box, _cgroups(spawner.shared().proc.pid), SPAWNER)
+        assert _in(box, _cgroups(spawner.shared().proc.pid), 8, SPAWNER)
     assert not (tmp_path / "elsewhere").exists()
     # A job's group gone, in its last hierarchy, before its start: the join is refused, and the spawner
     # does not stay in the groups it had entered already.
@@ -130,7 +133,7 @@ def test_refusals_say_what_was_wrong_start_nothing_and_the_spawner_comes_back(tm
     with pytest.raises(StartError, match="preparing the job's process failed: .*No such file"):
         launch.launch(_spec(tmp_path, ["touch", str(tmp_path / "never.ran")], box, 9))
     assert not (tmp_path / "never.ran").exists()
-    assert _in(box, _cgroups(spawner.shared().proc.pid), SPAWNER)
+    assert _in(box, _cgroups(spawner.shared().proc.pid), 8, SPAWNER)
     assert box.members(9) == []
 
 
@@ -149,5 +152,5 @@ def test_a_job_with_a_pids_limit_of_one_still_starts_in_its_group(tmp_path, box)
     child = launch.launch(spec)
     assert child.wait(10) == 0
     child.forget()
-    assert _in(box, (tmp_path / "out").read_text(), "job_11")
+    assert _in(box, (tmp_path / "out").read_text(), 11, "job_11")
     assert job_ids(box.dirs[0]) == [11]

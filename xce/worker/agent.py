@@ -244,7 +244,7 @@ class Agent:
             kernel = self._contain(jobid, limits, job.get("process_limit"))
             files = self.box.procs_files(jobid)
             # Its control groups' files: written by the spawner itself, in the exchange that starts it.
-            home = self.box.home_files() if kernel.admit_visitor() else None
+            home = self.box.home_files(jobid) if kernel.admit_visitor() else None
             join: launch.PrepareStep = launch.Join(files, home) if files else lambda pid: self.box.join(jobid, pid)
             spec = runner.launch_spec(job, env=env, ident=ident, work_dir=self.work_dir,
                                       prepare=[join, *self.prepare(job)],

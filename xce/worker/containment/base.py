@@ -81,11 +81,11 @@ class Containment(ABC):
         more than that (a process group is recorded by the worker)."""
         return ()
 
-    def home_files(self) -> tuple[str, ...] | None:
-        """The ``cgroup.procs`` of a group of the spawner's own beside the jobs' in each hierarchy
-        (in the order of :meth:`procs_files`), made by :meth:`start`: from there it enters a job's
-        groups, starts the job's process, which is born a member, and comes back, instead of forking
-        a process to move. None where there is none."""
+    def home_files(self, jobid: int) -> tuple[str, ...] | None:
+        """The ``cgroup.procs`` of a group of the spawner's own beside the jobs' in each hierarchy of
+        job ``jobid``'s groups (in the order of :meth:`procs_files`), made by :meth:`start`: from there
+        it enters the job's groups, starts the job's process, which is born a member, and comes back,
+        instead of forking a process to move. None where there is none."""
         return None
 
     @abstractmethod

@@ -20,6 +20,11 @@ from xce.worker.containment import cgroupfs as fs
 from xce.worker.containment.base import SPAWNER, Containment, Limits, Usage
 
 CONTROLLERS = ("memory", "cpu", "cpuacct", "pids", "freezer")
+#: Controllers that only enforce a limit (the Limits field they enforce): a job without that limit
+#: gets no group in their hierarchy. A group costs a mkdir and an rmdir per job, and its spawner two
+#: moves, a sixth of a worker's CPU per ``true`` job; memory (membership, usage, its limit), cpuacct
+#: (CPU used) and the freezer (a kill that no fork escapes) serve every job.
+LIMIT_ONLY = {"cpu": "cpu_milli", "pids": "pids"}
 
 
 class CgroupV1(Containment):
@@ -31,11 +36,13 @@ class CgroupV1(Containment):
         self.bases = {c: Path(p) for c, p in bases.items()}
         self.freeze = freeze and "freezer" in self.bases
         self.depth = depth  # directories of ours above the job groups: <parent...>/<worker>
-        seen: dict[Path, None] = {}
-        for p in self.bases.values():
-            seen.setdefault(p, None)
-        self.dirs = list(seen)  # co-mounted controllers (cpu,cpuacct) share one directory
+        #: Co-mounted controllers (cpu,cpuacct) share one directory; memory's comes first (members()).
+        self.controllers: dict[Path, set[str]] = {}
+        for c, p in sorted(self.bases.items(), key=lambda cp: cp[0] != "memory"):
+            self.controllers.setdefault(p, set()).add(c)
+        self.dirs = list(self.controllers)
         self._roots = [str(d) for d in self.dirs]  # for the per-job paths, built at every start and end
+        self._made: dict[int, list[str]] = {}  # job -> the roots its groups were made in, until removed
 
     def describe(self) -> str:
         names = ", ".join(c for c in CONTROLLERS if c in self.bases)
@@ -58,7 +65,9 @@ class CgroupV1(Containment):
         return list(removed)
 
     def create(self, jobid: int, limits: Limits) -> None:
-        for d in self._roots:
+        unused = {c for c, field in LIMIT_ONLY.items() if not getattr(limits, field)}
+        roots = self._made[jobid] = [r for d, r in zip(self.dirs, self._roots) if self.controllers[d] - unused]
+        for d in roots:
             try:
                 os.mkdir(f"{d}/job_{jobid}")
             except FileExistsError:
@@ -76,11 +85,16 @@ class CgroupV1(Containment):
         if limits.pids and (pids := self._dir("pids", jobid)) is not None:
             fs.write(pids / "pids.max", str(limits.pids))
 
-    def procs_files(self, jobid: int) -> tuple[str, ...]:
-        return tuple(f"{d}/job_{jobid}/cgroup.procs" for d in self._roots)
+    def _job_roots(self, jobid: int) -> list[str]:
+        """The hierarchies job ``jobid`` has groups in (looked up for a job a previous run made)."""
+        roots = self._made.get(jobid)
+        return roots if roots is not None else [d for d in self._roots if os.path.isdir(f"{d}/job_{jobid}")]
 
-    def home_files(self) -> tuple[str, ...]:
-        return tuple(f"{d}/{SPAWNER}/cgroup.procs" for d in self._roots)
+    def procs_files(self, jobid: int) -> tuple[str, ...]:
+        return tuple(f"{d}/job_{jobid}/cgroup.procs" for d in self._job_roots(jobid))
+
+    def home_files(self, jobid: int) -> tuple[str, ...]:
+        return tuple(f"{d}/{SPAWNER}/cgroup.procs" for d in self._job_roots(jobid))
 
     def join(self, jobid: int, pid: int) -> None:
         for path in self.procs_files(jobid):
@@ -152,11 +166,14 @@ class CgroupV1(Containment):
         return fs.read_int(mem / "memory.max_usage_in_bytes") or 0
 
     def remove(self, jobid: int) -> None:
-        if not any(os.path.exists(f"{d}/job_{jobid}") for d in self._roots):
+        roots = self._job_roots(jobid)
+        if not any(os.path.exists(f"{d}/job_{jobid}") for d in roots):
+            self._made.pop(jobid, None)
             return
         self.kill(jobid)  # cheap when the group is already empty
-        for d in self._roots:
+        for d in roots:
             fs.rmdir(f"{d}/job_{jobid}")
+        self._made.pop(jobid, None)
 
     def known(self) -> list[int]:
         found: dict[int, None] = {}

@@ -71,7 +71,7 @@ class CgroupV2(Containment):
     def procs_files(self, jobid: int) -> tuple[str, ...]:
         return (f"{self.job_dir(jobid)}/cgroup.procs",)
 
-    def home_files(self) -> tuple[str, ...]:
+    def home_files(self, jobid: int) -> tuple[str, ...]:
         return (f"{self.base}/{SPAWNER}/cgroup.procs",)
 
     def join(self, jobid: int, pid: int) -> None:
