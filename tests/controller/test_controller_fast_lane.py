@@ -104,6 +104,12 @@ def _answers(ctl) -> list[tuple[int, object]]:
         call("POST", "/v1/workers/h1/load", "worker", json={"load": {"r1m": "high"}})
         call("POST", "/v1/workers/h1/load", "worker", json={"load": {}, "usage": {"x": {}}})
         call("GET", "/v1/jobs/1", "admin")
+        # the queues' counts, which scripts and dashboards poll
+        call("GET", "/v1/queues", "admin")
+        call("GET", "/v1/queues", "worker")
+        call("GET", "/v1/queues", None)
+        call("GET", "/v1/queues", headers={"Authorization": "Bearer nope"})
+        call("GET", "/v1/queues", params={"unknown": "1"})
     return out
 
 

@@ -3,7 +3,8 @@ groups, without a fork (``posix_spawn``), on this machine's real cgroup v1 hiera
 real v2 mount (root only): the process is born a member of every group, in its own session, with
 its 0, 1 and 2 only and no signal blocked or ignored; the spawner is back in its own group after
 every start, failed or not; refusals say what was wrong as the forked start says it; and a job with
-limits the spawner could be caught by is still forked and moved in."""
+limits the spawner could be caught by, or with a path on a file system that could stop answering,
+is still forked and moved in."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from xce.worker import launch, runner, spawner
+from xce.worker import launch, localfs, runner, spawner
 from xce.worker.containment import CgroupV1, CgroupV2, Containment, ContainmentError, Limits, detect
 from xce.worker.containment.base import SPAWNER, VISITOR_MIN_MEM
 from xce.worker.containment.cgroupfs import job_ids
@@ -154,3 +155,53 @@ def test_a_job_with_a_pids_limit_of_one_still_starts_in_its_group(tmp_path, box)
     child.forget()
     assert _in(box, (tmp_path / "out").read_text(), 11, "job_11")
     assert job_ids(box.dirs[0]) == [11]
+
+
+def _scratch_on_cgroup2() -> Path:
+    """A directory on a file system that is not one of this host's disks: the cgroup2 mount stands in
+    for an NFS one (what matters is that the mount table does not call it local)."""
+    d = V2_MOUNT / f"xce-test-{uuid.uuid4().hex[:8]}"
+    d.mkdir()
+    return d
+
+
+def test_paths_are_followed_through_the_mount_table_links_included(tmp_path):
+    if os.geteuid() != 0 or not (V2_MOUNT / "cgroup.procs").exists():
+        pytest.skip("needs root and this machine's cgroup v2 mount")
+    remote = _scratch_on_cgroup2()
+    try:
+        (tmp_path / "home").symlink_to(remote)
+        (tmp_path / "loop").symlink_to(tmp_path / "loop")
+        (tmp_path / "up").mkdir()
+        cases = {
+            bytes(tmp_path / "out"): True,
+            b"/usr/bin/true": True,
+            bytes(remote / "job.out"): False,
+            bytes(tmp_path / "home" / "job.out"): False,  # a link on a local disk into the other one
+            b"../home/x": False,  # relative to tmp_path/up
+            bytes(tmp_path / "loop" / "x"): True,  # refused at once (ELOOP) wherever it is
+            bytes(tmp_path / "missing" / "x"): True,  # fails at once
+        }
+        for path, local in cases.items():
+            assert localfs.is_local(path, bytes(tmp_path / "up")) is local, path
+    finally:
+        remote.rmdir()
+
+
+@pytest.mark.parametrize("box", ["cgroup-v1"], indirect=True)  # the stand-in remote mount is the v2 one
+def test_a_job_with_a_path_on_another_kind_of_file_system_is_forked(tmp_path, box):
+    """Its working directory on a mount the table does not call local: the spawner stays out of the
+    job's groups (it forks), and the job still starts in its groups, in that directory."""
+    remote = _scratch_on_cgroup2()
+    try:
+        spawner.stop_shared()
+        box.create(12, Limits())
+        child = launch.launch(_spec(tmp_path, ["sh", "-c", "pwd; cat /proc/self/cgroup"], box, 12, cwd=str(remote)))
+        assert child.wait(10) == 0
+        child.forget()
+        where, *cgroup = (tmp_path / "out").read_text().splitlines()
+        assert where == str(remote)
+        assert _in(box, "\n".join(cgroup), 12, "job_12")
+        assert not any(line.endswith(f"/{SPAWNER}") for line in _cgroups(spawner.shared().proc.pid).splitlines())
+    finally:
+        remote.rmdir()

@@ -16,6 +16,7 @@ import signal
 import sys
 
 from xce.worker.child import CAN_SPAWN, Plan, Refused, default_signal_dispositions, run, spawn
+from xce.worker.localfs import is_local
 
 _MAX_MSG = 1 << 20
 
@@ -48,6 +49,20 @@ def _write_pid(path: str, pid: bytes) -> None:
         os.write(fd, pid)
     finally:
         os.close(fd)
+
+
+def _on_local_disks(plan: Plan) -> bool:
+    """Whether every path a start without a fork touches is on a local file system (see
+    :mod:`xce.worker.localfs`): the working directory, the outputs' directories (an output that is a
+    symbolic link is refused), and the command's candidates up to the one that is there."""
+    if not all(is_local(p, plan.cwd) for p in (plan.cwd, os.path.dirname(plan.stdout), os.path.dirname(plan.stderr))):
+        return False
+    for path in plan.search:
+        if not is_local(path, plan.cwd):
+            return False
+        if os.path.isfile(os.path.join(plan.cwd, path)):
+            break  # the search stops here
+    return True
 
 
 def serve(sock: int) -> None:
@@ -87,10 +102,11 @@ def serve(sock: int) -> None:
     def start(token: int, fields: tuple, exit_file: str, join: tuple[str, ...] | None = None,
               home: tuple[str, ...] | None = None) -> None:
         """Fork; with ``join`` (a "spawn"), also write its pid there and let it go at once; with
-        ``home`` as well, and no identity to switch, start it without a fork (:func:`spawn`)."""
+        ``home`` as well, no identity to switch and nothing on a file system that could stop
+        answering, start it without a fork (:func:`spawn`)."""
         answer = "forked" if join is None else "spawned"
         plan = Plan(*fields)
-        if join is not None and home is not None and not plan.switch and CAN_SPAWN:
+        if join is not None and home is not None and not plan.switch and CAN_SPAWN and _on_local_disks(plan):
             direct(token, plan, exit_file, join, home)
             return
         try:

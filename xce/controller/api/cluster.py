@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 
 from xce.controller import views
+from xce.controller.api.fastlane import hot
 from xce.controller.api.responses import COMMON, ctl_of, documented, json_response
 from xce.controller.errors import NotFound
 from xce.controller.security import any_role, people
@@ -44,6 +45,7 @@ async def load(request: Request, p: Caller):
                                      "load": dict(sorted(ctl.hosts[n].load.items()))} for n in sorted(ctl.hosts)]})
 
 
+@hot  # what `xce queues`, dashboards and scripts waiting for a queue to drain poll
 @router.get("/queues", summary="Queues with their policy and job counts")
 async def queues(request: Request, p: Caller):
     ctl = ctl_of(request)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import Any, Callable
 
@@ -13,7 +12,7 @@ from fastapi import Path, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from xce.controller.service import Controller, Signal
+from xce.controller.service import Controller, Signal, dumpb
 
 MAX_WAIT_S = 60.0
 MAX_ID = 2**63 - 1
@@ -30,7 +29,7 @@ def ctl_of(request: Request) -> Controller:
 
 def json_response(obj: Any, status: int = 200) -> Response:
     """JSON without FastAPI's encoder pass: our payloads are plain dicts already."""
-    return Response(json.dumps(obj, separators=(",", ":")), status_code=status, media_type="application/json")
+    return Response(dumpb(obj), status_code=status, media_type="application/json")
 
 
 def raw_json(text: str, status: int = 200) -> Response:
