@@ -37,7 +37,11 @@ the fork happens in the worker's spawner (:mod:`xce.worker.spawner`), a small pr
 the job's parent and tells the worker how it ended, or, when the worker is not there to pass that
 on, writes its wait status to ``exit_file``: a worker that was killed and restarted is nobody's
 parent, and learns how the jobs it adopted ended from their exit files. The child runs the same
-steps either way; the worker runs the preparation steps on its pid either way.
+steps either way; the worker runs the preparation steps on its pid either way. A job whose only
+preparation is its control groups' join, that runs as the spawner's own user and whose paths are
+all on local file systems is not forked at all: the spawner takes the same steps itself (there is
+no identity to switch) and starts the command with ``posix_spawn`` from inside the job's groups
+(:func:`xce.worker.child.spawn`), a millisecond of CPU less per job than a fork.
 
 Reused for every process a job starts on a host (its command now; the tasks of a parallel job
 later): give it a :class:`LaunchSpec`.

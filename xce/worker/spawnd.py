@@ -1,4 +1,4 @@
-"""The spawner process: forks every job's process for its worker and stays the job's parent.
+"""The spawner process: starts every job's process for its worker and stays the job's parent.
 
 Why it exists, and the messages it exchanges with its worker, are in :mod:`xce.worker.spawner` (the
 worker's side). This side imports as little as it can (the child's steps, :mod:`xce.worker.child`,

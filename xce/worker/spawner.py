@@ -25,8 +25,11 @@ ended. A restarted worker starts a new one; the old one writes its jobs' exit fi
 The steps of one start, seen from the worker (:meth:`Spawner.fork`, :meth:`Spawner.go`):
 ``start`` (the plan and the exit file's path) -> ``forked`` (the job's pid: the worker now runs its
 preparation steps, as root, on that pid) -> ``go`` (or ``drop``) -> ``started`` (None once the
-command runs, else the reason it could not). Then, whenever a job ends: ``exit`` (pid, status),
-and from the worker, once the end is reported: ``forget`` (pid).
+command runs, else the reason it could not). A job whose only preparation is its control groups'
+join takes one exchange (:meth:`Spawner.spawn`): ``spawn`` (the plan, the exit file, the groups'
+``cgroup.procs`` and, where the spawner may start it from inside them, its own) -> ``spawned``.
+Then, whenever a job ends: ``exit`` (pid, status), and from the worker, once the end is reported:
+``forget`` (pid).
 """
 
 from __future__ import annotations
