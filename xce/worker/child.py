@@ -163,7 +163,7 @@ def _enter(plan: Plan) -> None:
         raise Refused(f"working directory {os.fsdecode(plan.cwd)} is not a directory") from None
     except OSError as exc:
         raise Refused(f"user {plan.user} cannot enter the working directory {os.fsdecode(plan.cwd)}: "
-                       f"{exc.strerror}") from None
+                      f"{exc.strerror}") from None
 
 
 def _open_outputs(plan: Plan) -> None:
@@ -192,12 +192,12 @@ def _open_output(plan: Plan, path: bytes) -> int:
                 os.makedirs(parent, exist_ok=True)
             except OSError as exc:
                 raise Refused(f"cannot create the directory {os.fsdecode(exc.filename or parent)} for output "
-                               f"file {shown} as user {plan.user}: {exc.strerror}") from None
+                              f"file {shown} as user {plan.user}: {exc.strerror}") from None
             fd = os.open(path, _OUTPUT_FLAGS, 0o666)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise Refused(f"output file {shown} is a symbolic link; output files are opened without following "
-                           f"links (name the file it points to instead)") from None
+                          f"links (name the file it points to instead)") from None
         if exc.errno == errno.ENXIO:
             raise Refused(f"output file {shown} is a FIFO nobody is reading") from None
         raise Refused(f"cannot open output file {shown} as user {plan.user}: {exc.strerror}") from None
