@@ -147,6 +147,26 @@ def test_a_leader_that_stops_cleanly_hands_over_at_once(tmp_path, pg_url):
         b.stop()
 
 
+def test_a_follower_accepts_a_token_the_leader_has_just_issued(tmp_path, pg_url):
+    """A follower's copy of the tokens is reloaded at its leadership ticks (every 15 s with a 60 s lease
+    here); one the leader issued since is looked up in the table before it is refused, so `xceadmin
+    token create` and at once `xce status` at a follower works (it answered "invalid token")."""
+    a, b = start_pair(tmp_path, pg_url, lease="60")
+    try:
+        admin = {"Authorization": f"Bearer {a.token('admin')}"}
+        made = httpx.post(a.url + "/v1/admin/tokens", json={"name": "newcomer"}, headers=admin, timeout=10).json()
+        r = httpx.get(b.url + "/v1/status", headers={"Authorization": f"Bearer {made['token']}"}, timeout=10)
+        assert r.status_code == 200 and r.json()["controller"]["role"] == "follower", r.text
+        forged = made["token"][:-4] + ("aaaa" if not made["token"].endswith("aaaa") else "bbbb")
+        r = httpx.get(b.url + "/v1/status", headers={"Authorization": f"Bearer {forged}"}, timeout=10)
+        assert r.status_code == 401 and "invalid token" in r.text  # its id is known, its secret is not
+        r = httpx.get(b.url + "/v1/status", headers={"Authorization": "Bearer xce2_nosuchid.secret"}, timeout=10)
+        assert r.status_code == 401, r.text
+    finally:
+        b.stop()
+        a.stop()
+
+
 def test_split_brain_a_paused_leader_writes_nothing_after_a_takeover(tmp_path, pg_url):
     """SIGSTOP the leader past its lease; the follower takes over and works; SIGCONT the old leader:
     requests that waited in its socket, and its own loops, must not write a thing."""

@@ -373,6 +373,12 @@ class Controller:
             yield
 
     @contextmanager
+    def reading(self) -> Iterator[sa.engine.Connection]:
+        """The connection, inside a transaction (its own, or the one already open), for reads."""
+        with self._begin():
+            yield self.conn  # type: ignore[misc]
+
+    @contextmanager
     def tx(self) -> Iterator[sa.engine.Connection]:
         """One transaction; nested calls join the outer one. Long-polls wake after the commit."""
         if self._in_tx:

@@ -61,13 +61,22 @@ class TokenStore:
     def load(self, conn: sa.engine.Connection) -> None:
         self.rows = {r["id"]: TokenRow(**r) for r in conn.execute(sa.select(api_tokens)).mappings()}
 
-    def verify(self, token: str) -> Principal:
-        """The principal of a valid token; :class:`Refused` saying why not."""
+    def verify(self, token: str, conn: sa.engine.Connection | None = None) -> Principal:
+        """The principal of a valid token; :class:`Refused` saying why not.
+
+        ``conn``: where to look for a token this copy does not know before refusing it. A follower
+        passes its connection: its copy is reloaded at every leadership tick, and a token the leader
+        issued since (``xceadmin token create``, a personal cluster's user token) would otherwise be
+        refused by it for up to a tick. Revocations still reach a follower at the next tick."""
         if token.startswith(tokens.LEGACY_PREFIX):
             raise Refused("this token has the old format (xce1_), which cannot be revoked and is no longer "
                           "accepted; ask an administrator for a new one (xceadmin token create)")
         parsed = tokens.parse(token)
         row = self.rows.get(parsed[0]) if parsed else None
+        if row is None and parsed and conn is not None:
+            found = conn.execute(sa.select(api_tokens).where(api_tokens.c.id == parsed[0])).mappings().first()
+            if found is not None:
+                row = self.rows[found["id"]] = TokenRow(**found)
         if row is None or not hmac.compare_digest(row.digest, tokens.digest(parsed[1])):
             raise Refused("invalid token")
         if row.revoked:
