@@ -205,3 +205,19 @@ def test_a_job_with_a_path_on_another_kind_of_file_system_is_forked(tmp_path, bo
         assert not any(line.endswith(f"/{SPAWNER}") for line in _cgroups(spawner.shared().proc.pid).splitlines())
     finally:
         remote.rmdir()
+
+
+def test_the_mount_table_reads_escaped_and_non_utf8_mount_points(tmp_path):
+    """One reader of mountinfo for the containment's choice and for this check: octal escapes undone,
+    bytes that are not UTF-8 kept, a mount over the same point listed after the one it hides."""
+    info = tmp_path / "mountinfo"
+    info.write_bytes(b"22 1 0:21 / / rw - ext4 /dev/vda rw\n"
+                     b"30 22 0:40 / /mnt/my\\040disk rw - nfs4 srv:/x rw,vers=4.2\n"
+                     b"31 22 0:41 / /mnt/caf\xe9 rw - tmpfs tmpfs rw\n"
+                     b"32 30 0:42 / /mnt/my\\040disk rw - xfs /dev/vdb rw\n"
+                     b"garbage\n")
+    table = localfs.mount_table(str(info))
+    assert [(t, os.fsencode(p)) for t, p, _ in table] == [
+        ("ext4", b"/"), ("nfs4", b"/mnt/my disk"), ("tmpfs", b"/mnt/caf\xe9"), ("xfs", b"/mnt/my disk")]
+    assert table[1][2] == {"rw", "vers=4.2"}
+    assert localfs.mount_table(str(tmp_path / "missing")) == []

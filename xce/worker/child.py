@@ -91,6 +91,15 @@ class Plan:
                 tuple(self.groups), self.switch, self.user)
 
 
+def write_pid(path: str, pid: int) -> None:
+    """Make ``pid`` a member of a control group: one write of it to the group's ``cgroup.procs``."""
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, b"%d" % pid)
+    finally:
+        os.close(fd)
+
+
 class Refused(Exception):
     """A step of the start failed; the message is the reason, for the job's owner."""
 

@@ -56,7 +56,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from xce.worker.child import Plan, run
+from xce.worker.child import Plan, run, write_pid
 from xce.worker.identity import Identity, StartError
 
 #: Run by the worker, as root, with the child's pid, before the child switches to the owner.
@@ -77,11 +77,7 @@ class Join:
 
     def __call__(self, pid: int) -> None:
         for path in self.files:
-            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-            try:
-                os.write(fd, b"%d" % pid)
-            finally:
-                os.close(fd)
+            write_pid(path, pid)
 
 #: How long a start may take before the worker gives up on it (a hung file system, say).
 START_TIMEOUT_S = 30.0

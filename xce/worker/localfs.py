@@ -21,7 +21,7 @@ import time
 #: gpfs, fuse.*, autofs, 9p, ...) may block, and so may a type not listed here.
 LOCAL = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "f2fs", "jfs", "reiserfs", "tmpfs", "ramfs",
                    "devtmpfs", "overlay", "squashfs", "vfat", "exfat", "proc", "sysfs"})
-_MOUNTINFO = "/proc/self/mountinfo"
+MOUNTINFO = "/proc/self/mountinfo"
 _REREAD_S = 1.0
 _MAX_LINKS = 40
 
@@ -30,9 +30,8 @@ _read_at = -_REREAD_S
 _known: dict[bytes, bool] = {}  # path -> is_local, for as long as the table it was found with
 
 
-def _unescape(field: str) -> bytes:
+def _unescape(raw: bytes) -> bytes:
     """mountinfo writes space, tab, newline and backslash in octal (``\\040``)."""
-    raw = os.fsencode(field)
     if b"\\" not in raw:
         return raw
     out, i = bytearray(), 0
@@ -46,23 +45,33 @@ def _unescape(field: str) -> bytes:
     return bytes(out)
 
 
+def mount_table(path: str = MOUNTINFO) -> list[tuple[str, str, set[str]]]:
+    """(type, mount point, super options) of each mount in a ``mountinfo`` file, in its order (a
+    later mount over the same point hides an earlier one); empty if it cannot be read. A mount point
+    that is not UTF-8 comes back as :func:`os.fsdecode` makes it, so :func:`os.fsencode` restores it."""
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        left, _, right = line.partition(b" - ")
+        fields, rest = left.split(), right.split()
+        if len(fields) < 5 or len(rest) < 3:
+            continue
+        out.append((rest[0].decode(errors="replace"), os.fsdecode(_unescape(fields[4])),
+                    set(rest[2].decode(errors="replace").split(","))))
+    return out
+
+
 def _table() -> list[tuple[bytes, bool]]:
     """The mount points and whether each is local, read again at most every second (a mount made
     since is seen within that second; before it exists no job can name a path on it)."""
     global _mounts, _read_at, _known
     now = time.monotonic()
     if now - _read_at >= _REREAD_S:
-        table: dict[bytes, bool] = {}
-        try:
-            with open(_MOUNTINFO, "rb") as f:
-                lines = f.read().decode(errors="replace").splitlines()
-        except OSError:
-            lines = []
-        for line in lines:
-            left, _, right = line.partition(" - ")
-            fields, rest = left.split(), right.split()
-            if len(fields) >= 5 and rest:
-                table[_unescape(fields[4])] = rest[0] in LOCAL  # a later mount over the same point wins
+        table = {os.fsencode(point): fstype in LOCAL for fstype, point, _ in mount_table()}  # the last one wins
         _mounts = sorted(((p.rstrip(b"/") + b"/", local) for p, local in table.items()), key=lambda m: -len(m[0]))
         _read_at, _known = now, {}
     return _mounts

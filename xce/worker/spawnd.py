@@ -15,7 +15,7 @@ import select
 import signal
 import sys
 
-from xce.worker.child import CAN_SPAWN, Plan, Refused, default_signal_dispositions, run, spawn
+from xce.worker.child import CAN_SPAWN, Plan, Refused, default_signal_dispositions, run, spawn, write_pid
 from xce.worker.localfs import is_local
 
 _MAX_MSG = 1 << 20
@@ -39,14 +39,6 @@ def _write_exit(path: str, status: int) -> None:
         os.write(fd, b"%d\n" % status)
     except OSError:
         pass
-    finally:
-        os.close(fd)
-
-
-def _write_pid(path: str, pid: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-    try:
-        os.write(fd, pid)
     finally:
         os.close(fd)
 
@@ -89,7 +81,7 @@ def serve(sock: int) -> None:
                 os.set_inheritable(int(name), False)
             except OSError:
                 pass  # the listing's own descriptor, closed by now
-    me = b"%d" % os.getpid()
+    me = os.getpid()
 
     def tell(msg: tuple) -> None:
         nonlocal connected
@@ -134,7 +126,7 @@ def serve(sock: int) -> None:
             return
         try:
             for path in join:
-                _write_pid(path, b"%d" % pid)
+                write_pid(path, pid)
         except OSError as exc:
             job.chunks.append(f"preparing the job's process failed: {exc}".encode())
             release(pid, False)  # it exits without running anything; its reason is told with its start
@@ -147,7 +139,7 @@ def serve(sock: int) -> None:
         def enter() -> None:
             try:
                 for path in join:
-                    _write_pid(path, me)
+                    write_pid(path, me)
             except OSError as exc:
                 leave()
                 raise Refused(f"preparing the job's process failed: {exc}") from None
@@ -158,7 +150,7 @@ def serve(sock: int) -> None:
             # then this process ends (RuntimeError is not caught), and its worker starts another.
             try:
                 for path in home:
-                    _write_pid(path, me)
+                    write_pid(path, me)
             except OSError as exc:
                 raise RuntimeError(f"the spawner cannot go back to its own control group: {exc}") from None
 

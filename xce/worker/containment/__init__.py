@@ -17,6 +17,7 @@ from xce.worker.containment.pgroup import ProcessGroup
 from xce.worker.containment.v1 import CONTROLLERS as V1_CONTROLLERS
 from xce.worker.containment.v1 import CgroupV1
 from xce.worker.containment.v2 import CgroupV2
+from xce.worker.localfs import MOUNTINFO, mount_table
 
 __all__ = ["Containment", "ContainmentError", "Limits", "Usage", "KINDS", "detect", "CgroupV1", "CgroupV2",
            "ProcessGroup"]
@@ -30,11 +31,11 @@ class ContainmentError(Exception):
 
 
 def detect(worker: str, *, kind: str = "auto", parent: str = DEFAULT_PARENT, freeze: bool = False,
-           mountinfo: str = "/proc/self/mountinfo", own: str = "/proc/self/cgroup") -> Containment:
+           mountinfo: str = MOUNTINFO, own: str = "/proc/self/cgroup") -> Containment:
     """The best containment this host offers (or exactly ``kind``; :class:`ContainmentError` if not)."""
     if kind not in KINDS:
         raise ContainmentError(f"unknown containment {kind!r}: expected one of {', '.join(KINDS)}")
-    mounts = _mounts(mountinfo)
+    mounts = mount_table(mountinfo)
     groups = _own_groups(own)
     why: list[str] = []
     if kind in ("auto", "cgroup-v2"):
@@ -86,19 +87,6 @@ def _v1(mounts: list[tuple[str, str, set[str]]], groups: dict[str, str], worker:
         why.append("no writable cgroup v1 memory hierarchy")
         return None
     return CgroupV1(bases, freeze=freeze, depth=1 + len([p for p in parent.strip("/").split("/") if p]))
-
-
-def _mounts(path: str) -> list[tuple[str, str, set[str]]]:
-    """(fstype, mount point, super options) of each mount in ``/proc/self/mountinfo``."""
-    out = []
-    for line in _read(Path(path)).splitlines():
-        left, _, right = line.partition(" - ")
-        fields, rest = left.split(), right.split()
-        if len(fields) < 5 or len(rest) < 3:
-            continue
-        mount = fields[4].replace("\\040", " ")
-        out.append((rest[0], mount, set(rest[2].split(","))))
-    return out
 
 
 def _own_groups(path: str) -> dict[str, str]:
