@@ -75,8 +75,11 @@ def event_of(verb: str, old_state: str | None) -> str | None:
     return event
 
 
-def job_event(event: str, job: dict[str, Any], reason: str, ts: int) -> dict[str, Any]:
-    """The event a hook receives, from the job's row as it is after the move."""
+def job_event(event: str, job: dict[str, Any], reason: str, ts: int, signal: str | None = None) -> dict[str, Any]:
+    """The event a hook receives, from the job's row as it is after the move.
+
+    ``signal``: the one the move sent (a preemption's ``SIGSTOP`` or ``SIGTSTP``); the row knows
+    only how a run ended (``exit_signal``), and a suspended job has not ended."""
     out: dict[str, Any] = {
         "event": event, "ts": ts, "jobid": job["id"], "user": job.get("user"), "queue": job.get("queue"),
         "project": job.get("project"), "job_type": job.get("job_type") or "", "state": job.get("state"),
@@ -87,7 +90,7 @@ def job_event(event: str, job: dict[str, Any], reason: str, ts: int) -> dict[str
         usage = _json(job.get("usage")) or {}
         out.update({
             "detail": HOOK_DETAIL_JOB_STOP,
-            "exit_status": job.get("exit_code"), "signal": job.get("exit_signal"),
+            "exit_status": job.get("exit_code"), "signal": signal or job.get("exit_signal"),
             "run_time_s": round(max(0, end - start) / 1e9, 3) if start else 0.0,
             "usage": {k: usage[k] for k in ("last", "peak", "mean", "samples") if k in usage},
             "end_reason": reason,

@@ -1,7 +1,7 @@
 """How people write job ids, array ranges and job names, parsed in one place.
 
-Every command that takes a job takes ``ID``, ``ID[INDEX]``, ``ID[1-5,9]`` and ``NAME`` (or
-``NAME[INDEX]``), as LSF's ``bkill 76[1]`` and ``bjobs -J sweep`` do; submission takes the same
+Every command that takes a job takes ``ID``, ``ID[INDEX]``, ``ID[1-5,9]`` (Slurm's ``ID_INDEX`` too) and
+``NAME`` (or ``NAME[INDEX]``), as LSF's ``bkill 76[1]`` and ``bjobs -J sweep`` do; submission takes the same
 index list with a concurrency limit, ``1-100:2%10`` (``-J "sweep[1-100:2]%10"`` or Slurm's
 ``--array 1-100:2%10``). The CLI parses what it is given for an immediate usage error, the controller
 parses it again to resolve it: both call this module, so they cannot disagree.
@@ -17,7 +17,6 @@ MAX_ELEMENTS = 100_000
 #: Largest array index (LSF's own bound is far smaller; this keeps indexes 32-bit).
 MAX_INDEX = 2**31 - 1
 MAX_NAME = 128
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-+:@/=,")
 
 
 class RefError(ValueError):
@@ -99,41 +98,72 @@ def format_indexes(indexes: tuple[int, ...] | list[int]) -> str:
     return ",".join(parts)
 
 
+def _is_control(ch: str) -> bool:
+    code = ord(ch)
+    return code < 32 or 0x7F <= code < 0xA0 or ch in "\u2028\u2029"
+
+
+def _slurm_element(head: str) -> tuple[int, int | None] | None:
+    """``12_3`` -> (12, 3) and ``12_`` (before ``[1-3]``) -> (12, None): Slurm's way to write elements."""
+    first, sep, index = head.partition("_")
+    if not sep or not (first.isdigit() and first.isascii()) or (index and not (index.isdigit() and index.isascii())):
+        return None
+    return int(first), int(index) if index else None
+
+
 def check_name(name: str, kind: str = "job name") -> str:
-    """A job name: 1-128 characters, not all digits (that is a job id), no brackets, spaces or '%'."""
+    """A job name: 1-128 characters of any kind, spaces and ``( ) [ ] : , * %`` included, as LSF and
+    Slurm take them. Refused: control characters (a newline would forge lines in everyone's listings),
+    a space at either end (references are trimmed), what reads as a job id (``12``, Slurm's ``12_3``),
+    and a trailing ``[...]``, which is always an array's indexes (``sweep[3]``)."""
     if not name:
         raise RefError(f"{kind}: must not be empty")
     if len(name) > MAX_NAME:
         raise RefError(f"{kind} {name[:20]!r}...: longer than {MAX_NAME} characters")
     for i, ch in enumerate(name):
-        if ch not in _NAME_CHARS:
-            raise _fail(name, i, f"{ch!r} is not allowed in a job name (letters, digits and _ . - + : @ / = ,)",
+        if _is_control(ch):
+            raise _fail(name, i, f"{ch!r} is not allowed in a job name (no control characters: newline, tab ...)",
                         kind)
-    if name.isdigit():
-        raise RefError(f"{kind} {name!r}: a name must not be all digits (that reads as a job id)")
+    if name != name.strip():
+        raise RefError(f"{kind} {name!r}: a name must not start or end with a space")
+    if name.isdigit() or _slurm_element(name) is not None:
+        raise RefError(f"{kind} {name!r}: a name must not be all digits, or digits '_' digits "
+                       f"(that reads as a job id, 12 or 12_3)")
+    if name.endswith("]"):
+        raise RefError(f"{kind} {name!r}: a name must not end with ']' (a trailing [...] is an array's indexes, "
+                       f"as in sweep[1-10])")
     return name
 
 
 def parse_ref(text: str) -> JobRef:
-    """``76``, ``76[1]``, ``76[1-5,9]``, ``sweep``, ``sweep[3]``."""
+    """``76``, ``76[1]``, ``76[1-5,9]``, Slurm's ``76_1`` and ``76_[1-5]``, ``sweep``, ``sweep[3]``,
+    ``my run (v2)``: only a trailing ``[...]`` is indexes, so brackets inside a name stay its own."""
     text = text.strip()
     if not text:
         raise RefError("job: expected a job id or name, got an empty string")
-    bracket = text.find("[")
-    head = text if bracket < 0 else text[:bracket]
-    indexes = None
-    if bracket >= 0:
-        if not text.endswith("]"):
-            raise _fail(text, len(text), "expected ']'")
+    head, indexes = text, None
+    if text.endswith("]"):
+        bracket = text.rfind("[")
+        if bracket < 0:
+            raise _fail(text, len(text) - 1, "expected '[' before this ']'")
         indexes = parse_indexes(text, bracket + 1, len(text) - 1)
+        head = text[:bracket]
     if not head:
         raise _fail(text, 0, "expected a job id or name before '['")
+    element = _slurm_element(head)
     if head.isdigit() and head.isascii():
         jobid = int(head)
-        if jobid < 1 or jobid > 2**63 - 1:
-            raise RefError(f"job {text!r}: job ids are whole numbers from 1 to {2**63 - 1}")
-        return JobRef(id=jobid, indexes=indexes)
-    return JobRef(name=check_name(head), indexes=indexes)
+    elif element is not None and (element[1] is None) == (indexes is not None):
+        jobid = element[0]
+        if element[1] is not None:
+            indexes = (element[1],)
+    elif element is not None:
+        raise _fail(text, len(head), "expected either ID_INDEX or ID_[INDEXES]")
+    else:
+        return JobRef(name=check_name(head), indexes=indexes)
+    if jobid < 1 or jobid > 2**63 - 1:
+        raise RefError(f"job {text!r}: job ids are whole numbers from 1 to {2**63 - 1}")
+    return JobRef(id=jobid, indexes=indexes)
 
 
 def ref_arg(text: str) -> str:
@@ -173,18 +203,19 @@ def parse_array(text: str) -> ArraySpec:
 
 
 def split_name(text: str) -> tuple[str, str | None]:
-    """``-J "sweep[1-100:2]%10"`` -> ("sweep", "1-100:2%10"); ``-J sweep`` -> ("sweep", None)."""
-    bracket = text.find("[")
-    if bracket < 0:
+    """``-J "sweep[1-100:2]%10"`` -> ("sweep", "1-100:2%10"); ``-J sweep`` -> ("sweep", None);
+    ``-J "fit[a] (v2)"`` -> ("fit[a] (v2)", None): only a trailing ``[...]`` (and ``%LIMIT``) is an array."""
+    body, limit = text, ""
+    pct = text.rfind("%")
+    if pct > 0 and text[pct - 1] == "]":
+        body, limit = text[:pct], text[pct:]
+    if not body.endswith("]"):
         return check_name(text), None
-    close = text.rfind("]")
-    if close < bracket:
-        raise _fail(text, len(text), "expected ']'", "job name")
-    rest = text[close + 1:]
-    if rest and not rest.startswith("%"):
-        raise _fail(text, close + 1, f"expected '%LIMIT' or the end, found {rest[0]!r}", "job name")
-    spec = text[bracket + 1:close] + rest
-    name = check_name(text[:bracket])
+    bracket = body.rfind("[")
+    if bracket < 0:
+        raise _fail(text, len(body) - 1, "expected '[' before this ']' (NAME[1-10] makes an array)", "job name")
+    name = check_name(body[:bracket])
+    spec = body[bracket + 1:-1] + limit
     parse_array(spec)
     return name, spec
 

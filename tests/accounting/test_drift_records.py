@@ -36,7 +36,7 @@ def test_rows_map_worker_names_and_keep_peak_mean_samples():
              "count": {"memory_rss": 2, "cpu_time": 2}, "samples": 2, "mean": {}}
     rows = {r["resource"]: r for r in accounting.rows(job(sched_request="rusage[mem=500M]", usage=json.dumps(usage)),
                                                        NAMES)}
-    assert set(rows) == {"mem", "cpu_time"}
+    assert set(rows) == {"mem", "cpu_time", "xce.io/cpu-milli"}  # CPU is measured declared or not
     assert (rows["mem"]["declared"], rows["mem"]["peak"], rows["mem"]["mean"], rows["mem"]["samples"]) == \
         (500 * M, 60 * M, 45 * M, 2)
     assert rows["mem"]["run_time"] == 4_000 and rows["cpu_time"]["declared"] == 0
@@ -80,3 +80,21 @@ def test_gpus_are_the_mean_utilisation_in_whole_gpus_rounded_half_up():
     # Not declared: measured by its counter's name only, never as a GPU reservation.
     undeclared = {r["resource"] for r in accounting.rows(job(usage=_gpu_job([900])["usage"]), NAMES)}
     assert undeclared == {"gpu_util_milli", "mem"}
+
+
+def test_cpu_burnt_without_a_declaration_is_reported_as_never_declared():
+    """job-resources.md's worked example: 63 cores taken by a job that declared none."""
+    s = 1_000_000_000
+    usage = {"peak": {"memory_rss": M, "cpu_time": 630}, "sum": {"memory_rss": M, "cpu_time": 630},
+             "count": {"memory_rss": 1, "cpu_time": 1}, "samples": 1, "ts": 11 * s}
+    burner = job(job_type="bounds", start_time=s, end_time=11 * s, usage=json.dumps(usage))
+    cpu = {r["resource"]: r for r in accounting.rows(burner, NAMES)}["xce.io/cpu-milli"]
+    assert (cpu["declared"], cpu["peak"], cpu["samples"]) == (0, 63_000, 1)
+    recs = [UsageRecord(r["job_type"], r["resource"], r["declared"], r["peak"])
+            for r in accounting.rows(burner, NAMES) if accounting.is_capacity(r["resource"])] * 20
+    row = {r.resource: r for r in drift_report(recs).rows}["xce.io/cpu-milli"]
+    assert (row.verdict, row.declared, row.measured_median) == ("never-declared", 0, 63_000)
+    # A job that used no measurable CPU and declared none is no finding: no row.
+    idle = job(start_time=s, end_time=11 * s, usage=json.dumps(usage | {"peak": {"cpu_time": 0}}))
+    assert "xce.io/cpu-milli" not in {r.resource for r in drift_report(
+        [UsageRecord("etl", r["resource"], r["declared"], r["peak"]) for r in accounting.rows(idle, NAMES)] * 20).rows}

@@ -48,9 +48,11 @@ class Result:
 class Cli:
     env: dict[str, str]
 
-    def run(self, prog: str, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Result:
+    def run(self, prog: str, *args: str, env: dict[str, str] | None = None, timeout: float = 60,
+            input: str = "") -> Result:
+        # Standard input is given (empty unless ``input``): `xce submit` without a command reads its script there.
         p = subprocess.run(command(prog) + list(args), capture_output=True, text=True, timeout=timeout,
-                           env={**self.env, **(env or {})})
+                           env={**self.env, **(env or {})}, input=input)
         return Result(p.returncode, p.stdout, p.stderr)
 
     def xce(self, *args: str, **kw) -> Result:

@@ -26,7 +26,7 @@ def test_submit_then_list_as_json(cli):
         jobid, "PEND", "high", 2, 4, "cfd/solve")
     assert job["command"] == ["sleep", "30", "-x"]
     detail = cli.xce("jobs", "-l", "--json", str(jobid)).json()["jobs"][0]
-    assert detail["env"] == {"A": "1"} and detail["cwd"] == "/tmp"
+    assert detail["env"]["A"] == "1" and "XCE_TOKEN" not in detail["env"] and detail["cwd"] == "/tmp"
 
 
 def test_submit_json_prints_the_record(cli):
@@ -116,8 +116,9 @@ def test_field_errors_are_refusals_with_the_field_named(cli):
 
 
 def test_usage_errors_exit_2(cli):
-    for args in (("submit", "--array", "0", "--", "true"), ("submit",), ("jobs", "--bogus"), ("jobs", "12[1-"),
-                 ("submit", "-J", "a b", "--", "true"), ("submit", "--array", "5-1", "--", "true"),
+    for args in (("submit", "--array", "0", "--", "true"), ("submit",), ("jobs", "--bogus"), ("jobs", "12[1-]"),
+                 ("submit", "-J", "a\nb", "--", "true"), ("submit", "-J", "run[x]", "--", "true"),
+                 ("submit", "--array", "5-1", "--", "true"),
                  ("kill", "12[x]"), ("submit", "-b", "tomorrow", "--", "true"),
                  ("submit", "--request", "mem", "--", "true"), ("nosuchcommand",)):
         r = cli.xce(*args)

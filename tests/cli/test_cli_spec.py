@@ -28,7 +28,12 @@ def test_every_submit_option_reaches_the_command():
                        "--request", "mem=4G", "--request", "example.com/gpu=1", "--limit", "mem=8G", "-o", "o.%J",
                        "-e", "e.%J", "--array", "3", "--cwd", "/tmp", "--env", "A=1", "--env", "B=2", "--rerunnable", "--json",
                        "-W", "1:30", "--time", "2-03:04:05", "--url", "http://h:1", "--token", "t", "--state-dir", "/s", "--", "a", "-b", "--c"])
-    assert kw == {"command": ["a", "-b", "--c"], "queue": "high", "tasks": 4, "request": "select[mem>4G]",
+    new = ("open_mode", "exclusive", "hosts", "exclude", "nodes", "cpus_per_task", "ntasks_per_node", "mem",
+           "mem_per_cpu", "mem_per_gpu", "gpus", "gpus_per_node", "gpus_per_task", "gres", "cpus_per_gpu", "signal",
+           "warn_signal", "warn_time", "wrap", "record", "interactive", "pty")  # issue 34's, unset
+    flags = {"exclusive": False, "interactive": False, "pty": False}
+    assert {k: kw.pop(k) for k in new} == {k: None for k in new} | flags
+    assert kw == {"command": ["a", "-b", "--c"], "queue": "high", "tasks": 4, "request": ["select[mem>4G]"],
                   "project": "p", "job_type": "t", "priority": -5, "requests": ["mem=4G", "example.com/gpu=1"],
                   "limits": ["mem=8G"], "stdout": "o.%J", "stderr": "e.%J", "array": "3", "cwd": "/tmp",
                   "env": ["A=1", "B=2"], "name": None, "hold": False, "begin": None, "allow_pending_forever": False, "depend": None, "dependency": None, "rerunnable": True,
@@ -71,7 +76,6 @@ def test_defaults_and_interspersed_arguments():
     (["--array", "0", "--", "x"], "--array: array '0': expected 1 to 100000 elements"),
     (["--array", "1-5:2%", "--", "x"], "--array: array '1-5:2%': expected a limit of at least 1 after '%' at column 7"),
     (["-n", "x", "--", "y"], "-n: expected a whole number, got 'x'"),
-    ([], "missing COMMAND..."),
     (["-q"], "-q needs a value (QUEUE)"),
     (["--json=1", "--", "x"], "--json takes no value (got '--json=1')"),
     (["--queu", "a", "--", "x"], "no such option: --queu (did you mean --queue?)"),
@@ -154,6 +158,21 @@ def test_every_command_is_declared_and_documented():
                 assert r.exit_code == 0 and "Examples:" in r.stdout, (prog, r.output)
                 if isinstance(node, Group):
                     stack += [(f"{prog} {n}", c) for n, c in node.children().items()]
+
+
+def test_no_option_offers_an_empty_choice():
+    """``xce controller --help`` listed ``[one of: , text, json]``: a choice nobody can type sensibly."""
+    for program in (main.XCE, admin.XCEADMIN):
+        stack = list(program.children().values())
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Group):
+                stack += node.children().values()
+                continue
+            for opt in node.params:
+                assert "" not in (getattr(opt, "choices", None) or ()), (node.name, opt.name)
+    r = invoke(main.XCE, ["controller", "--help"])
+    assert "[one of: text, json]" in " ".join(r.stdout.split()), r.stdout  # however wide the terminal
 
 
 def test_group_help_lists_subcommands():

@@ -169,17 +169,17 @@ def test_a_job_script_brings_its_own_options_and_the_command_line_wins(cli, tmp_
     r = cli.xce("submit", "--json", "-q", "normal", str(script), "arg1", env=ann)
     assert r.code == 0, r.err
     job = r.json()["job"]
-    assert (job["name"], job["queue"], job["tasks"], job["priority"], job["env"]) == (
-        "from_sbatch", "normal", 2, 7, {"A": "1"})
+    assert (job["name"], job["queue"], job["tasks"], job["priority"], job["env"]["A"]) == (
+        "from_sbatch", "normal", 2, 7, "1")
     assert job["command"] == [str(script), "arg1"] and job["stdout"] == f"out.{job['jobid']}"
     bad = tmp_path / "bad.sh"
-    bad.write_text("#!/bin/sh\n#BSUB -x\ntrue\n")
+    bad.write_text("#!/bin/sh\n#BSUB -Zz\ntrue\n")
     r = cli.xce("submit", str(bad), env=ann)
-    assert r.code == 2 and r.err.startswith(f"xce: {bad} line 2: BSUB option '-x' has no xce submit counterpart")
+    assert r.code == 2 and r.err.startswith(f"xce: {bad} line 2: BSUB option '-Zz' is not a bsub option")
     plain = tmp_path / "plain.sh"
     plain.write_text("#SBATCH -J not_executable\necho hi\n")
     job = cli.xce("submit", "--json", str(plain), env=ann).json()["job"]
-    assert job["command"] == ["/bin/sh", str(plain)] and job["name"] == "not_executable"
+    assert job["command"] == [str(plain)] and job["name"] == "not_executable"  # spooled: run under /bin/sh
 
 
 def test_queues_long_form_names_every_setting(cli):
@@ -209,3 +209,36 @@ def test_modify_every_submission_option_while_pending(cli):
     cli.xce("kill", str(a), env=ann)
     r = cli.xce("modify", str(a), "-n", "2", env=ann)
     assert r.code == 1 and "it is EXIT" in r.err
+
+
+def test_modify_takes_a_job_as_people_write_it_and_shows_what_changed(cli):
+    """Names and ID[INDEX] as every other command takes them; times and limits as people read them."""
+    ann = _user(cli, "ann_ref")
+    a = cli.xce("submit", "--json", "-J", "refd", "-b", "+1h", "--", "true", env=ann).json()["jobid"]
+    r = cli.xce("modify", "refd", "--priority", "5", env=ann)
+    assert r.code == 0 and r.out.startswith(f"Job <{a}>: priority 5"), r.err
+    arr = cli.xce("submit", "--json", "-J", "sweep", "--array", "1-3", "--", "true", env=ann).json()
+    r = cli.xce("modify", f"{arr['array_id']}[3]", "--priority", "7", env=ann)
+    assert r.code == 0 and r.out.startswith(f"Job <{arr['jobids'][2]}>: priority 7"), r.err
+    r = cli.xce("modify", "sweep", "--priority", "7", env=ann)
+    assert r.code == 1 and "sweep names 3 jobs" in r.err and len(r.err.splitlines()) == 1, r.err
+    r = cli.xce("modify", "nosuch", "--priority", "7", env=ann)
+    assert r.code == 1 and r.err == "xce: no job of yours is named 'nosuch'\n", r.err
+    r = cli.xce("modify", "refd", "-W", "1:30", "-b", "+0s", env=ann)
+    assert r.code == 0 and r.out.startswith(f"Job <{a}>: run limit 1:30:00, "), r.out
+    reason = cli.xce("jobs", "-l", "--json", str(a), env=ann).json()["jobs"][0]["history"][-1]["reason"]
+    assert "run limit " in reason and "-> 1:30:00" in reason and "begin time 20" in reason, reason
+    assert "begin_time" not in reason and not any(len(w) > 12 and w.isdigit() for w in reason.split()), reason
+
+
+def test_tables_keep_one_line_per_job_and_acct_names_array_elements_by_their_array(cli):
+    ann = _user(cli, "ann_tbl")
+    multi = cli.xce("submit", "--json", "--", "sh", "-c", "echo one\necho two", env=ann).json()["jobid"]
+    lines = [line for line in cli.xce("jobs", env=ann).out.splitlines() if line.startswith(str(multi))]
+    assert len(lines) == 1 and "echo one\\necho two" in lines[0], lines
+    long = cli.xce("jobs", "-l", str(multi), env=ann).out
+    assert "Command <sh -c echo one\\necho two>\n" in long, long
+    arr = cli.xce("submit", "--json", "--array", "1-3", "--", "true", env=ann).json()
+    cli.xce("kill", str(arr["array_id"]), env=ann)
+    out = cli.xce("acct", env=ann).out
+    assert f"{arr['array_id']}[3] " in out and f"{arr['jobids'][2]}[3]" not in out, out

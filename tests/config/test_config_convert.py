@@ -23,7 +23,7 @@ def test_preemption_example_converts_exactly():
                 priority=50,
                 preemptible_queues=("low",),
                 preemptible=False,
-                preempt_policy="lowest_priority_first",
+                preempt_policy="queue_priority_first",
                 preempt_signal="SIGSTOP",
             ),
             QueueSpec(name="low", priority=10, max_running_per_user=20),

@@ -153,3 +153,38 @@ def test_retention_deletes_finished_jobs_only(tmp_path):
     finally:
         api.close()
         ctl.stop()
+
+
+def test_a_spooled_script_goes_with_the_last_job_that_runs_it(tmp_path):
+    import sqlalchemy as sa
+
+    from xce.controller import statedir
+
+    config = CONFIG + "\n[accounting]\nretention_days = 0.00003\n"  # about 2.6 s
+    ctl = start_controller(tmp_path, config=str(write_config(tmp_path, config)), extra_args=("--worker-timeout", "600"))
+    api = Api(ctl)
+    engine = sa.create_engine(f"sqlite:///{statedir.sqlite_path(tmp_path)}")
+    try:
+        c = Cluster(api)
+        single = c.submit("cy", command=["job.sh"], script="#!/bin/sh\necho single\n")
+        first, second = api("cy").post("/v1/jobs", json={"command": ["array.sh"], "script": "#!/bin/sh\necho a\n",
+                                                         "array": 2}).json()["jobids"]
+        for jobid in (single, first):
+            c.start(jobid)
+            c.finish(jobid, 0)
+        deadline = time.monotonic() + 30
+        while api("cy").get(f"/v1/jobs/{first}").status_code != 404:
+            assert time.monotonic() < deadline, "the finished jobs outlived their retention"
+            time.sleep(0.5)
+        with engine.connect() as conn:
+            kept = conn.execute(sa.text("SELECT script FROM job_scripts")).scalars().all()
+        assert kept == ["#!/bin/sh\necho a\n"]  # the array's second element has yet to run it
+        c.start(second)
+        actions = api("worker").get(f"/v1/workers/{HOST}/actions", params={"after": 0}).json()["actions"]
+        start = [a for a in actions if a["kind"] == "start" and a["jobid"] == second]
+        assert start and start[0]["job"]["script"] == "#!/bin/sh\necho a\n"
+        assert start[0]["job"]["command"] == ["array.sh"] and start[0]["job"]["array"] == [1, 2, 2]
+    finally:
+        engine.dispose()
+        api.close()
+        ctl.stop()

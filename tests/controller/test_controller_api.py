@@ -108,6 +108,9 @@ def test_requests_are_folded_into_the_scheduler_request(api):
     ({"request": "x" * 5000}, ("body", "request"), "at most 4096"),
     ({"command": ["a"] * 5000}, ("body", "command"), "at most 4096"),
     ({"user": "mallory"}, ("body", "user"), "Extra inputs are not permitted"),
+    ({"limits": {"slots": 2}}, ("body", "limits", "slots"), 'a limit on "slots" cannot be enforced: no worker can '
+     "cap it (expected one of: mem, pids, xce.io/cpu-milli, xce.io/gpu"),
+    ({"limits": {"pidz": 2}}, ("body", "limits", "pidz"), "a domain prefix is required"),
 ])
 def test_field_errors_name_the_field_and_the_expectation(api, body, loc, fragment):
     msgs = loc_msgs(submit(api("fields"), **body))
@@ -223,3 +226,19 @@ def test_select_names_a_host_by_name_and_refuses_unknown_names(api):
                                                 "configuration defines it (expected one of: ")
     # defined() asks whether a host has a name: any name may be asked about
     assert submit(c, request="select[!defined(example.com/fpga)]").status_code == 201
+
+
+def test_only_limits_something_enforces_are_accepted(api):
+    """A cap shown on the job and never kept is refused; a provider's resource is accepted once a
+    registered worker says its provider enforces it."""
+    c = api("limited")
+    r = submit(c, limits={"pids": 64, "xce.io/gpu": 1, "mem": "1G", "xce.io/cpu-milli": 500})
+    assert r.status_code == 201, r.text
+    assert r.json()["job"]["limits"] == {"pids": 64, "xce.io/gpu": 1, "mem": 1 << 30, "xce.io/cpu-milli": 500}
+    msgs = loc_msgs(submit(c, limits={"example.com/matlab": 1}))
+    assert msgs[("body", "limits", "example.com/matlab")].startswith(
+        'a limit on "example.com/matlab" cannot be enforced: no worker can cap it')
+    r = api("worker").post("/v1/workers/register", json={"name": "hlimits", "resources": {
+        "slots": 2, "example.com/matlab": 4}, "enforces": ["example.com/matlab"]})
+    assert r.status_code == 200, r.text
+    assert submit(c, limits={"example.com/matlab": 1}).status_code == 201

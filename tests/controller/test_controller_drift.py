@@ -100,7 +100,12 @@ def test_drift_verdicts_threshold_and_durability(tmp_path, db_url):
 
         rep = d.drift()
         rows = _rows(rep)
-        assert [r["verdict"] for r in rep["rows"]] == ["never-declared", "far-above", "far-below", "ok"]
+        # CPU time is measured on every job, so the jobs that burnt some without declaring
+        # xce.io/cpu-milli are reported for it too (job-resources.md: measured but never declared).
+        assert [(r["job_type"], r["resource"], r["verdict"]) for r in rep["rows"]] == [
+            ("etl", "xce.io/cpu-milli", "never-declared"), ("leaky", "mem", "never-declared"),
+            ("leaky", "xce.io/cpu-milli", "never-declared"), ("cfd", "mem", "far-above"),
+            ("etl", "mem", "far-below"), ("web", "mem", "ok")]
         etl = rows[("etl", "mem")]
         assert (etl["runs"], etl["declared"], etl["measured_median"], etl["measured_max"], etl["ratio"]) == \
             (20, 500 * M, 50 * M, 50 * M, 0.1)
@@ -131,7 +136,7 @@ def test_drift_verdicts_threshold_and_durability(tmp_path, db_url):
         stored = _store_rows(tmp_path, db_url)
         etl_id = min(r["jobid"] for r in stored if r["job_type"] == "etl")
         by_res = {r["resource"]: r for r in stored if r["jobid"] == etl_id}
-        assert set(by_res) == {"cpu_time", "mem"}
+        assert set(by_res) == {"cpu_time", "mem", "xce.io/cpu-milli"}
         mem = by_res["mem"]
         assert (mem["declared"], mem["peak"], mem["mean"], mem["samples"]) == (500 * M, 50 * M, 45 * M, 2)
         assert (mem["queue"], mem["user"], mem["state"], mem["exit_code"]) == ("normal", "dana", "DONE", 0)
@@ -218,7 +223,7 @@ def test_gpus_are_measured_from_nvml_utilisation_in_gpus(tmp_path, db_url):
         # The records of one run: the GPUs in GPUs (peak and mean are the run's average), the exact
         # average in thousandths beside them.
         by_res = {r["resource"]: r for r in _store_rows(tmp_path, db_url) if r["jobid"] == idle[0]}
-        assert set(by_res) == {"cpu_time", "gpu_util_milli", "mem", "xce.io/gpu"}
+        assert set(by_res) == {"cpu_time", "gpu_util_milli", "mem", "xce.io/cpu-milli", "xce.io/gpu"}
         gpu = by_res["xce.io/gpu"]
         assert (gpu["declared"], gpu["peak"], gpu["mean"], gpu["samples"]) == (2, 0, 0, 2)
         util = by_res["gpu_util_milli"]

@@ -64,8 +64,9 @@ def test_the_pend_reason_says_so_when_the_cluster_shrinks_under_a_job(api):
     assert r.status_code == 200, r.text
     cl.decide({"op": "PEND", "seq": 3, "jobid": jobid, "reasons": [{"step": "slots", "text": "short by 2"}]})
     reason = cl.job(jobid)["pend_reasons"]
-    assert reason == [{"step": "cluster", "text": f"cannot run on the current cluster: {total} tasks but the cluster "
-                       f"has {total - 2} slots on {len(api('admin').get('/v1/hosts').json()['hosts'])} hosts"}]
+    assert reason == [{"step": "cluster", "text": f"cannot run on the current cluster: needs slots {total}, short by "
+                       f"slots 2 (the cluster has {total - 2} slots on {len(api('admin').get('/v1/hosts').json()['hosts'])} "
+                       f"hosts)"}]
 
 
 def test_modifying_a_pending_jobs_shape_gives_the_scheduler_the_new_one(api):

@@ -245,3 +245,15 @@ def test_a_host_added_later_takes_its_place_by_name_for_single_task_jobs():
     h.hosts(make_host("hb").slots(1))
     h.submit(make_job(1))
     assert h.round() == [("DISPATCH", 1, (("hb", 1),))]
+
+
+def test_a_compound_names_the_resource_its_later_part_is_short_of():
+    """job-resources.md, "what a refusal tells you": the step that refused and the amount short.
+    The second part alone would fit; beside the first, memory is what is short, not slots."""
+    h = Harness()
+    h.hosts(make_host("h1").slots(4).mem("8G"))
+    h.submit(make_job(1).request("{rusage[mem=2G]} + 2*{rusage[mem=4G]}"))
+    (d,) = h.round_decisions()
+    (r,) = d.reasons
+    assert (r.step, r.resource, r.short) == ("rusage", "mem", 2 * 1024**3)
+    assert r.text == "needs mem 8G, short by mem 2G (candidate hosts have 6G after its first part)"

@@ -33,7 +33,7 @@ def test_strict_fcfs_head_blocks_the_jobs_behind_it_but_a_broken_request_blocks_
     h.submit(make_job(2).request("select[[").tasks(1), make_job(3).tasks(2), make_job(4))
     out = h.round()
     assert dispatched(out) == []  # job 3 does not fit, so job 4 behind it waits too
-    assert [d[1] for d in out if d[0] == "PEND"] == [2, 3]
+    assert [d[1] for d in out if d[0] == "PEND"] == [2, 3, 4]
     h.state(1, "DONE")
     assert dispatched(h.round()) == [3, 4]
 
@@ -168,3 +168,36 @@ def test_a_running_jobs_new_run_limit_moves_the_reservation_behind_it():
     assert dispatched(h.round()) == []
     assert h.core.picker.reservations[0].start == h.core.jobs[1].start_time + 30 * NS
     assert reasons(h, 4) == ["would delay job 2, which holds a reservation"]
+
+
+def test_strict_fcfs_tells_the_jobs_behind_a_blocked_head_whom_they_wait_for():
+    h = Harness(picker="strict_fcfs")
+    h.hosts(*one_slot_hosts(4))
+    h.submit(make_job(1).tasks(3))
+    h.round()
+    h.submit(make_job(2).tasks(2), make_job(3), make_job(4))
+    h.round()
+    behind = "waiting behind job 2, the head of queue normal (strict FCFS)"
+    assert (reasons(h, 3), reasons(h, 4)) == ([behind], [behind])
+    assert h.round() == []  # told once
+    h.submit(make_job(5))
+    assert h.round() == [("PEND", 5, ("fcfs",))]
+    h.submit(make_job(0).priority(9).tasks(4))  # a new head: everyone behind it is told again
+    assert [d[1] for d in h.round() if d[0] == "PEND"] == [0, 2, 3, 4, 5]
+    assert reasons(h, 2) == ["waiting behind job 0, the head of queue normal (strict FCFS)"]
+
+
+def test_strict_fcfs_tells_jobs_far_behind_the_head_once_without_naming_it():
+    from xce.core.core import BEHIND_NAMED
+
+    h = Harness(picker="strict_fcfs")
+    h.hosts(*one_slot_hosts(2))
+    h.submit(make_job(1).tasks(2), make_job(2).tasks(2), *(make_job(10 + i) for i in range(BEHIND_NAMED + 2)))
+    h.round()
+    last = 10 + BEHIND_NAMED + 1
+    assert reasons(h, 10 + BEHIND_NAMED - 1) == ["waiting behind job 2, the head of queue normal (strict FCFS)"]
+    far = [f"waiting behind the head of queue normal and at least {BEHIND_NAMED} jobs after it (strict FCFS)"]
+    assert reasons(h, last) == far
+    h.state(1, "DONE")
+    out = h.round()  # job 2 starts and job 10 heads the queue: only the nearest are told again
+    assert reasons(h, last) == far and not any(d[1] == last for d in out)

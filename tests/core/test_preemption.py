@@ -2,9 +2,13 @@
 
 from xce.testing import Harness, make_host, make_job, queue
 
+QUEUE_RANKED = "queue_priority_first"
+
 
 def preempt_cluster(slots=4, **low):
-    h = Harness(queues=[queue("high", 50, preemptible_queues=["low"]), queue("low", 10, **low)])
+    """``high`` preempts ``low`` by queue rank, whatever the job priorities (``queue_priority_first``)."""
+    h = Harness(queues=[queue("high", 50, preemptible_queues=["low"], preempt_policy=QUEUE_RANKED),
+                        queue("low", 10, **low)])
     h.hosts(make_host("h1").slots(slots))
     return h
 
@@ -26,7 +30,7 @@ def test_a_high_priority_job_suspends_the_lowest_priority_running_job():
 
 
 def test_the_minimal_victim_set_is_chosen():
-    h = Harness(queues=[queue("high", 50, preemptible_queues=["low"]), queue("low", 10)])
+    h = Harness(queues=[queue("high", 50, preemptible_queues=["low"], preempt_policy=QUEUE_RANKED), queue("low", 10)])
     h.hosts(make_host("a").slots(1), make_host("b").slots(2), make_host("c").slots(4))
     h.submit(make_job(1).queue("low").tasks(1), make_job(2).queue("low").tasks(2).span("hosts=1"),
              make_job(3).queue("low").tasks(4).span("hosts=1"))
@@ -144,9 +148,57 @@ def test_the_unsatisfiable_cache_is_not_filled_when_preemption_succeeded():
 
 
 def test_preemption_signal_is_configurable_per_queue():
-    h = Harness(queues=[queue("high", 50, preemptible_queues=["low"], preempt_signal="SIGTSTP"), queue("low", 1)])
+    h = Harness(queues=[queue("high", 50, preemptible_queues=["low"], preempt_signal="SIGTSTP",
+                              preempt_policy=QUEUE_RANKED), queue("low", 1)])
     h.hosts(make_host("h1").slots(1))
     h.submit(make_job(1).queue("low"))
     h.round()
     h.submit(make_job(2).queue("high"))
     assert h.round_decisions()[0].signal == "SIGTSTP"
+
+
+def test_the_default_policy_compares_job_priorities_only():
+    """Req 6 AC 9: a victim's priority is below the preemptor's, whatever the queues' priorities."""
+    h = Harness(queues=[queue("high", 50, preemptible_queues=["low"]), queue("low", 10)])
+    h.hosts(make_host("h1").slots(1))
+    h.submit(make_job(1).queue("low").priority(100))
+    h.round()
+    h.submit(make_job(2).queue("high").priority(1))
+    assert h.round() == [("PEND", 2, ("slots",))]
+    h.submit(make_job(3).queue("high").priority(101))
+    assert h.round()[0] == ("PREEMPT", 3, (1,))
+
+
+def test_queue_priority_first_lets_a_higher_queue_preempt_a_higher_job_priority():
+    h = preempt_cluster(slots=1)
+    h.submit(make_job(1).queue("low").priority(100))
+    h.round()
+    h.submit(make_job(2).queue("high").priority(1))
+    assert h.round()[0] == ("PREEMPT", 2, (1,))
+
+
+def two_small_and_one_wide(extra_hosts=()):
+    """Host a runs two priority-1 jobs, host b one priority-2 job of two tasks."""
+    h = Harness(queues=[queue("high", 50, preemptible_queues=["low"]), queue("low", 10)])
+    h.hosts(make_host("a").slots(2), make_host("b").slots(2), *extra_hosts)
+    h.submit(make_job(1).queue("low").priority(1), make_job(2).queue("low").priority(1),
+             make_job(3).queue("low").priority(2).tasks(2).span("hosts=1"))
+    return h
+
+
+def test_the_smallest_victim_set_wins_over_the_lowest_priorities():
+    h = two_small_and_one_wide()
+    assert [d[0] for d in h.round()] == ["DISPATCH"] * 3
+    h.submit(make_job(9).queue("high").priority(5).tasks(2).span("hosts=1"))
+    # Taking the lowest priorities first needs jobs 1 and 2; job 3 alone frees a host (AC 3: minimum).
+    assert h.round()[0] == ("PREEMPT", 9, (3,))
+
+
+def test_beyond_the_exact_bound_the_irreducible_set_in_rank_order_stands():
+    from xce.core.preempt.minimum import EXACT_MAX
+
+    h = two_small_and_one_wide([make_host("c").slots(EXACT_MAX)])
+    h.submit(*(make_job(10 + i).queue("low").priority(3) for i in range(EXACT_MAX)))
+    assert [d[0] for d in h.round()] == ["DISPATCH"] * (3 + EXACT_MAX)
+    h.submit(make_job(99).queue("high").priority(5).tasks(2).span("hosts=1"))
+    assert h.round()[0] == ("PREEMPT", 99, (1, 2))

@@ -1,9 +1,14 @@
 """Property: over random clusters and queues, chosen victims never break the priority or
-preemptible rules, the set is minimal, and releasing it always makes the preemptor fit."""
+preemptible rules (job priority alone under the default policy, Req 6 AC 9; queue priority first
+under ``queue_priority_first``), no smaller set of candidates would do (AC 3), and releasing the set
+always makes the preemptor fit."""
+
+from itertools import combinations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from xce.core.preempt.minimum import EXACT_MAX
 from xce.testing import Harness, make_host, make_job, queue
 
 QUEUES = ("q0", "q1", "q2")
@@ -15,7 +20,9 @@ def worlds(draw):
     queues = []
     for i, name in enumerate(QUEUES):
         targets = draw(st.lists(st.sampled_from(QUEUES), max_size=3, unique=True))
-        queues.append(queue(name, prios[i] * 10, preemptible_queues=targets, preemptible=draw(st.booleans())))
+        policy = draw(st.sampled_from(("lowest_priority_first", "queue_priority_first")))
+        queues.append(queue(name, prios[i] * 10, preemptible_queues=targets, preemptible=draw(st.booleans()),
+                            preempt_policy=policy))
     hosts = [make_host(f"h{i}").slots(draw(st.integers(1, 4))) for i in range(draw(st.integers(1, 4)))]
     jobs = draw(st.lists(st.tuples(st.sampled_from(QUEUES), st.integers(0, 3), st.integers(1, 3)),
                          min_size=1, max_size=10))
@@ -45,9 +52,14 @@ def test_victims_respect_the_rules_and_free_enough(world):
     core = h.core
     me = core.jobs[jid]
     my_queue = core.queues[pq].spec
+    queue_ranked = my_queue.preempt_policy == "queue_priority_first"
+
+    def below(v):
+        return core.rank(v) < core.rank(me) if queue_ranked else v.priority < me.priority
+
     for vid in p.victim_jobids:
         victim = core.jobs[vid]
-        assert core.rank(victim) < core.rank(me)
+        assert below(victim)
         assert core.queues[victim.queue].spec.preemptible
         assert victim.queue in my_queue.preemptible_queues
     # Minimal: without any one victim the preemptor would not fit.
@@ -62,6 +74,11 @@ def test_victims_respect_the_rules_and_free_enough(world):
     for v in victims:
         rest = [x for x in victims if x is not v]
         assert not rest or not view.fits_without(me, rest)
+    # The smallest: no set of fewer candidates makes room (few candidates: searched exhaustively).
+    candidates = [j for j in core.running.values() if j.queue in my_queue.preemptible_queues
+                  and core.queues[j.queue].spec.preemptible and below(j)]
+    for size in range(1, len(victims) if len(candidates) <= EXACT_MAX else 1):
+        assert not any(view.fits_without(me, list(c)) for c in combinations(candidates, size))
     # Releasing the victims really makes it allocatable.
     for vid in p.victim_jobids:
         h.state(vid, "SSUSP")

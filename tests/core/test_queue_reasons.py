@@ -87,3 +87,26 @@ def test_a_users_jobs_over_max_running_per_user_say_so_and_others_run():
     assert [(d.OP, d.jobid) for d in out] == [("DISPATCH", 2)]  # job 4 was told already
     h.submit(make_job(5).user("bob"))  # bob is at his limit too now
     assert texts(h.round_decisions()) == [(5, "user", why)]
+
+
+def test_a_job_with_no_select_held_back_by_closed_hosts_names_them():
+    h = Harness()
+    h.hosts(make_host("small").slots(1), make_host("big").slots(8).closed())
+    h.submit(make_job(1).tasks(4).span("hosts=1"))
+    assert texts(h.round_decisions()) == [(1, "slots", "needs slots 4, short by slots 3 (closest host has 1; "
+                                                       "unavailable host(s) that could take it: big is closed)")]
+
+
+def test_a_job_whose_every_host_is_closed_names_them():
+    h = Harness()
+    h.hosts(make_host("a").slots(2).closed(), make_host("b").slots(2).down())
+    h.submit(make_job(1))
+    assert texts(h.round_decisions()) == [
+        (1, "select", "no host is available; registered host(s): a is closed, b is unavail")]
+
+
+def test_a_shortfall_no_unavailable_host_would_cure_names_none():
+    h = Harness()
+    h.hosts(make_host("a").slots(1), make_host("b").slots(2).closed())
+    h.submit(make_job(1).tasks(4).span("hosts=1"))
+    assert texts(h.round_decisions()) == [(1, "slots", "needs slots 4, short by slots 3 (closest host has 1)")]

@@ -27,6 +27,12 @@ def unit(name: str) -> configparser.ConfigParser:
     return cp
 
 
+def env_files(name: str) -> list[str]:
+    """Every ``EnvironmentFile=`` of a unit (configparser keeps only the last of repeated keys)."""
+    text = (UNITS / f"{name}.service").read_text()
+    return [line.partition("=")[2].strip() for line in text.splitlines() if line.startswith("EnvironmentFile=")]
+
+
 def example_env() -> dict[str, str]:
     env = {}
     for line in (UNITS / "xce.env").read_text().splitlines():
@@ -55,15 +61,27 @@ def test_units_restart_on_failure_as_the_right_user_with_state_and_logs(name):
     assert svc["Restart"] == "on-failure"
     assert svc["User"] == ("root" if name == "xce-worker" else "xce")
     assert svc["StateDirectory"] == "xce" and svc["LogsDirectory"] == "xce"
-    assert svc["EnvironmentFile"] == "/etc/xce/xce.env"
+    assert env_files(name) == ["/etc/xce/xce.env", *(["/etc/xce/xce-db.env"] if name == "xce-controller" else [])]
     assert "--state-dir /var/lib/xce" in svc["ExecStart"]
     assert svc["StandardError"] == f"append:/var/log/xce/{name.removeprefix('xce-')}.log"
     if name == "xce-worker":
         assert svc["KillMode"] == "process"  # restarting the worker must not kill the jobs it runs
+        assert svc["Delegate"] == "yes"  # systemd lets it make the jobs' control groups
     assert unit(name)["Install"]["WantedBy"] == "multi-user.target"
 
 
 def test_the_admin_guide_installs_from_these_units():
     guide = (UNITS.parents[1] / "docs" / "admin-guide.md").read_text()
-    for name in (*SERVICES, "xce.env", "xce.logrotate"):
+    for name in (*SERVICES, "xce.env", "xce-db.env", "xce.logrotate"):
         assert f"examples/systemd/{name}" in guide, name
+
+
+def test_the_database_password_is_on_controller_hosts_only():
+    """xce.env goes on every host and users source it: no password in it, nor a group execution hosts lack."""
+    assert "XCE_DB" not in example_env() and "XCE_DB" in (UNITS / "xce-db.env").read_text()
+    guide = (UNITS.parents[1] / "docs" / "admin-guide.md").read_text()
+    installs = [line.split("#")[0] for line in guide.splitlines() if "sudo install" in line and "xce" in line]
+    every_host = [line for line in installs if "xce.env" in line]
+    assert every_host and not any("-g xce" in line for line in every_host), every_host
+    db_env = guide.index("install -m 0640 -g xce examples/systemd/xce-db.env")
+    assert guide.rindex("useradd --system", 0, db_env) > guide.index("On the controller hosts only")

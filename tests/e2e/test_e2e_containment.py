@@ -173,4 +173,13 @@ def test_a_queues_process_limit_caps_the_processes_of_its_jobs(make_cluster, tmp
     assert 1 < len(members) <= 8, members
     xce("kill", str(jobid))
     xce.wait_state(jobid, "EXIT", 30)
+    # The job's own --limit pids=N, below its queue's: the smaller holds.
+    out.unlink()
+    jobid = xce.submit("-o", str(out), "--limit", "pids=4", "--", sys.executable, "-c", script)
+    wait_for(lambda: out.exists() and "started" in out.read_text(), 30, "the limited job to try its forks")
+    assert int(out.read_text().split()[-1]) == 3
+    (group,) = [g for g in job_groups(cluster, jobid) if (g / "pids.max").exists()]
+    assert (group / "pids.max").read_text().strip() == "4"
+    xce("kill", str(jobid))
+    xce.wait_state(jobid, "EXIT", 30)
     wait_for(lambda: not any(alive(p) for p in members), 15, "the job's processes to be killed")

@@ -119,6 +119,7 @@ default_queue = "low"
 [queues.high]
 priority = 50
 preemptible_queues = ["low"]
+preempt_policy = "queue_priority_first"
 [queues.low]
 priority = 10
 [queues.low.hooks]

@@ -14,6 +14,7 @@ default_queue = "normal"
 [queues.high]
 priority = 50
 preemptible_queues = ["low"]
+preempt_policy = "queue_priority_first"
 preempt_signal = "SIGSTOP"
 preemptible = false
 

@@ -66,3 +66,24 @@ def test_gpus_are_picked_lowest_free_first_and_refused_when_short(tmp_path):
             jp.kill_now("test over")
             if jp.popen:
                 jp.popen.wait()
+
+
+def test_a_gpu_limit_caps_the_devices_the_job_sees(tmp_path):
+    """``--limit xce.io/gpu=N``: at most N of its devices are visible; with none handed out, none."""
+    a = _agent(tmp_path)
+    try:
+        a._start(_job(1, tmp_path, 2) | {"limits": {"xce.io/gpu": 1}})
+        a._start(_job(2, tmp_path, 0) | {"limits": {"xce.io/gpu": 0},
+                                         "command": ["sh", "-c", "echo \"[${CUDA_VISIBLE_DEVICES-unset}]\""]})
+        deadline = time.monotonic() + 5
+        while not all((tmp_path / f"xce-{j}.out").exists() and (tmp_path / f"xce-{j}.out").read_text()
+                      for j in (1, 2)):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert (tmp_path / "xce-1.out").read_text() == "0\n"  # holds 0 and 1, sees 0
+        assert (tmp_path / "xce-2.out").read_text() == "[]\n"  # set and empty: no device at all
+    finally:
+        for jp in list(a.jobs.values()):
+            jp.kill_now("test over")
+            if jp.popen:
+                jp.popen.wait()

@@ -78,15 +78,15 @@ def test_a_job_that_can_never_run_is_refused(six):
     r = xce("submit", "-n", "100", "--", "true", check=False)
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.splitlines() == [
-        "xce: the job can never run on this cluster: 100 tasks but the cluster has 6 slots on 3 hosts "
-        "(--allow-pending-forever submits it anyway)"]
+        "xce: the job can never run on this cluster: needs slots 100, short by slots 94 (the cluster has 6 slots on "
+        "3 hosts); --allow-pending-forever submits it anyway"]
     r = xce("submit", "--request", "mem=100T", "--", "true", check=False)
-    assert r.returncode == 1 and "can never run on this cluster: 100T of mem per task but the largest host has" \
+    assert r.returncode == 1 and "can never run on this cluster: needs mem 100T, short by mem" \
         in r.stderr
     jobid = xce.submit("-n", "100", "--allow-pending-forever", "--", "true")
     job = wait_for(lambda: (j := xce.job(jobid))["pend_reasons"] and j, 30, "the scheduler's pend reason")
-    assert job["pend_reasons"][0]["text"] == "cannot run on the current cluster: 100 tasks but the cluster has " \
-        "6 slots on 3 hosts"
+    assert job["pend_reasons"][0]["text"] == "cannot run on the current cluster: needs slots 100, short by slots 94 " \
+        "(the cluster has 6 slots on 3 hosts)"
     xce("kill", str(jobid))
 
 

@@ -48,15 +48,15 @@ def test_six_tasks_two_per_host_print_their_host_and_id(netbed, tmp_path):
     bed = netbed(hosts=3, slots=2)
     out = tmp_path / "out"
     t0 = time.monotonic()
-    jobid = bed.submit("--env", PATH, "-n", "6", "-R", "span[ptile=2]", "-o", str(out), "--", "xce", "launch",
-                       "sh", "-c", 'echo $XCE_HOST $XCE_TASK_ID $XCE_NTASKS $XCE_JOBID; date +%s.%N >&2',
-                       cwd=tmp_path)
+    jobid = bed.submit("--env", PATH, "-n", "6", "-R", "span[ptile=2]", "-o", str(out), "-e", str(tmp_path / "err"),
+                       "--", "xce", "launch", "sh", "-c",
+                       'echo $XCE_HOST $XCE_TASK_ID $XCE_NTASKS $XCE_JOBID; date +%s.%N >&2', cwd=tmp_path)
     job = bed.wait_state(jobid, ("DONE", "EXIT"))
     assert job["state"] == "DONE", (job, out.read_text() if out.exists() else "")
     lines = sorted(line.split() for line in out.read_text().splitlines() if line.startswith("h"))
     assert lines == [["h1", "0", "6", str(jobid)], ["h1", "1", "6", str(jobid)], ["h2", "2", "6", str(jobid)],
                      ["h2", "3", "6", str(jobid)], ["h3", "4", "6", str(jobid)], ["h3", "5", "6", str(jobid)]]
-    err = tmp_path / f"xce-{jobid}.err"
+    err = tmp_path / "err"
     starts = [float(x) for x in err.read_text().split()]
     assert len(starts) == 6 and max(starts) - min(starts) < 1.0, starts
     assert time.monotonic() - t0 < 60
@@ -107,7 +107,8 @@ def test_a_secondary_worker_killed_stops_the_tasks_on_the_other_hosts(netbed, tm
     # naming the host, so the job ends EXIT.
     job = bed.wait_state(jobid, "EXIT", timeout=60)
     assert job["exit_code"] != 0, job
-    assert f"lost the connection to the worker of {secondary}" in (tmp_path / f"xce-{jobid}.err").read_text()
+    # No -e: errors go with the output, as LSF and Slurm do.
+    assert f"lost the connection to the worker of {secondary}" in (tmp_path / "out").read_text()
     others = [h for h in HOSTS if h != secondary]
     wait_for(lambda: not any(_job_pids(bed, h, marker) for h in others), 30,
              lambda: f"the tasks on {others} stopped ({ {h: _job_pids(bed, h, marker) for h in others} })")

@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+import httpx
 import pytest
+
+from xce.cluster import LocalCluster
 
 ROOT = os.getuid() == 0
 
@@ -78,11 +81,12 @@ _PRELOAD = ("xce.cli.main", "xce.cli.client", "xce.controller.transport", "xce.c
             "xce.cli.jobctl", "xce.cli.spec", "xce.cli.admin", "xce.munge", "xce.controller.follow",
             "xce.controller.statedir", "http.client", "json", "ssl", "ctypes", "encodings.idna", "urllib.parse",
             "email.parser", "email.feedparser", "shlex", "xce.cli.up", "pydantic", "decimal", "importlib.metadata",
-            "xce.plugins")
+            "xce.plugins", "xce.cli.jobscript", "xce.cli.envcopy", "xce.cli.placement", "xce.jobfiles",
+            "xce.core.quantity")
 
 
 def run_as(user: UnixUser, args: list[str], *, env: dict[str, str], cwd: Path, prog: str = "xce",
-           timeout: float = 60) -> subprocess.CompletedProcess:
+           timeout: float = 60, stdin: str = "") -> subprocess.CompletedProcess:
     """``xce ARGS`` (or ``xceadmin``) as ``user``: all its ids and groups, from before it reads anything."""
     main = {"xce": "xce.cli.main", "xceadmin": "xce.cli.admin"}[prog]
     prelude = (
@@ -98,7 +102,7 @@ def run_as(user: UnixUser, args: list[str], *, env: dict[str, str], cwd: Path, p
     clean = {k: v for k, v in os.environ.items() if not k.startswith("XCE_")}
     full = {**clean, "HOME": str(user.home), "USER": user.name, "LOGNAME": user.name, **env}
     return subprocess.run([sys.executable, "-c", prelude, *args], env=full, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, input=stdin)
 
 
 class Munged:
@@ -164,3 +168,44 @@ def make_tls(directory: Path) -> tuple[Path, Path, Path]:
     run("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
         "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")
     return d / "ca.pem", d / "server.pem", d / "server.key"
+
+
+class Site:
+    """The cluster, its users and what they hold."""
+
+    def __init__(self, cluster: LocalCluster, users, munged: Munged, base: Path) -> None:
+        self.cluster = cluster
+        self.alice, self.bob = users
+        self.munged = munged
+        self.base = base
+        self.tokens: dict[str, str] = {}
+        self.clients: dict[str, httpx.Client] = {}
+
+    def token(self, name: str, **extra) -> str:
+        r = self.cluster.request("POST", "/v1/admin/tokens", {"name": name, **extra})
+        return r["token"]
+
+    def as_(self, user) -> httpx.Client:
+        if user.name not in self.clients:
+            self.tokens[user.name] = self.token(user.name)
+            self.clients[user.name] = httpx.Client(base_url=self.cluster.url, timeout=30,
+                                                   headers={"Authorization": f"Bearer {self.tokens[user.name]}"})
+        return self.clients[user.name]
+
+    def submit(self, user, command: list[str], **fields) -> int:
+        body = {"command": command, "cwd": str(user.home), **fields}
+        r = self.as_(user).post("/v1/jobs", json=body)
+        assert r.status_code == 201, r.text
+        return r.json()["jobid"]
+
+    def job(self, jobid: int) -> dict:
+        return self.cluster.request("GET", f"/v1/jobs/{jobid}")
+
+    def wait(self, jobid: int, states: tuple[str, ...] = ("DONE", "EXIT"), timeout: float = 30) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.job(jobid)
+            if job["state"] in states:
+                return job
+            assert time.monotonic() < deadline, f"job {jobid} is {job['state']} ({job['reason']}), not {states}"
+            time.sleep(0.1)

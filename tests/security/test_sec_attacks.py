@@ -15,54 +15,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sec_harness import Munged, reachable_dir, run_as, unix_users
+from sec_harness import Munged, Site, reachable_dir, run_as, unix_users
 from xce.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 FAST = {"round_interval": 0.05, "report_interval": 0.5}
 BIG = 2**63
-
-
-class Site:
-    """The cluster, its users and what they hold."""
-
-    def __init__(self, cluster: LocalCluster, users, munged: Munged, base: Path) -> None:
-        self.cluster = cluster
-        self.alice, self.bob = users
-        self.munged = munged
-        self.base = base
-        self.tokens: dict[str, str] = {}
-        self.clients: dict[str, httpx.Client] = {}
-
-    def token(self, name: str, **extra) -> str:
-        r = self.cluster.request("POST", "/v1/admin/tokens", {"name": name, **extra})
-        return r["token"]
-
-    def as_(self, user) -> httpx.Client:
-        if user.name not in self.clients:
-            self.tokens[user.name] = self.token(user.name)
-            self.clients[user.name] = httpx.Client(base_url=self.cluster.url, timeout=30,
-                                                   headers={"Authorization": f"Bearer {self.tokens[user.name]}"})
-        return self.clients[user.name]
-
-    def submit(self, user, command: list[str], **fields) -> int:
-        body = {"command": command, "cwd": str(user.home), **fields}
-        r = self.as_(user).post("/v1/jobs", json=body)
-        assert r.status_code == 201, r.text
-        return r.json()["jobid"]
-
-    def job(self, jobid: int) -> dict:
-        return self.cluster.request("GET", f"/v1/jobs/{jobid}")
-
-    def wait(self, jobid: int, states: tuple[str, ...] = ("DONE", "EXIT"), timeout: float = 30) -> dict:
-        deadline = time.monotonic() + timeout
-        while True:
-            job = self.job(jobid)
-            if job["state"] in states:
-                return job
-            assert time.monotonic() < deadline, f"job {jobid} is {job['state']} ({job['reason']}), not {states}"
-            time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +154,7 @@ def test_a_job_cannot_touch_the_worker(site):
     b = site.bob
     worker_pid = site.cluster.procs[site.cluster.worker_names[0]].pid
     token_file = site.cluster.state_dir / "tokens" / "worker"
-    script = (f"env | grep -c XCE_.*TOKEN; cat {token_file} && echo LEAKED; kill -9 {worker_pid} && echo KILLED; "
+    script = (f"env | grep -c '^XCE_[A-Z_]*TOKEN'; cat {token_file} && echo LEAKED; kill -9 {worker_pid} && echo KILLED; "
               f"true")
     job = site.wait(site.submit(b, ["sh", "-c", script], stdout="probe.out", stderr="probe.out"))
     assert job["state"] == "DONE"

@@ -4,6 +4,7 @@ beyond loopback is refused unless the configuration accepts it."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -79,3 +80,28 @@ def test_unusable_certificates_are_a_clear_startup_error(tmp_path):
     cfg.write_text(f'[controller]\ntls_cert = "{tmp_path}/junk.pem"\ntls_key = "{tmp_path}/junk.pem"\n')
     with pytest.raises(LaunchError, match="cannot serve HTTPS with them"):
         start_controller(tmp_path / "s2", config=str(cfg))
+
+
+def test_xceadmin_check_verifies_the_controller_with_the_site_ca(tmp_path):
+    """``xceadmin check`` trusted only the system's CAs: a site CA controller 'did not answer' (issue 36)."""
+    (tmp_path / "tls").mkdir()
+    ca, cert, key = make_tls(tmp_path / "tls")
+    cfg = tmp_path / "xce.toml"
+    cfg.write_text(f'[controller]\ntls_cert = "{cert}"\ntls_key = "{key}"\ntls_ca = "{ca}"\n')
+    ctl = start_controller(tmp_path / "state", config=str(cfg))
+    elsewhere = tmp_path / "elsewhere"  # a host without the controller's state directory
+    elsewhere.mkdir()
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("XCE_")}
+        env.update(XCE_URL=ctl.url, XCE_TOKEN=ctl.token(), XCE_STATE_DIR=str(elsewhere))
+
+        def check(*args: str, **more: str) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-m", "xce.cli.admin", "check", *args], env={**env, **more},
+                                  capture_output=True, text=True, timeout=60)
+
+        for r in (check(XCE_CA_FILE=str(ca)), check("--ca-file", str(ca))):
+            assert f"OK       controller {ctl.url}: leader" in r.stdout, r.stdout + r.stderr
+        r = check()  # the system's CAs do not know the site's
+        assert r.returncode == 3 and "CERTIFICATE_VERIFY_FAILED" in r.stdout, r.stdout
+    finally:
+        ctl.stop()

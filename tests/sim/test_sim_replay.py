@@ -34,6 +34,7 @@ default_queue = "q1"
 [queues.q0]
 priority = 50
 preemptible_queues = ["q1"]
+preempt_policy = "queue_priority_first"
 [queues.q1]
 priority = 10
 [[sim.hosts]]

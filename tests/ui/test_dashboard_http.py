@@ -254,3 +254,20 @@ def test_a_revoked_token_ends_the_session_at_the_next_request(ctl):
     assert r.status_code == 303 and r.headers["location"].startswith("/ui/login")
     r = c.post("/ui/login", data={"token": issued["token"]})
     assert r.status_code == 401 and f"token {issued['id']} was revoked" in r.text
+
+
+def test_the_page_of_a_job_the_controller_keeps_back_says_why_it_waits(ctl):
+    """Held, begin-time, dependency and array-limited jobs carry the controller's own pend reason,
+    which names no resource: their pages answered 500 (issue 36)."""
+    first = submit(ctl, "admin", ["true"])
+    held = submit(ctl, "admin", ["true"], hold=True)
+    later = submit(ctl, "admin", ["true"], begin_time=2_000_000_000 * 10**9)
+    after = submit(ctl, "admin", ["true"], depend=f"done({first})")
+    array = api(ctl, "admin", "POST", "/v1/jobs", {"command": ["true"], "array": "1-3%1"}).json()
+    c = session(ctl, "admin")
+    expected = {held: "held by", later: "will not start before", after: f"done({first})",
+                array["jobids"][-1]: "runs at most 1 element"}
+    for jobid, why in expected.items():
+        r = c.get(f"/ui/jobs/{jobid}")
+        assert r.status_code == 200, (jobid, r.text[:300])
+        assert why in r.text.split('id="pend-reasons"', 1)[1], jobid

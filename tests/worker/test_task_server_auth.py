@@ -85,3 +85,59 @@ def test_a_replayed_altered_unsigned_or_wrongly_keyed_request_starts_nothing(ser
     assert _ask(port, lambda n: taskauth.sign("f" * 32, n, REQUEST))[1] == [{"error": refused}]
     time.sleep(0.2)
     assert [t for t in agent.jobs] == [5]  # nothing but the job itself runs
+
+
+def test_a_cluster_of_one_machine_is_not_served_to_the_network(server):
+    a, port = server
+    assert a.tasks.address == f"127.0.0.1:{port}"
+    assert a.tasks.sock.getsockname()[0] == "127.0.0.1"
+
+
+def test_silent_and_trickling_callers_hold_nothing_for_long(server, monkeypatch):
+    from xce.worker import tasks
+
+    a, port = server
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.makefile("rb").readline()  # the nonce
+        # One byte every second: each recv returns in time, the whole request never does.
+        deadline = started + tasks.REQUEST_WITHIN_S + 10
+        answer = b""
+        while time.monotonic() < deadline:
+            try:
+                s.sendall(b" ")
+            except OSError:
+                break
+            s.settimeout(1.0)
+            try:
+                answer += s.recv(4096)
+            except TimeoutError:
+                continue
+            if not answer or answer.endswith(b"\n"):
+                break
+    took = time.monotonic() - started
+    assert tasks.REQUEST_WITHIN_S - 1 < took < tasks.REQUEST_WITHIN_S + 5, took
+    assert b"no whole request within" in answer
+
+
+def test_beyond_so_many_silent_callers_a_new_one_is_turned_away(server):
+    from xce.worker import tasks
+
+    a, port = server
+    silent = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(tasks.MAX_UNPROVEN)]
+    try:
+        for s in silent:
+            assert s.makefile("rb").readline()  # each got its nonce: a thread is waiting on each
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as extra:
+            assert extra.recv(100) == b""  # closed at once, no nonce
+    finally:
+        for s in silent:
+            s.close()
+    # The silent ones gone (their threads see it at once), the server answers again.
+    deadline = time.monotonic() + 5
+    while True:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            if s.recv(100).startswith(b'{"nonce"'):
+                break
+        assert time.monotonic() < deadline, "the server stayed full after its callers left"
+        time.sleep(0.05)

@@ -133,6 +133,8 @@ def drift_report(records: Iterable[UsageRecord], *, job_type: str | None = None,
             continue
         measured = sorted(r.measured for r in recs)
         declared = int(median(r.declared for r in recs))
+        if declared == 0 and measured[-1] == 0:
+            continue  # nothing declared and nothing used: no finding, only a line to read past
         m50 = int(median(measured))
         ratio = None if declared == 0 else m50 / declared
         wasted = 0

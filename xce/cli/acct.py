@@ -75,7 +75,7 @@ def acct(since: str | None, until: str | None, user: str | None, queue: str | No
     jobs = res["jobs"]
     if jobs:
         table(["JOBID", "USER", "QUEUE", "PROJECT", "STATE", "EXIT", "TASKS", "WAIT", "RUN", "CPU", "MEM PEAK"],
-              [[j["jobid"] if j["array_index"] is None else f"{j['jobid']}[{j['array_index']}]", j["user"],
+              [[j["jobid"] if j["array_index"] is None else f"{j['array_id']}[{j['array_index']}]", j["user"],
                 j["queue"], j["project"], j["state"], _exit(j), j["tasks"], duration(j["wait_s"]),
                 duration(j["run_s"]), duration(j["cpu_s"]),
                 "-" if j["mem_peak"] is None else human_quantity("mem", j["mem_peak"])] for j in jobs])

@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "user": "xce.cli.admin",
     "token": "xce.cli.admin",
     "host": "xce.cli.admin",
+    "queue": "xce.cli.admin",
     "reconfig": "xce.cli.admin",
     "scheduler": "xce.cli.admin",
     "db": "xce.cli.db_cmd",
@@ -181,6 +182,38 @@ def host_open(name: str, as_json: bool, url: str | None, token: str | None, stat
         print(f"Host {name} is open to new jobs.")
 
 
+def queue_close(name: str, reason: str, as_json: bool, url: str | None, token: str | None,
+                state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, print_json, quote
+
+    res = call(connect(url, token, state_dir).post, f"/v1/admin/queues/{quote(name)}/close", {"reason": reason})
+    if as_json:
+        print_json(res)
+    else:
+        print(f"Queue {name} is closed ({res['reason']}): it takes no new jobs and dispatches none; running "
+              f"jobs finish.")
+
+
+def queue_open(name: str, as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, print_json, quote
+
+    res = call(connect(url, token, state_dir).post, f"/v1/admin/queues/{quote(name)}/open")
+    if as_json:
+        print_json(res)
+    else:
+        print(f"Queue {name} is open.")
+
+
+def host_remove(name: str, as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+    from xce.cli.client import call, connect, print_json, quote
+
+    res = call(connect(url, token, state_dir).post, f"/v1/admin/hosts/{quote(name)}/remove")
+    if as_json:
+        print_json(res)
+    else:
+        print(f"Host {name} is removed from the cluster.")
+
+
 def _admin_options() -> list[Opt]:
     return [JSON, *common_options()]
 
@@ -215,7 +248,7 @@ COMMAND_SPECS = [
                  *_admin_options()],
                 token_revoke, examples=("xceadmin token revoke 3f2a9c0d1e4b5a67",)),
     ], examples=("xceadmin token create ann --expires 90d", "xceadmin token list")),
-    Group("host", "Hosts: declare one down, close it to new jobs, open it again.", [
+    Group("host", "Hosts: declare one down, close it to new jobs, open it again, remove it.", [
         Command("down", "Declare host NAME down: its jobs end EXIT (host lost), or go back to PEND with --requeue "
                         "if they were submitted --rerunnable; when its worker returns it kills what still runs of them.",
                 [Arg("name", help="Host name (see `xce hosts`)."),
@@ -230,7 +263,22 @@ COMMAND_SPECS = [
         Command("open", "Open host NAME to new jobs again.",
                 [Arg("name", help="Host name (see `xce hosts`)."), *_admin_options()],
                 host_open, examples=("xceadmin host open node07",)),
+        Command("remove", "Remove decommissioned host NAME from the cluster (LSF: from the cluster file; Slurm: the "
+                          "node removed); refused while jobs hold it or its worker reports.",
+                [Arg("name", help="Host name (see `xce hosts`)."), *_admin_options()],
+                host_remove, examples=("xceadmin host remove node07",)),
     ], examples=("xceadmin host close node07 --reason 'disk replacement'", "xceadmin host down node07 --requeue")),
+    Group("queue", "Queues: close one to new jobs, open it again (kept over a controller restart).", [
+        Command("close", "Close queue NAME (badmin qclose): it refuses submissions and dispatches nothing; "
+                         "running jobs finish.",
+                [Arg("name", help="Queue name (see `xce queues`)."),
+                 Opt("reason", ("--reason",), default="", help="Why, shown by `xce queues`."),
+                 *_admin_options()],
+                queue_close, examples=("xceadmin queue close short --reason 'licence server down'",)),
+        Command("open", "Open queue NAME again (badmin qopen).",
+                [Arg("name", help="Queue name (see `xce queues`)."), *_admin_options()],
+                queue_open, examples=("xceadmin queue open short",)),
+    ], examples=("xceadmin queue close short --reason 'licence server down'", "xceadmin queue open short")),
     Command("reconfig", "Reload the controller's configuration file; an invalid file is refused and nothing changes.",
             _admin_options(), reconfig, examples=("xce config check xce.toml && xceadmin reconfig",)),
     Group("scheduler", "Scheduler control.", [

@@ -43,11 +43,11 @@ class Report:
         return sum(1 for ok, _, _ in self.lines if not ok)
 
 
-def _ask(url: str, token: str | None) -> tuple[dict[str, Any] | None, str | None, float]:
+def _ask(url: str, token: str | None, ca_file: str | None = None) -> tuple[dict[str, Any] | None, str | None, float]:
     """(status, error, local time at mid-request in ns)."""
     from xce.cli.client import ApiError, Client, Unreachable, describe
 
-    client = Client(url, token, timeout=5.0)
+    client = Client(url, token, timeout=5.0, ca_file=ca_file if url.startswith("https://") else None)
     t0 = time.time_ns()
     try:
         st = client.get("/v1/status")
@@ -60,12 +60,13 @@ def _ask(url: str, token: str | None) -> tuple[dict[str, Any] | None, str | None
     return st, None, (t0 + time.time_ns()) / 2
 
 
-def judge(urls: list[str], token: str | None, limits: Limits = Limits()) -> Report:
+def judge(urls: list[str], token: str | None, limits: Limits = Limits(), ca_file: str | None = None) -> Report:
+    """``ca_file``: the site CA an ``https://`` controller is verified with (else the system's)."""
     rep = Report()
     answers: dict[str, dict[str, Any]] = {}
     local_skew: list[float] = []
     for url in urls:
-        st, err, mid = _ask(url, token)
+        st, err, mid = _ask(url, token, ca_file)
         if st is None:
             rep.problem(f"controller {url}", f"does not answer: {err}")
             continue
@@ -172,8 +173,8 @@ def _workers(rep: Report, st: dict[str, Any]) -> None:
         rep.ok("workers", f"{len(ok)} reporting ({shown})")
 
 
-def check(as_json: bool, clock_tolerance: float, scheduler_silence: float, url: str | None, token: str | None,
-          state_dir: str | None) -> int:
+def check(as_json: bool, clock_tolerance: float, scheduler_silence: float, ca_file: str | None, url: str | None,
+          token: str | None, state_dir: str | None) -> int:
     import os
 
     from xce.cli.client import EXIT_UNREACHABLE, fail, print_json
@@ -189,7 +190,7 @@ def check(as_json: bool, clock_tolerance: float, scheduler_silence: float, url: 
     except ValueError as exc:
         fail(str(exc), 2)
     token = token or os.environ.get("XCE_TOKEN") or statedir.read_token(sd)
-    rep = judge(urls, token, Limits(clock_tolerance, scheduler_silence))
+    rep = judge(urls, token, Limits(clock_tolerance, scheduler_silence), ca_file or statedir.ca_file(sd))
     reachable = rep.answered > 0
     if as_json:
         print_json({"ok": rep.problems == 0 and reachable,
@@ -211,6 +212,9 @@ COMMAND_SPECS = [Command(
          help="Seconds a clock may be off the database's."),
      Opt("scheduler_silence", ("--scheduler-silence",), float, SCHEDULER_SILENT_S, min=0.0, metavar="SECONDS",
          help="Seconds the scheduler may go without reading the event log."),
+     Opt("ca_file", ("--ca-file",), metavar="FILE", complete="file", show_default=False, section="Connection",
+         help="CA bundle an https:// controller's certificate is verified with [env XCE_CA_FILE; default from "
+              "the state dir, else the system's CAs]"),
      *common_options()],
     check,
     examples=("xceadmin check", "xceadmin check --url http://ctl1:6820,http://ctl2:6820", "xceadmin check --json"),

@@ -30,6 +30,8 @@ from xce.controller.follow import Session, Unreachable  # noqa: F401 - Unreachab
 from xce.controller.transport import quote, query  # noqa: F401 - for the commands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+#: Seconds a command keeps retrying an answer that says "not now" (5xx, 429) before it reports it.
+RETRY_S = float(os.environ.get("XCE_RETRY_S", "15"))
 
 
 class ApiError(Exception):
@@ -101,7 +103,7 @@ class Client:
         return self._answer("GET", path, None, params).body
 
     def _answer(self, method: str, path: str, body, params: dict | None):
-        resp = self.session.request(method, path, json=body, params=params)
+        resp = self._until_final(method, path, body, params)
         if resp.status_code < 400:
             return resp
         try:
@@ -109,6 +111,23 @@ class Client:
         except ValueError:
             obj = resp.text
         raise ApiError(resp.status_code, obj.get("detail", obj) if isinstance(obj, dict) else obj)
+
+    def _until_final(self, method: str, path: str, body, params: dict | None):
+        """The answer, once it is final: a 5xx or 429 (the controller's database away a moment, a
+        takeover) is retried with backoff for :data:`RETRY_S`, under one idempotency key, so a
+        submission is made once however often it is sent."""
+        from xce.controller.follow import backoff, request_key, retry_after, retryable
+        import time
+
+        deadline = time.monotonic() + RETRY_S
+        key = request_key() if method == "POST" else None
+        attempt = 0
+        while True:
+            attempt += 1
+            resp = self.session.request(method, path, json=body, params=params, key=key)
+            if not retryable(resp.status_code) or time.monotonic() >= deadline:
+                return resp
+            time.sleep(min(retry_after(resp.headers, backoff(attempt, cap=2.0)), max(0.0, deadline - time.monotonic())))
 
     def get(self, path: str, **params):
         return self.request("GET", path, params=params)

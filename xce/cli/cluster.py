@@ -21,9 +21,12 @@ def _num(v: Any) -> str:
 
 
 def _status(h: dict[str, Any]) -> str:
-    """LSF's words: ``ok``, ``unreach``, ``closed`` (an administrator's), with the reason."""
+    """LSF's words: ``ok``, ``unreach``, ``closed`` (an administrator's), with the reason;
+    ``closed_Excl`` while an exclusive job has it to itself."""
     if h.get("closed") is not None and h["status"] == "ok":
         return "closed" + (f" ({h['closed']})" if h["closed"] else "")
+    if h.get("exclusive_job") is not None and h["status"] == "ok":
+        return f"closed_Excl (job {h['exclusive_job']})"
     return str(h["status"])
 
 
@@ -63,10 +66,16 @@ def hosts(names: list[str] | None, long: bool, as_json: bool, url: str | None, t
     table(["HOST", "STATUS", "SLOTS", "USED", "NJOBS", "NCPUS", "MAXMEM", "TYPE", "RESOURCES"], rows)
 
 
-def load(as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
+def load(long: bool, as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
     res = call(connect(url, token, state_dir).get, "/v1/load")
     if as_json:
         print_json(res)
+        return
+    if long:  # lsload -l: every index a host reported, not only the usual six
+        sys.stdout.write("\n\n".join(
+            "\n".join([f"HOST {h['name']}", f"  status  {h['status']}", f"  seen    {when(h['last_seen'])}"]
+                      + [f"  {k}  {size(v) if k in ('mem', 'swp') else _num(v)}" for k, v in sorted(h["load"].items())])
+            for h in res["hosts"]) + "\n")
         return
     rows = []
     for h in res["hosts"]:
@@ -76,15 +85,28 @@ def load(as_json: bool, url: str | None, token: str | None, state_dir: str | Non
     table(["HOST", "STATUS", *LOAD_INDICES, "SEEN"], rows)
 
 
+def _queue_status(q: dict) -> str:
+    """bqueues' words, ``Open:Active``, ``Closed:Inact``, with why an administrator closed it."""
+    text = f"{q['status'].capitalize()}:{'Active' if q['active'] else 'Inact'}"
+    return text + (f" ({q['closed_reason']})" if q.get("closed_reason") else "")
+
+
 def _queue_long(q: dict) -> str:
     """bqueues -l: every setting of one queue, then its jobs by state."""
     lines = [f"QUEUE: {q['name']}" + (" (the default queue)" if q.get("default") else "")]
     if q.get("description"):
         lines.append(f"  -- {q['description']}")
     for key, value in q.items():
-        if key in ("name", "default", "description", "jobs"):
+        if key in ("name", "default", "description", "jobs", "closed_reason"):
             continue
-        shown = ", ".join(map(str, value)) if isinstance(value, list) else ("-" if value is None else value)
+        if key == "status" and q.get("closed_reason"):
+            value = f"{value} ({q['closed_reason']})"
+        elif key in ("run_limit", "max_run_limit") and value is not None:
+            value = f"{value // 3600}:{value // 60 % 60:02d}:00"
+        if isinstance(value, dict):
+            shown = ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
+        else:
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else ("-" if value is None else value)
         lines.append(f"  {key}: {shown}")
     lines.append("  jobs: " + ", ".join(f"{s} {n}" for s, n in q["jobs"].items()))
     return "\n".join(lines)
@@ -108,8 +130,7 @@ def queues(names: list[str] | None, long: bool, as_json: bool, url: str | None, 
     rows = []
     for q in res["queues"]:
         j = q["jobs"]
-        status = f"{q['status'].capitalize()}:{'Active' if q['active'] else 'Inact'}"
-        rows.append([q["name"] + (" (default)" if q["default"] else ""), q["priority"], status,
+        rows.append([q["name"] + (" (default)" if q["default"] else ""), q["priority"], _queue_status(q),
                      q["max_running"] or "-", q["njobs"], j["PEND"], j["RUN"], j["SSUSP"] + j["USUSP"]])
     table(["QUEUE", "PRIO", "STATUS", "MAX", "NJOBS", "PEND", "RUN", "SUSP"], rows)
 
@@ -120,8 +141,10 @@ COMMAND_SPECS = [
              Opt("long", ("-l", "--long"), bool, False, help="Details: containment, why a host is closed."),
              JSON, *common_options()], hosts,
             examples=("xce hosts", "xce hosts -l node07", "xce hosts --json"), quick_exit=True),
-    Command("load", "Load indices each host last reported.", [JSON, *common_options()], load,
-            examples=("xce load", "xce load --json"), quick_exit=True),
+    Command("load", "Load indices each host last reported.",
+            [Opt("long", ("-l", "--long"), bool, False, help="Every index each host reported (lsload -l)."),
+             JSON, *common_options()], load,
+            examples=("xce load", "xce load -l", "xce load --json"), quick_exit=True),
     Command("queues", "Queues: priority, status, job counts.",
             [Arg("names", str, many=True, required=False, help="Only these queues."),
              Opt("long", ("-l", "--long"), bool, False, help="Every setting of each queue (bqueues -l)."),

@@ -7,7 +7,7 @@ from xce.cli.spec import LOG_FORMATS, LOG_LEVELS, Command, Opt, path, upper
 
 def controller(host: str, port: int, state_dir: str | None, db: str | None, config, worker_timeout: float,
                event_retention: int, advertise_url: str | None, lease_timeout: float, log_level: str,
-               log_format: str, single_user: str | None) -> int:
+               log_format: str | None, single_user: str | None) -> int:
     import shlex
     import sys
 
@@ -86,7 +86,7 @@ COMMAND_SPECS = [Command(
                  "database): a follower takes over within about 1.25x this after the leader dies."),
         Opt("log_level", ("--log-level",), upper, "WARNING", choices=LOG_LEVELS, metavar="LEVEL",
             help="Logging level: DEBUG, INFO (job state changes), WARNING, ERROR."),
-        Opt("log_format", ("--log-format",), default="", choices=("", *LOG_FORMATS), metavar="FORMAT",
+        Opt("log_format", ("--log-format",), choices=LOG_FORMATS, metavar="FORMAT",
             show_default=False, help="Log format: text or json [env XCE_LOG_FORMAT]."),
         Opt("single_user", ("--single-user",), metavar="USER",
             help="A personal cluster whose workers run every job as USER: serve only USER and the admin token "

@@ -25,7 +25,7 @@ def run_demo(console=None) -> list:
     from xce.testing import Harness, make_host, make_job, queue
 
     console = console or Console()
-    h = Harness(queues=[queue("urgent", 50, preemptible_queues=["batch"]), queue("normal", 30),
+    h = Harness(queues=[queue("urgent", 50, preemptible_queues=["batch"], preempt_policy="queue_priority_first"), queue("normal", 30),
                         queue("batch", 10)], validate=True)
     h.hosts(make_host("node01").slots(4).mem("16G"), make_host("node02").slots(4).mem("16G"),
             make_host("node03").slots(2).mem("8G"))

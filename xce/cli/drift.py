@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from xce.cli.client import call, connect, print_json
-from xce.cli.output import size, table
+from xce.cli.output import printable, size, table
 from xce.cli.spec import JSON, Command, Opt, common_options
 
 MEMORY = frozenset({"mem", "maxmem", "swp"})
@@ -37,7 +37,7 @@ def drift(job_type: str | None, min_samples: int, low: float, high: float, as_js
         return
     rows, short, blind = res["rows"], res["insufficient"], res.get("unmeasured", [])
     if not rows and not short and not blind:
-        print("No finished, measured job" + (f" of type {job_type!r}" if job_type else "") + " yet.")
+        print(printable("No finished, measured job" + (f" of type {job_type!r}" if job_type else "") + " yet."))
         return
     if rows:
         table(["TYPE", "RESOURCE", "RUNS", "DECLARED", "MEDIAN", "P95", "MAX", "RATIO", "VERDICT"],
@@ -46,10 +46,10 @@ def drift(job_type: str | None, min_samples: int, low: float, high: float, as_js
                 _amount(r["resource"], r["measured_max"]), "-" if r["ratio"] is None else f"{r['ratio']:.2f}",
                 _verdict_text(r)] for r in rows])
     for i in short:
-        print(f"{i['job_type'] or '-'} {i['resource']}: {i['runs']} run(s), {i['needed']} needed before drift "
-              f"is reported")
+        print(printable(f"{i['job_type'] or '-'} {i['resource']}: {i['runs']} run(s), {i['needed']} needed before "
+                        f"drift is reported"))
     for u in blind:
-        print(u["text"])
+        print(printable(u["text"]))
 
 
 DRIFT = Command(

@@ -91,19 +91,25 @@ def _examples(examples: tuple[str, ...]) -> list[str]:
     return ["", "Examples:", *(" " * INDENT + e for e in examples)]
 
 
-def command(cmd: Command, prog: str) -> str:
-    cols = width()
-    lines = [f"Usage: {cmd.usage_line(prog)}", "", _paragraphs(cmd.help, cols)]
-    blocks: list[tuple[str, list[tuple[str, str]]]] = []
-    if cmd.args:
-        blocks.append(("Arguments", [(a.metavar + ("..." if a.many else ""), _arg_right(a)) for a in cmd.args]))
+def option_sections(cmd: Command) -> dict[str, list[tuple[str, str]]]:
+    """The command's visible options by section, as ``(flags, text)`` rows: for ``--help`` and the
+    manual pages alike (:mod:`xce.cli.manpage`)."""
     sections: dict[str, list[tuple[str, str]]] = {"Options": []}
     for o in cmd.options:
         if not o.hidden:
             sections.setdefault(o.section or "Options", []).append((_option_left(o), _option_right(o)))
     if not any(f in cmd._by_flag for f in HELP_FLAGS):
         sections["Options"].append(("-h, --help", "Show this help and exit."))
-    blocks += list(sections.items())
+    return sections
+
+
+def command(cmd: Command, prog: str) -> str:
+    cols = width()
+    lines = [f"Usage: {cmd.usage_line(prog)}", "", _paragraphs(cmd.help, cols)]
+    blocks: list[tuple[str, list[tuple[str, str]]]] = []
+    if cmd.args:
+        blocks.append(("Arguments", [(a.metavar + ("..." if a.many else ""), _arg_right(a)) for a in cmd.args]))
+    blocks += list(option_sections(cmd).items())
     left_w = min(max(len(a) for _, rows in blocks for a, _ in rows), 30)
     for title, rows in blocks:
         lines += ["", f"{title}:"] + _rows(rows, cols, left_w)

@@ -1,4 +1,4 @@
-"""``xce kill|suspend|resume|hold|release JOB...`` and ``xce modify JOBID``: acting on submitted jobs."""
+"""``xce kill|suspend|resume|hold|release JOB...`` and ``xce modify JOB``: acting on submitted jobs."""
 
 from __future__ import annotations
 
@@ -54,7 +54,22 @@ def _time(text: str) -> int:
     return 0 if text.strip() == "0" else parse_time(text)
 
 
-def modify(jobid: int, priority: int | None, queue: str | None, project: str | None, name: str | None,
+def _one_job(client, text: str) -> int:
+    """The id of the one job ``text`` names (``12``, ``12[3]``, ``NAME``), as ``xce kill`` reads it: a
+    modification is checked against one job, so a reference to several is refused."""
+    if text.isdigit():
+        return int(text)
+    listing = call(client.get, "/v1/jobs", job=text, all="true")
+    for problem in listing.get("errors") or []:
+        fail(problem, EXIT_FAILED)
+    ids = [j["jobid"] for j in listing["jobs"]]
+    if len(ids) != 1:
+        fail(f"modify: {text} names {len(ids)} jobs ({', '.join(map(str, ids[:10]))}"
+             f"{' ...' if len(ids) > 10 else ''}); give one, as ID[INDEX] for an array element", EXIT_FAILED)
+    return ids[0]
+
+
+def modify(jobid: str, priority: int | None, queue: str | None, project: str | None, name: str | None,
            tasks: int | None, request: str | None, stdout: str | None, stderr: str | None, begin: int | None,
            depend: str | None, as_json: bool, url: str | None, token: str | None, state_dir: str | None,
            run_limit: int | None = None, time: int | None = None, requests: list[str] | None = None,
@@ -72,17 +87,30 @@ def modify(jobid: int, priority: int | None, queue: str | None, project: str | N
     if not body:
         fail("nothing to change: give --priority, -q, -P, -J, -n, -R, -W, --time, --request, --limit, -o, -e, -b "
              "or -w", EXIT_USAGE)
-    res = call(connect(url, token, state_dir).patch, f"/v1/jobs/{jobid}", body)
+    client = connect(url, token, state_dir)
+    jobid = _one_job(client, jobid)
+    res = call(client.patch, f"/v1/jobs/{jobid}", body)
     if as_json:
         print_json(res)
+    elif "run_limit" in body:
+        print(f"Job <{jobid}>: {_limit_text(call(client.get, f'/v1/jobs/{jobid}').get('run_limit'))}, "
+              f"priority {res['priority']}, queue <{res['queue']}>, project <{res['project']}>.")
     else:
         print(f"Job <{jobid}>: priority {res['priority']}, queue <{res['queue']}>, project <{res['project']}>.")
+
+
+def _limit_text(seconds: int | None) -> str:
+    """The run limit now in force (``-W 0`` gives the queue's default, which the answer alone does not say)."""
+    if not seconds:
+        return "no run limit"
+    return f"run limit {seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 _JOBS = Arg("jobids", _job, many=True, required=False, metavar="JOB",
              help="Job ids, ID[INDEX] or ID[1-5] (array elements), or job names; 0: all of your unfinished jobs.")
 _SCOPE = (Opt("queue", ("-q", "--queue"), help="Only jobs of this queue (alone: all of yours in it)."),
-          Opt("name", ("-J", "--job-name"), help="Only jobs of this name (alone: all of yours with it).",
+          Opt("name", ("-J", "--job-name"),
+              help="Only jobs of this name, '*' matching any run of characters (alone: all of yours with it).",
               metavar="NAME"),
           Opt("user", ("-u", "--user"), metavar="USER",
               help="Admins: with 0, -q or -J, this user's jobs instead of yours; 'all' for everyone's."))
@@ -109,7 +137,7 @@ COMMAND_SPECS = [
     Command("modify", "Change a job's priority, queue, project or run limit; while it pends also its name, tasks, "
             "requirement, requests, limits, output files, begin time and dependency, checked as at submission "
             "(LSF bmod, Slurm scontrol update).",
-            [Arg("jobid", int, help="Job id."),
+            [Arg("jobid", ref_arg, metavar="JOB", help="Job id, ID[INDEX] (an array element) or job name."),
              Opt("priority", ("--priority",), int, None, help="New user priority."),
              Opt("queue", ("-q", "--queue"), help="Move to this queue."),
              Opt("project", ("-P", "--project"), help="Charge this project."),

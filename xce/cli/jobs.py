@@ -6,7 +6,7 @@ import sys
 
 
 from xce.cli.client import call, connect, print_json
-from xce.cli.output import placement, size, stamp, table, when
+from xce.cli.output import placement, printable, size, stamp, table, when
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
 from xce.jobref import ref_arg
 
@@ -34,12 +34,39 @@ def _usage_lines(usage: dict[str, Any]) -> list[str]:
     return out
 
 
+def _how_it_starts(d: dict[str, Any]) -> list[str]:
+    """Where and how the job runs, as submitted: the options LSF's and Slurm's scripts set."""
+    o = d.get("options") or {}
+    out = []
+    if d.get("exclusive"):
+        out.append("Exclusive: no other job on its hosts")
+    for key, label in (("hosts", "Hosts"), ("exclude_hosts", "Not on hosts"), ("nodes", "Hosts exactly"),
+                       ("cpus_per_task", "Slots per task")):
+        if o.get(key):
+            value = o[key]
+            out.append(f"{label}: {' '.join(value) if isinstance(value, list) else value}")
+    if o.get("warn_signal"):
+        where = "its script's shell" if o.get("warn_batch_only") else "every process"
+        out.append(f"Warning: {o['warn_signal']} to {where} {o['warn_time']}s before the run limit")
+    if o.get("open_mode") == "truncate":
+        out.append("Output files: truncated at the start")
+    if o.get("interactive"):
+        out.append("Interactive: its terminal is its submitter's")
+    if d.get("spooled"):
+        out.append("Script: spooled (the job runs the copy submitted)")
+    if o.get("submit_host") or o.get("submit_dir"):
+        out.append(f"Submitted from: {o.get('submit_host') or '?'}:{o.get('submit_dir') or d.get('cwd') or '?'}")
+    if o.get("recorded"):
+        out.append("Recorded (no effect here): " + ", ".join(f"{k}={printable(v)}" for k, v in sorted(o["recorded"].items())))
+    return out
+
+
 def long_form(d: dict[str, Any]) -> str:
     lines = [
         f"Job <{shown_id(d)}>" + (f", Job Name <{d['name']}>" if d.get("name") else "")
         + f", User <{d['user']}>, Project <{d['project']}>, Queue <{d['queue']}>, "
         f"State <{d['state']}>, Priority <{d['priority']}>, Tasks <{d['tasks']}>",
-        f"Command <{' '.join(d['command']) if d['command'] is not None else '(private)'}>",
+        f"Command <{printable(' '.join(d['command'])) if d['command'] is not None else '(private)'}>",  # one line
     ]
     if d.get("held_by"):
         lines.append(f"Held by <{d['held_by']}>")
@@ -56,6 +83,7 @@ def long_form(d: dict[str, Any]) -> str:
     if d.get("run_limit"):
         t = d["run_limit"]
         lines.append(f"Run limit: {t // 3600}:{t // 60 % 60:02d}:{t % 60:02d}")
+    lines += _how_it_starts(d)
     lines.append(f"Submitted {stamp(d['submit_time'])}"
                  + (f", started {stamp(d['start_time'])}" if d.get("start_time") else "")
                  + (f", ended {stamp(d['end_time'])}" if d.get("end_time") else ""))
@@ -69,6 +97,8 @@ def long_form(d: dict[str, Any]) -> str:
             lines.append(f"  [{r.get('step', '?')}] {r.get('text', '')}")
     if d.get("exit_code") is not None or d.get("exit_signal"):
         lines.append(f"Exit: code {d.get('exit_code')}" + (f", signal {d['exit_signal']}" if d.get("exit_signal") else ""))
+    if d.get("end"):
+        lines.append(f"End: {d['end']['code']}" + (f" (by {d['end']['by']})" if d["end"].get("by") else ""))
     usage = _usage_lines(d.get("usage") or {})
     if usage:
         lines.append("USAGE:")
@@ -145,7 +175,8 @@ def jobs(jobids: list[str] | None, all_: bool, user: str | None, queue: str | No
         if as_json:
             print_json({"jobs": details})
         else:
-            sys.stdout.write("\n\n".join(long_form(d) for d in details) + ("\n" if details else ""))
+            sys.stdout.write(printable("\n\n".join(long_form(d) for d in details), "\n\t")
+                             + ("\n" if details else ""))
     elif as_json:
         print_json(listing)
     elif not rows:
@@ -162,8 +193,9 @@ def jobs(jobids: list[str] | None, all_: bool, user: str | None, queue: str | No
         if view == "pend":  # bjobs -p: why each one waits
             for r in rows:
                 reasons = r.get("pend_reasons") or []
-                print(f"{shown_id(r)}: " + ("; ".join(f"[{x.get('step', '?')}] {x.get('text', '')}" for x in reasons)
-                                            or "no reason reported yet by the scheduler"))
+                print(printable(f"{shown_id(r)}: " + ("; ".join(f"[{x.get('step', '?')}] {x.get('text', '')}"
+                                                                for x in reasons)
+                                                      or "no reason reported yet by the scheduler")))
     if listing.get("truncated"):
         print(f"xce: only the first {len(rows)} jobs are shown; narrow the query with -u, -q or -s", file=sys.stderr)
     if missing:
@@ -180,7 +212,8 @@ JOBS = Command(
         Opt("queue", ("-q", "--queue"), help="Only this queue."),
         Opt("state", ("-s", "--state"), help="Only these states, e.g. PEND,RUN."),
         Opt("long", ("-l", "--long"), bool, False, help="Details: pend reasons, history, placement, usage."),
-        Opt("name", ("-J", "--job-name"), help="Only jobs of this name.", metavar="NAME"),
+        Opt("name", ("-J", "--job-name"), help="Only jobs of this name; '*' matches any run of characters.",
+            metavar="NAME"),
         Opt("view", ("-p", "--pending"), const="pend", help="Pending jobs, each with why it waits (bjobs -p)."),
         Opt("view", ("-r", "--running"), const="run", help="Running and suspended jobs (bjobs -r)."),
         Opt("view", ("-d", "--done"), const="done", help="Jobs that finished (DONE, EXIT) in the last hour (bjobs -d); older: -a or xce acct."),
@@ -234,7 +267,7 @@ def hist(jobids: list[str], as_json: bool, url: str | None, token: str | None, s
         print_json({"jobs": [{"jobid": d["jobid"], "job": shown_id(d), "history": d["history"]} for d in details]})
     elif details:
         now = time.time_ns()
-        sys.stdout.write("\n\n".join(history_text(d, now) for d in details) + "\n")
+        sys.stdout.write(printable("\n\n".join(history_text(d, now) for d in details), "\n\t") + "\n")
     if listing.get("errors"):
         raise SystemExit(1)
 

@@ -52,6 +52,8 @@ COMMANDS: dict[str, str] = {
     "queues": "xce.cli.cluster",
     "drift": "xce.cli.drift",
     "acct": "xce.cli.acct",
+    "pools": "xce.cli.sharing",
+    "shares": "xce.cli.sharing",
     "up": "xce.cli.up",
     "down": "xce.cli.up",
     "demo": "xce.cli.demo",

@@ -12,6 +12,16 @@ import time
 
 
 
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with every control or format character (ESC, CR, BEL, C1 controls, bidi overrides...)
+    shown as its escape (``\\x1b``): job names, commands and types are other users' text, and on
+    a terminal raw escapes would be obeyed (retitle it, hide lines, fake output). ``keep`` lists the
+    ones left as they are (the newlines of a multi-line form)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in keep else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def when(ns: int | None) -> str:
     if not ns:
         return "-"
@@ -40,16 +50,17 @@ def placement(items: list[dict[str, Any]]) -> str:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    cells = [[str(c) for c in row] for row in rows]
+    cells = [[printable(str(c)) for c in row] for row in rows]
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
         t = Table(box=None, pad_edge=False, header_style="bold")
         for h in headers:
             t.add_column(h, overflow="fold")
-        for row in cells:
-            t.add_row(*row)
+        for row in cells:  # as Text: a job name or command "x [bold]" is shown, not read as markup
+            t.add_row(*(Text(c) for c in row))
         Console().print(t)
         return
     widths = [len(h) for h in headers]

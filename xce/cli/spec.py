@@ -36,7 +36,9 @@ Declaring a command (a module listed in :data:`xce.cli.main.COMMANDS` or
 * :class:`Group` ``(name, help, commands)`` for ``xce sim run``, ``xceadmin user add``.
 
 The grammar is POSIX/GNU: ``-q X``, ``-qX``, ``--queue X``, ``--queue=X``, clustered flags
-(``-al``), ``--`` ends the options, ``-h``/``--help`` anywhere before that. Every usage error is
+(``-al``), ``--`` ends the options, ``-h``/``--help`` anywhere before that; a flag may also be
+declared as a word of several letters after one dash (bsub's ``-Is``), which then wins over the
+same letters clustered. Every usage error is
 one line on stderr naming the command and the option or argument, with exit status 2.
 """
 
@@ -81,8 +83,9 @@ class Opt:
         self.env = env
         self.metavar = metavar or name.strip("_").upper().replace("_", "-")
         for f in (*self.flags, *self.negate):
-            if not f.startswith("-") or f in ("-", "--") or (not f.startswith("--") and len(f) != 2):
-                raise ValueError(f"option {name}: {f!r} is not -X or --long")
+            if not f.startswith("-") or f in ("-", "--") or (not f.startswith("--") and len(f) != 2
+                                                              and not (type is bool and f[1:].isalpha())):
+                raise ValueError(f"option {name}: {f!r} is not -X or --long (or a flag -Xy, as bsub's -Is)")
 
     @property
     def is_flag(self) -> bool:
@@ -240,6 +243,10 @@ class Command:
                     inline = argv[i]
                     i += 1
                 self._store(values, opt, flag, inline)
+                continue
+            whole = by_flag.get(word)
+            if whole is not None and whole.is_flag and len(word) > 2:  # bsub's own multi-letter flags: -Is
+                self._flag(values, whole, word)
                 continue
             for j in range(1, len(word)):  # -x, -xVALUE, -abc
                 flag = "-" + word[j]

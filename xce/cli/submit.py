@@ -6,13 +6,23 @@ from xce.cli.client import EXIT_USAGE, call, connect, fail, print_json
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
 from xce.jobref import array_arg
 
-def parse_quantity(name: str, text: str) -> int:
+def _quantity(name: str, text: str) -> int:
     """The one quantity grammar (xce.core.quantity, stdlib only: the fast path stays cheap)."""
+    from xce.cli.jobscript import Refused
     from xce.core.quantity import QuantityError, parse_quantity as parse
 
     try:
         return parse(name, text)
     except QuantityError as exc:
+        raise Refused(str(exc)) from None
+
+
+def parse_quantity(name: str, text: str) -> int:
+    from xce.cli.jobscript import Refused
+
+    try:
+        return _quantity(name, text)
+    except Refused as exc:
         fail(str(exc), EXIT_USAGE)
 
 
@@ -64,14 +74,26 @@ def parse_time(text: str) -> int:
     return seconds
 
 
-def parse_pairs(kind: str, items: list[str]) -> dict:
+def _pairs(kind: str, items: list[str]) -> dict:
+    from xce.cli.jobscript import Refused
+
     out: dict = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            fail(f"{kind} {item!r}: expected NAME=QTY, e.g. mem=4G or example.com/gpu=1", EXIT_USAGE)
-        out[name.strip()] = parse_quantity(name.strip(), value)
+            raise Refused(f"{kind} {item!r}: expected NAME=QTY, e.g. mem=4G or example.com/gpu=1")
+        out[name.strip()] = _quantity(name.strip(), value)
     return out
+
+
+def parse_pairs(kind: str, items: list[str]) -> dict:
+    """``--request``/``--limit`` NAME=QTY items; a usage error (exit 2) for a bad one."""
+    from xce.cli.jobscript import Refused
+
+    try:
+        return _pairs(kind, items)
+    except Refused as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 _UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -114,6 +136,7 @@ def parse_begin(text: str, now: float | None = None) -> int:
 
 def _name_and_array(name: str | None, array: str | None) -> tuple[str | None, str | None]:
     """``-J "sweep[1-10]%2"`` carries an array as LSF's does; ``--array`` may not say it again."""
+    from xce.cli.jobscript import Refused
     from xce.jobref import RefError, parse_array, split_name
 
     spec = None
@@ -122,88 +145,313 @@ def _name_and_array(name: str | None, array: str | None) -> tuple[str | None, st
             name, spec = split_name(name)
         if array is not None:
             if spec is not None:
-                fail("give the array once: in -J NAME[...] or with --array, not both", EXIT_USAGE)
+                raise Refused("give the array once: in -J NAME[...] or with --array, not both")
             parse_array(array)
             spec = array
     except RefError as exc:
-        fail(str(exc), EXIT_USAGE)
+        raise Refused(str(exc)) from None
     return name, spec
 
 
-def submit(**given) -> None:
-    """A job script (``xce submit script.sh``) brings its own options (:mod:`xce.cli.jobscript`);
-    the command line's win."""
+def parse_nodes(text: str) -> int:
+    """``-N N`` (also Slurm's ``N-N``): XCE places a job on an exact host count, not a range."""
+    low, dash, high = text.strip().partition("-")
+    if not low.isdigit() or (dash and high != low) or int(low) < 1:
+        raise ValueError(f"expected a host count such as 2 (a range MIN-MAX cannot be honoured here), got {text!r}")
+    return int(low)
+
+
+def parse_memory(text: str) -> int:
+    """Slurm's ``--mem``: MB without a unit, K/M/G/T powers of 1024 (xce's grammar reads it so)."""
+    from xce.core.quantity import parse_quantity as parse
+
+    return parse("mem", text)
+
+
+# The API's bounds (xce.controller.models), repeated here because importing pydantic would cost the
+# submit command's start-up; tests/cli/test_directives.py checks they agree.
+MAX_SCRIPT_BYTES = 4 * 1024 * 1024
+MAX_ENV, MAX_ENV_BYTES, MAX_ARG_LEN = 1024, 256 * 1024, 65536
+#: command[0] of a job whose script came on standard input, or from --wrap (Slurm's job name for it).
+STDIN_NAME, WRAP_NAME = "stdin", "wrap"
+
+
+def _decode(data: bytes, where: str) -> str:
+    from xce.cli.jobscript import Refused
+
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise Refused(f"the job script {where} is larger than {MAX_SCRIPT_BYTES // (1024 * 1024)} MiB, the most a "
+                      "job may carry: keep the data in a file the script reads")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(f"the job script {where} is not UTF-8 text (byte {exc.start + 1})") from None
+
+
+def _job_script(path: str) -> str | None:
+    """The content of ``path`` when it is a job script (it starts with ``#!`` or holds directives)."""
     import os
 
-    command = given["command"]
-    if len(command) >= 1 and os.path.isfile(command[0]):
-        try:
-            with open(command[0], encoding="utf-8", errors="replace") as f:
-                head = f.read(1 << 20)
-        except OSError as exc:
-            fail(f"cannot read the job script {command[0]}: {exc.strerror}")
-        if head.startswith("#!") or any(w in head for w in ("#XCE", "#BSUB", "#SBATCH")):
-            from xce.cli.jobscript import merge
+    from xce.cli.jobscript import Refused
 
-            try:
-                given = merge(SUBMIT, given, command[0], head)
-            except ValueError as exc:
-                fail(f"{command[0]} {exc}", EXIT_USAGE)
-            script = os.path.abspath(command[0])
-            runnable = os.access(script, os.X_OK) and head.startswith("#!")
-            given["command"] = [script, *command[1:]] if runnable else ["/bin/sh", script, *command[1:]]
-    _submit(**given)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 20)
+            text = head.decode("utf-8", errors="replace")
+            if not (text.startswith("#!") or any(w in text for w in ("#XCE", "#BSUB", "#SBATCH"))):
+                return None
+            return _decode(head + f.read(MAX_SCRIPT_BYTES + 1 - len(head)), path)
+    except OSError as exc:
+        raise Refused(f"cannot read the job script {path}: {exc.strerror}") from None
 
 
-def _submit(command: list[str], queue: str | None, tasks: int, request: str, project: str | None, job_type: str,
-           priority: int, requests: list[str] | None, limits: list[str] | None, stdout: str | None,
-           stderr: str | None, array: str | None, cwd: str | None, env: list[str] | None, name: str | None,
-           hold: bool, begin: int | None, allow_pending_forever: bool, depend: str | None, dependency: str | None,
-           as_json: bool,
-           url: str | None, token: str | None, state_dir: str | None, run_limit: int | None = None,
-           time: int | None = None, rerunnable: bool = False) -> None:
+def _with_directives(given: dict, text: str, where: str) -> dict:
+    from xce.cli.jobscript import Refused, merge
+
+    try:
+        return merge(SUBMIT, given, text)
+    except Refused as exc:
+        raise Refused(f"{where} {exc}") from None
+
+
+def job_request(given: dict, *, stdin=None, environ: dict[str, str], cwd: str, host: str) -> dict:
+    """The body of ``POST /v1/jobs`` for a parsed command line: the one way from options to a job.
+
+    ``stdin`` returns standard input's bytes, None when it is a terminal: with no command it is the
+    job script (``xce submit < job.sh``); it is never read when a command is given (workflow tools
+    pass an empty pipe). Refused for anything that cannot become this job as asked.
+    """
     import os
 
-    if run_limit is not None and time is not None:
-        fail("submit: -W and --time both set a run limit; give one", EXIT_USAGE)
+    from xce.cli.jobscript import Refused
 
-    body: dict = {"command": command, "tasks": tasks, "priority": priority, "job_type": job_type,
-                            "cwd": cwd or os.getcwd()}
+    command = list(given.get("command") or [])
+    script = None
+    if given.get("wrap") is not None:
+        if command:
+            raise Refused("--wrap TEXT is the whole job (#!/bin/sh, then TEXT): give no command with it")
+        command, script = [WRAP_NAME], f"#!/bin/sh\n{given['wrap']}\n"
+    elif not command:
+        if stdin is None:
+            raise Refused("missing COMMAND: give a command, a job script, or the script on standard input "
+                          "(xce submit < job.sh)")
+        script = _decode(stdin(), "on standard input")
+        if not script.strip():
+            raise Refused("no command given and standard input is empty: give a command or pipe a job script in")
+        given, command = _with_directives(given, script, "standard input"), [STDIN_NAME]
+    elif len(command) == 1 and any(c.isspace() for c in command[0]) and not os.path.exists(command[0]):
+        command = ["/bin/sh", "-c", command[0]]  # bsub "echo a; echo b": one word is a shell line
+    else:
+        script = _job_script(command[0])
+        if script is not None:
+            given = _with_directives(given, script, command[0])
+    return _body(given, command, script, environ=environ, cwd=cwd, host=host)
+
+
+def _slots(g: dict) -> tuple[int, int, int | None, str | None]:
+    """Slots, CPUs per task, the slots each host gets (None: not known), and the span it implies.
+
+    Tasks are ``-n`` (Slurm's ntasks, LSF's slots), else ``--nodes`` x ``--ntasks-per-node``, else one
+    per node; each is ``-c`` slots."""
+    from xce.cli.jobscript import Refused
+
+    tasks, nodes, per_node, cpus = g.get("tasks"), g.get("nodes"), g.get("ntasks_per_node"), g.get("cpus_per_task") or 1
+    if g.get("cpus_per_gpu"):
+        if g.get("cpus_per_task"):
+            raise Refused("give -c/--cpus-per-task or --cpus-per-gpu, not both")
+        gpus_per_task = _gpus_per_task(g, tasks or 1)
+        cpus = g["cpus_per_gpu"] * gpus_per_task
+    if tasks is None:
+        tasks = (nodes or 1) * per_node if per_node else (nodes or 1)
+    slots = tasks * cpus
+    span = None
+    if per_node:
+        span = f"span[ptile={per_node * cpus}]"
+        host_slots = per_node * cpus
+    elif nodes:
+        host_slots = slots // nodes if slots % nodes == 0 else None
+    else:
+        host_slots = slots if tasks == 1 else None
+    return slots, cpus, host_slots, span
+
+
+def _gpus_per_task(g: dict, tasks: int) -> int:
+    from xce.cli.jobscript import Refused
+    from xce.cli.placement import gpu_count
+
+    if g.get("gpus_per_task"):
+        return gpu_count(g["gpus_per_task"], "--gpus-per-task")
+    if tasks == 1 and g.get("gpus"):
+        return gpu_count(g["gpus"], "--gpus")
+    if tasks == 1 and (g.get("gpus_per_node") or g.get("gres")) and (g.get("nodes") or 1) == 1:
+        return _node_gpus(g)
+    raise Refused("--cpus-per-gpu needs the GPUs of each task: give --gpus-per-task (or one task with --gpus)")
+
+
+def _node_gpus(g: dict) -> int:
+    from xce.cli.jobscript import Refused
+    from xce.cli.placement import gpu_count, gres_gpus
+
+    given = [x for x in ("gpus_per_node", "gres") if g.get(x)]
+    if len(given) > 1:
+        raise Refused("give GPUs per host once: --gpus-per-node or --gres=gpu:N")
+    return gpu_count(g["gpus_per_node"], "--gpus-per-node") if g.get("gpus_per_node") else gres_gpus(g["gres"])
+
+
+def _gpus_per_slot(g: dict, slots: int, cpus: int, host_slots: int | None) -> int | None:
+    from xce.cli.jobscript import Refused
+    from xce.cli.placement import gpu_count, per_slot
+
+    given = [f for f in ("gpus", "gpus_per_node", "gres", "gpus_per_task") if g.get(f)]
+    if not given:
+        return None
+    if len(given) > 1 and not (set(given) == {"gpus_per_node", "gres"}):
+        raise Refused(f"give the job's GPUs one way ({', '.join('--' + f.replace('_', '-') for f in given)} "
+                      "were given)")
+    fix = "give --gpus-per-task with whole GPUs per CPU of a task, or more tasks per host"
+    if g.get("gpus_per_task"):
+        return per_slot(gpu_count(g["gpus_per_task"], "--gpus-per-task"), cpus, "--gpus-per-task", fix, "per task")
+    if g.get("gpus"):
+        return per_slot(gpu_count(g["gpus"], "--gpus"), slots, "--gpus", fix, "of the job")
+    return per_slot(_node_gpus(g), host_slots, "GPUs per host", fix + "; or --nodes/--ntasks-per-node")
+
+
+def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None) -> tuple[int | None, bool]:
+    """Slurm's memory options as memory per slot, and whether the job wants whole hosts (``--mem=0``)."""
+    from xce.cli.jobscript import Refused
+    from xce.cli.placement import per_slot
+
+    given = [f for f in ("mem", "mem_per_cpu", "mem_per_gpu") if g.get(f) is not None]
+    if len(given) > 1:
+        raise Refused("--mem, --mem-per-cpu and --mem-per-gpu exclude each other (as in sbatch); give one")
+    if not given:
+        return None, False
+    if g.get("mem") is not None:
+        if g["mem"] == 0:  # all of each host's memory: the hosts to itself
+            return None, True
+        fix = "give --mem-per-cpu, or --nodes or --ntasks-per-node so each host's slots are known"
+        if host_slots is None:
+            return per_slot(g["mem"], None, "--mem (per host)", fix), False
+        return -(-g["mem"] // host_slots), False
+    if g.get("mem_per_cpu") is not None:
+        return g["mem_per_cpu"], False
+    if not gpus:
+        raise Refused("--mem-per-gpu needs GPUs (--gpus, --gpus-per-task, --gpus-per-node or --gres)")
+    return g["mem_per_gpu"] * gpus, False
+
+
+def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str, str], cwd: str,
+          host: str) -> dict:
+    from xce.cli.envcopy import EnvError, check_size, job_env
+    from xce.cli.jobscript import Refused
+    from xce.cli.placement import host_list, merge_requirements, warning
+
+    if g.get("run_limit") is not None and g.get("time") is not None:
+        raise Refused("-W and --time both set a run limit; give one")
+    if g.get("depend") is not None and g.get("dependency") is not None:
+        raise Refused("give the dependency once: -w (LSF) or --dependency (Slurm), not both")
+    slots, cpus, host_slots, span = _slots(g)
+    gpus = _gpus_per_slot(g, slots, cpus, host_slots)
+    mem, whole_hosts = _memory(g, cpus, host_slots, gpus)
+    body: dict = {"command": command, "tasks": slots, "priority": g.get("priority") or 0,
+                  "job_type": g.get("job_type") or "", "cwd": g.get("cwd") or cwd}
+    if script is not None:
+        body["script"] = script
+    if cpus != 1:
+        body["cpus_per_task"] = cpus
+    request = merge_requirements([*(g.get("request") or []), *([span] if span else [])])
     if request:
         body["request"] = request
-    name, array = _name_and_array(name, array)
-    for key, value in (("queue", queue), ("project", project), ("stdout", stdout), ("stderr", stderr),
-                       ("array", array), ("name", name), ("begin_time", begin),
-                       ("run_limit", run_limit if time is None else time)):
+    name, array = _name_and_array(g.get("name"), g.get("array"))
+    for key, value in (("queue", g.get("queue")), ("project", g.get("project")), ("stdout", g.get("stdout")),
+                       ("stderr", g.get("stderr")), ("array", array), ("name", name),
+                       ("begin_time", g.get("begin")), ("run_limit", g.get("run_limit") or g.get("time")),
+                       ("nodes", g.get("nodes")), ("open_mode", g.get("open_mode"))):
         if value is not None:
             body[key] = value
-    if depend is not None and dependency is not None:
-        fail("give the dependency once: -w (LSF) or --dependency (Slurm), not both", EXIT_USAGE)
-    if dependency is not None:
+    depend = g.get("depend")
+    if g.get("dependency") is not None:
         from xce.jobref import RefError, from_slurm
 
         try:
-            depend = from_slurm(dependency)
+            depend = from_slurm(g["dependency"])
         except RefError as exc:
-            fail(str(exc), EXIT_USAGE)
+            raise Refused(str(exc)) from None
     if depend is not None:
         body["depend"] = depend
-    if hold:
-        body["hold"] = True
-    if allow_pending_forever:
-        body["allow_pending_forever"] = True
+    for flag in ("hold", "allow_pending_forever", "rerunnable"):
+        if g.get(flag):
+            body[flag] = True
+    if g.get("exclusive") or whole_hosts:
+        body["exclusive"] = True
+    requests = _pairs("--request", g["requests"]) if g.get("requests") else {}
+    for resource, amount, option in (("mem", mem, "--mem"), ("xce.io/gpu", gpus, "the GPU options")):
+        if amount is not None:
+            if resource in requests:
+                raise Refused(f"--request {resource}= and {option} both reserve {resource}; give one")
+            requests[resource] = amount
     if requests:
-        body["requests"] = parse_pairs("--request", requests)
-    if limits:
-        body["limits"] = parse_pairs("--limit", limits)
+        body["requests"] = requests
+    if g.get("limits"):
+        body["limits"] = _pairs("--limit", g["limits"])
+    hosts, exclude = host_list(g.get("hosts")), host_list(g.get("exclude"))
+    if hosts:
+        body["hosts"] = hosts
+    if exclude:
+        body["exclude_hosts"] = exclude
+    body.update(warning(g.get("signal"), g.get("warn_signal"), g.get("warn_time")))
+    try:
+        env = job_env(g.get("env"), environ)
+        check_size(env, MAX_ENV, MAX_ENV_BYTES, MAX_ARG_LEN)
+    except EnvError as exc:
+        raise Refused(str(exc)) from None
     if env:
-        pairs = [e.partition("=") for e in env]
-        if any(not sep or not k for k, sep, _ in pairs):
-            fail("--env expects NAME=VALUE", EXIT_USAGE)
-        body["env"] = {k: v for k, _, v in pairs}
-    if rerunnable:
-        body["rerunnable"] = True
+        body["env"] = env
+    body["submit_host"] = host
+    recorded = _recorded(g.get("record"))
+    if recorded:
+        body["recorded"] = recorded
+    return body
+
+
+def _recorded(items: list[str] | None) -> dict[str, str]:
+    from xce.cli.jobscript import Refused
+
+    out: dict[str, str] = {}
+    for item in items or []:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise Refused(f"--record {item!r}: expected NAME=TEXT")
+        out[name.strip()] = value
+    return out
+
+
+def submit(**given) -> None:
+    """A job script (``xce submit script.sh``, ``xce submit < script.sh``) brings its own options
+    (:mod:`xce.cli.jobscript`); the command line's win."""
+    import os
+    import sys
+
+    from xce.cli.jobscript import Refused
+
+    as_json, url, token, state_dir = given["as_json"], given["url"], given["token"], given["state_dir"]
+    stdin = None if sys.stdin is None or sys.stdin.isatty() else \
+        (lambda: sys.stdin.buffer.read(MAX_SCRIPT_BYTES + 1))
+    try:
+        # os.uname() is gethostname() without importing socket (the submit command stays cheap)
+        body = job_request(given, stdin=stdin, environ=dict(os.environ), cwd=os.getcwd(), host=os.uname().nodename)
+    except Refused as exc:
+        fail(str(exc), EXIT_USAGE)
+    interactive = given.get("interactive") or given.get("pty")
+    if interactive:  # bsub -I, -Is, -Ip: wait for it, then be its terminal (xce.cli.interactive)
+        from xce.cli import interactive as terminal
+
+        body = terminal.prepare(body)
     res = call(connect(url, token, state_dir).post, "/v1/jobs", body)
+    if interactive:
+        return terminal.follow(connect(url, token, state_dir), res, raw=bool(given.get("pty")))
     if as_json:
         print_json(res)
     elif res.get("array_id") is None:
@@ -216,13 +464,19 @@ def _submit(command: list[str], queue: str | None, tasks: int, request: str, pro
               f"element{'s' if res['count'] != 1 else ''}, {res['jobid']}[{format_indexes(res['indexes'])}]{limit}.")
 
 
+_SLURM = "As sbatch"
 SUBMIT = Command(
-    "submit", "Submit a job, like bsub: everything after -- (or from the first word that is not an option) is the command and its arguments.",
+    "submit", "Submit a job, like bsub: everything after -- (or from the first word that is not an option) is the "
+    "command and its arguments; one word with spaces is a shell line; a job script's #XCE, #BSUB and #SBATCH lines "
+    "are read, and with no command the script comes on standard input.",
     [
-        Arg("command", many=True, help="The command and its arguments."),
+        Arg("command", many=True, required=False, help="The command and its arguments, or a job script and its "
+            "arguments (spooled: it may be deleted once submitted)."),
         Opt("queue", ("-q", "--queue"), help="Queue (default: the cluster's default queue)."),
-        Opt("tasks", ("-n", "--tasks"), int, 1, help="Number of tasks (slots).", min=1, metavar="N"),
-        Opt("request", ("-R", "--resreq"), str, "", help='Resource requirement, e.g. "select[mem>4G] rusage[mem=4G]".'),
+        Opt("tasks", ("-n", "--tasks"), int, None, help="Number of tasks (slots; with -c each task is that many "
+            "slots). Default 1.", min=1, metavar="N"),
+        Opt("request", ("-R", "--resreq"), multiple=True, metavar="REQ",
+            help='Resource requirement, e.g. "select[mem>4G] rusage[mem=4G]"; several are merged as LSF merges them.'),
         Opt("project", ("-P", "--project"), help="Project to charge."),
         Opt("run_limit", ("-W",), parse_run_limit, None, metavar="[HH:]MM",
             help="Run limit in minutes (or hours:minutes): the job is ended when it has run this long."),
@@ -231,10 +485,14 @@ SUBMIT = Command(
         Opt("job_type", ("--type",), str, "", help="Job type (for drift reports)."),
         Opt("priority", ("--priority",), int, 0, help="User priority; higher runs first.", metavar="N"),
         Opt("requests", ("--request",), multiple=True, metavar="NAME=QTY",
-            help="Reserve NAME=QTY; units K, M, G, T, P are powers of 1024 (2G = 2GB = 2g); memory in MiB without a unit."),
+            help="Reserve NAME=QTY per slot; units K, M, G, T, P are powers of 1024 (2G = 2GB = 2g); memory in MiB "
+            "without a unit."),
         Opt("limits", ("--limit",), multiple=True, metavar="NAME=QTY", help="Cap NAME=QTY the worker enforces."),
-        Opt("stdout", ("-o",), help="Output file (%J job id, %I array index).", metavar="FILE", complete="file"),
-        Opt("stderr", ("-e",), help="Error file (%J job id, %I array index).", metavar="FILE", complete="file"),
+        Opt("stdout", ("-o",), help="Output file (%J job id, %I array index; %j %A %a %x %u %N as Slurm writes them); "
+            "errors go there too unless -e.", metavar="FILE", complete="file"),
+        Opt("stderr", ("-e",), help="Error file (the same codes as -o).", metavar="FILE", complete="file"),
+        Opt("open_mode", ("--open-mode",), choices=("append", "truncate"), metavar="MODE",
+            help="append to the output files (bsub -o, the default) or truncate them first (bsub -oo, sbatch)."),
         Opt("array", ("--array",), array_arg, help="An array: N elements (1..N), or indexes with a running limit, 1-100:2%10 "
             "(Slurm's --array); elements are ID[INDEX], $XCE_ARRAY_INDEX in the job.", metavar="SPEC"),
         Opt("name", ("-J", "--job-name"), help='Job name; "NAME[1-100:2]%10" makes it an array (LSF).',
@@ -250,9 +508,43 @@ SUBMIT = Command(
         Opt("allow_pending_forever", ("--allow-pending-forever",), bool, False,
             help="Accept a job this cluster can never run (it pends until the cluster grows)."),
         Opt("cwd", ("--cwd",), help="Working directory (default: the current one).", metavar="DIR", complete="dir"),
-        Opt("env", ("--env",), multiple=True, help="NAME=VALUE for the job.", metavar="NAME=VALUE"),
-        Opt("rerunnable", ("--rerunnable",), bool, False,
+        Opt("env", ("--env",), multiple=True, metavar="LIST",
+            help="The job's environment: all (the default: yours, but XCE_TOKEN), none, NAME=VALUE, NAME (your "
+            "value), ~NAME (left out); comma-separated or repeated."),
+        Opt("rerunnable", ("--rerunnable",), bool, False, negate=("--no-rerunnable",),
             help="If its host is declared down (xceadmin host down --requeue), run the job again elsewhere."),
+        Opt("exclusive", ("-x", "--exclusive"), bool, False, help="Whole hosts: no other job on them while it runs."),
+        Opt("hosts", ("-m", "--hosts"), multiple=True, metavar="HOSTS",
+            help="Only on these hosts or host groups: names separated by spaces or commas, node[1-3,5] ranges."),
+        Opt("exclude", ("--exclude",), multiple=True, metavar="HOSTS", help="Never on these hosts (as --hosts)."),
+        Opt("nodes", ("--nodes",), parse_nodes, None, metavar="N", help="On exactly N hosts, tasks spread evenly."),
+        Opt("cpus_per_task", ("-c", "--cpus-per-task"), int, None, min=1, metavar="N",
+            help="Slots of each task (sbatch -c): the job has N x -n slots."),
+        Opt("ntasks_per_node", ("--ntasks-per-node",), int, None, min=1, metavar="N",
+            help=f"{_SLURM}: N tasks on each host (span[ptile=N x -c]); without -n, --nodes x N tasks."),
+        Opt("mem", ("--mem",), parse_memory, None, metavar="MEM",
+            help=f"{_SLURM}: memory per host (MB without a unit), reserved per slot; 0 = whole hosts."),
+        Opt("mem_per_cpu", ("--mem-per-cpu",), parse_memory, None, metavar="MEM", help=f"{_SLURM}: memory per slot."),
+        Opt("mem_per_gpu", ("--mem-per-gpu",), parse_memory, None, metavar="MEM", help=f"{_SLURM}: memory per GPU."),
+        Opt("gpus", ("--gpus",), metavar="N", help=f"{_SLURM}: GPUs of the whole job (xce.io/gpu, per slot here)."),
+        Opt("gpus_per_node", ("--gpus-per-node",), metavar="N", help=f"{_SLURM}: GPUs on each host."),
+        Opt("gpus_per_task", ("--gpus-per-task",), metavar="N", help=f"{_SLURM}: GPUs of each task."),
+        Opt("gres", ("--gres",), multiple=True, metavar="gpu:N", help=f"{_SLURM}: gpu:N per host."),
+        Opt("cpus_per_gpu", ("--cpus-per-gpu",), int, None, min=1, metavar="N", help=f"{_SLURM}: slots per GPU."),
+        Opt("signal", ("--signal",), metavar="[B:]SIG[@S]",
+            help="Send SIG S seconds (default 60) before the run limit; B: to the job script's shell only (sbatch)."),
+        Opt("warn_signal", ("--warn-signal",), metavar="SIG", help="As bsub -wa: the signal sent before the run limit."),
+        Opt("warn_time", ("--warn-time",), parse_run_limit, None, metavar="[HH:]MM",
+            help="As bsub -wt: how long before the run limit --warn-signal is sent."),
+        Opt("wrap", ("--wrap",), metavar="TEXT", help="The job is TEXT run by /bin/sh (sbatch --wrap)."),
+        Opt("record", ("--record",), multiple=True, metavar="NAME=TEXT",
+            help="Keep NAME=TEXT with the job (options that have no effect here: mail, wckey, comment ...)."),
+        Opt("interactive", ("-I", "--interactive"), bool, False,
+            help="Interactive (bsub -I): once the job starts, its input and output are this terminal's and its exit "
+            "status is this command's; Ctrl-C while it waits kills it."),
+        Opt("pty", ("-Is", "-Ip", "--pty"), bool, False,
+            help="Interactive on a pseudo-terminal in raw mode, for shells and full-screen programs (bsub -Is, "
+            "-Ip; srun --pty)."),
         JSON,
         *common_options(),
     ],
@@ -269,6 +561,8 @@ SUBMIT = Command(
         "xce submit -H -b +10m -J nightly -- ./report.sh",
         "xce submit -w 'done(prep) && (exit(12, 1) || ended(13[2]))' -- ./next.sh",
         "xce submit job.sh          # reads #XCE, #BSUB and #SBATCH lines at its top",
+        "xce submit < job.sh        # the script on standard input",
+        "xce submit \"echo a; echo b\"  # one word: a shell line",
     ),
 )
 

@@ -8,14 +8,14 @@ from xce.cli.spec import LOG_FORMATS, LOG_LEVELS, Command, Opt, upper
 def worker(name: str | None, slots: int | None, state_dir: str | None, url: str | None, token: str | None,
            work_dir: str | None, report_interval: float, run_as_self: bool, allow_root_jobs: bool,
            stop_jobs_on_exit: bool, log_level: str, log_format: str | None, containment: str, cgroup_parent: str,
-           pids_max: int | None, freeze: bool, task_port: int) -> int:
+           pids_max: int | None, freeze: bool, task_port: int, spool_dir: str | None) -> int:
     from xce.worker.agent import main
 
     return main(name=name, slots=slots, state_dir=state_dir, url=url, token=token, work_dir=work_dir,
                 report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
                 stop_jobs_on_exit=stop_jobs_on_exit, log_level=log_level, log_format=log_format,
                 containment=containment, cgroup_parent=cgroup_parent, pids_max=pids_max, freeze=freeze,
-                task_port=task_port)
+                task_port=task_port, spool_dir=spool_dir)
 
 
 COMMAND_SPECS = [Command(
@@ -30,6 +30,9 @@ COMMAND_SPECS = [Command(
         Opt("token", ("--token",), help="Worker token [env XCE_WORKER_TOKEN]."),
         Opt("work_dir", ("--work-dir",), complete="dir",
             help="Directory for job output files when a job names none [default: the job's working directory]."),
+        Opt("spool_dir", ("--spool-dir",), complete="dir",
+            help="Directory for the jobs' spooled scripts; every job owner must be able to pass through its parents "
+                 "[default: /var/spool/xce/NAME for a worker running as root, else in the state directory]."),
         Opt("report_interval", ("--report-interval",), float, 3.0, min=0.05, metavar="SECONDS",
             help="Seconds between load and usage reports."),
         Opt("run_as_self", ("--run-as-self",), bool, False,

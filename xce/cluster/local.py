@@ -26,6 +26,7 @@ import getpass
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -121,6 +122,12 @@ class LocalCluster:
         import hashlib
 
         return "xce-local-" + hashlib.sha1(str(self.state_dir).encode()).hexdigest()[:10]
+
+    @property
+    def spool_root(self) -> Path:
+        """A multi-user cluster's spooled job scripts: where every job's owner can reach its own
+        (``/var/spool/xce``, as a real worker keeps them), one directory per cluster on this machine."""
+        return Path("/var/spool/xce") / self.cgroup_parent
 
     @property
     def worker_names(self) -> list[str]:
@@ -263,6 +270,8 @@ class LocalCluster:
                  "--cgroup-parent", self.cgroup_parent, *self._log_args()]
         if self.run_as_self:
             wargs += ["--run-as-self"]
+        else:
+            wargs += ["--spool-dir", str(self.spool_root / name)]
         if self.slots is not None:
             wargs += ["--slots", str(self.slots)]
         if self.work_dir:
@@ -355,6 +364,8 @@ class LocalCluster:
         others = list(dict.fromkeys(others))
         killed = stop_pids([self.procs[k].pid for k in others], timeout, reap=[self.procs[k] for k in others])
         self._purge_cgroups()
+        if not self.run_as_self:
+            shutil.rmtree(self.spool_root, ignore_errors=True)
         if ctls:
             killed += stop_pids([self.procs[k].pid for k in ctls], timeout, reap=[self.procs[k] for k in ctls])
         (self.state_dir / CLUSTER_FILE).unlink(missing_ok=True)

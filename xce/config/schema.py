@@ -234,6 +234,14 @@ class MetricsSettings(_Strict):
         "needs a token of any role, e.g. the scrape-only one in `tokens/metrics`.")
 
 
+class JobEnvSettings(_Strict):
+    """The variables LSF and Slurm set inside a job, which scripts written for them read."""
+
+    families: list[Literal["lsf", "slurm"]] = Field(
+        default_factory=lambda: ["lsf", "slurm"], description="Which families of job variables every job gets beside "
+        "XCE's own: `lsf` (LSB_JOBID, LSB_HOSTS, ...), `slurm` (SLURM_JOB_ID, SLURM_JOB_NODELIST, ...); [] for none.")
+
+
 class ClusterConfig(_Strict):
     """The whole ``xce.toml``."""
 
@@ -256,6 +264,10 @@ class ClusterConfig(_Strict):
         description="Worker usage names mapped to scheduler resource names.",
     )
     hosts: dict[str, HostConfig] = Field(default_factory=dict, description="Per-host overrides by host name.")
+    host_groups: dict[str, list[str]] = Field(
+        default_factory=dict, description="Named sets of hosts (LSF's host groups, Slurm's node lists), by group "
+        "name: `gpu = [\"h1\", \"h2\"]`. A job's host list (`xce submit -m`, `-w`, `--exclude`) may name a group "
+        "for all its hosts. A group name must not be a host's name; members are host names.")
     admins: list[str] = Field(default_factory=lambda: ["root"], description="Users allowed to run `xceadmin`.")
     allow_root_jobs: bool = Field(False, description="Whether a job may run as root on a root worker.")
     controller: ControllerSettings = Field(default_factory=ControllerSettings, description="Serving the API: TLS.")
@@ -265,6 +277,8 @@ class ClusterConfig(_Strict):
     accounting: AccountingSettings = Field(default_factory=AccountingSettings,
                                            description="Finished jobs kept for `xce acct`: retention.")
     hooks: HookSettings = Field(default_factory=HookSettings, description="Site hooks on job events: time limit.")
+    job_env: JobEnvSettings = Field(default_factory=JobEnvSettings,
+                                    description="LSF's and Slurm's variables inside jobs.")
 
     @model_validator(mode="after")
     def _cross_references(self) -> "ClusterConfig":
@@ -306,6 +320,45 @@ def resource_name_problem(name: str) -> str | None:
     if domain == RESERVED_RESOURCE_DOMAIN or domain.endswith("." + RESERVED_RESOURCE_DOMAIN):
         return f"the domain {RESERVED_RESOURCE_DOMAIN}/ is reserved for XCE; use your own domain"
     return None
+
+
+_HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def host_group_errors(data: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """``[host_groups]``: names a job's host list can use, so a group may not share a host's name
+    (configured under ``[hosts]``; the controller refuses a clash with a registered host when a job
+    names it), and its members are host names (not groups: one level, as people read them), each
+    listed once."""
+    groups = data.get("host_groups")
+    if not isinstance(groups, Mapping):
+        return []
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    configured = data.get("hosts")
+    hosts = set(configured) if isinstance(configured, Mapping) else set()
+    for gname, group in groups.items():
+        path = ("host_groups", gname)
+        if not _HOST_NAME.fullmatch(str(gname)):
+            problems.append((path, "expected a group name of letters, digits, '.', '_' or '-', starting with a "
+                                   "letter or digit"))
+        elif gname in hosts:
+            problems.append((path, f"{gname!r} is a host name (in [hosts]): a group needs a name no host has"))
+        if not isinstance(group, list):
+            continue
+        if not group:
+            problems.append((path, "an empty group: list its hosts, or remove it"))
+        seen: set[str] = set()
+        for i, member in enumerate(group):
+            if not isinstance(member, str):
+                continue
+            if member in groups:
+                problems.append(((*path, i), f"{member!r} is a group: list its hosts instead (groups do not nest)"))
+            elif not _HOST_NAME.fullmatch(member):
+                problems.append(((*path, i), f"{member!r} is not a host name (letters, digits, '.', '_' or '-')"))
+            elif member in seen:
+                problems.append(((*path, i), f"host {member!r} is listed twice"))
+            seen.add(member)
+    return problems
 
 
 def reference_errors(data: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
@@ -352,6 +405,7 @@ def reference_errors(data: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...
             project = q.get("project_name")
             if isinstance(project, str) and project_names is not None and project not in project_names:
                 problems.append((("queues", qname, "project_name"), unknown("project", project, project_names)))
+    problems.extend(host_group_errors(data))
     shared = data.get("shared_resources")
     if isinstance(shared, Mapping):
         for rname in shared:

@@ -12,9 +12,9 @@ come in the worker's vocabulary and are mapped through the configuration's ``res
 
 The drift report reads only consumable capacities: ``mem`` and domain-prefixed resources.
 ``cpu_time`` is recorded but never reported: it is a cumulative counter, not a capacity anyone
-reserves, so "never declared" would be noise. Some declared resources are measured from a worker
-counter of another name (:data:`DERIVED`). A job that declares ``xce.io/cpu-milli`` gets that
-resource measured from ``cpu_time``: CPU time over the run time, in thousandths of a CPU (the run's
+reserves, so "never declared" would be noise. Some resources are measured from a worker
+counter of another name (:data:`DERIVED`). Every job, whether it declares ``xce.io/cpu-milli`` or
+not, gets that resource measured from ``cpu_time``: CPU time over the run time, in thousandths of a CPU (the run's
 average; a per-tick peak of a whole-second counter would be rounding noise). A job that declares
 ``xce.io/gpu`` gets it measured from ``gpu_util_milli`` (NVML's utilisation of the job's own devices,
 summed, in thousandths of a GPU): the mean over its ticks in whole GPUs, the declaration's unit,
@@ -133,6 +133,11 @@ def gpus_busy(usage: dict[str, Any], start: int, end: int) -> tuple[int, int, in
 #: Declared resources measured from worker counters of other names: resource -> f(usage, start,
 #: end) -> (peak, mean, samples), or None where the counter never arrived.
 DERIVED = {CPU_MILLI: cpu_milli, GPU: gpus_busy}
+#: Derived for every job, declared or not: the CPU time of a job's processes is measured whatever it
+#: asked for, and a job that burns cores it never declared is the worst drift there is
+#: (job-resources.md, "measured but never declared"). GPU use is measured only on the devices a
+#: job was handed, which it must have declared, so it needs no such entry.
+ALWAYS_DERIVED = frozenset({CPU_MILLI})
 
 
 def rows(job: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
@@ -148,7 +153,7 @@ def rows(job: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
             "exit_signal": job.get("exit_signal"), "start_time": job["start_time"], "end_time": end,
             "run_time": max(0, end - job["start_time"])}
     for res, derive in DERIVED.items():
-        got = derive(usage, job["start_time"], end) if decl.get(res) else None
+        got = derive(usage, job["start_time"], end) if decl.get(res) or res in ALWAYS_DERIVED else None
         if got is not None:
             meas[res] = got
     out = []

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, Iterator
 
 import sqlalchemy as sa
 
 from xce.controller import views
 from xce.controller.service import Controller
-from xce.controller.store.schema import job_accounting, job_history, jobs
+from xce.controller.store.schema import job_accounting, job_history, job_scripts, jobs
 from xce.controller.tokens import Principal
 from xce.controller.workload import FINISHED, finished_jobs
 
@@ -44,8 +44,8 @@ def _seconds(ns: int | None) -> float | None:
     return None if ns is None else round(ns / NS, 3)
 
 
-def acct_row(row: dict[str, Any]) -> dict[str, Any]:
-    """One finished job as ``xce acct`` shows it (seconds, bytes)."""
+def acct_row(row: dict[str, Any], killer: str | None = None) -> dict[str, Any]:
+    """One finished job as ``xce acct`` shows it (seconds, bytes); ``killer``: who killed it, if anyone."""
     start, end, submit = row["start_time"], row["end_time"] or row["submit_time"], row["submit_time"]
     wait = (start if start else end) - submit
     run = end - start if start else 0
@@ -57,9 +57,21 @@ def acct_row(row: dict[str, Any]) -> dict[str, Any]:
         "wait_s": _seconds(max(0, wait)), "run_s": _seconds(max(0, run)),
         "cpu_s": row.get("cpu_time"), "mem_peak": row.get("mem_peak"),
         "exit_code": row["exit_code"], "exit_signal": row["exit_signal"], "reason": row["reason"],
+        "end": views.end_view(row, killer),
         "placement": views.placement(row), "command": json.loads(row["command"]) if row["command"] else [],
         "cwd": row["cwd"],
     }
+
+
+Page = list[dict[str, Any]]
+
+
+def _with_killers(ctl: Controller, pages: Iterator[Page]) -> Iterator[tuple[Page, dict[int, str]]]:
+    """Each page with who killed its KILLED jobs, read from the history on a connection of this
+    thread's own, as the pages are (the controller's connection belongs to its event loop)."""
+    with ctl.engine.connect() as history:
+        for page in pages:
+            yield page, views.ended_by(history, page)
 
 
 def report(ctl: Controller, viewer: Principal, *, since_ns: int, until_ns: int, user: str | None,
@@ -69,10 +81,10 @@ def report(ctl: Controller, viewer: Principal, *, since_ns: int, until_ns: int, 
     out: list[dict[str, Any]] = []
     n = slot_s = wait_s = run_s = cpu_s = 0.0
     done = 0
-    for page in finished_jobs(ctl.engine, since_ns=since_ns, until_ns=until_ns, queue=queue, user=user,
-                              project=project, by="end_time"):
+    for page, killers in _with_killers(ctl, finished_jobs(ctl.engine, since_ns=since_ns, until_ns=until_ns,
+                                                          queue=queue, user=user, project=project, by="end_time")):
         for row in page:
-            view = acct_row(row)
+            view = acct_row(row, killers.get(row["id"]))
             n += 1
             done += view["state"] == "DONE"
             wait_s += view["wait_s"]
@@ -95,7 +107,7 @@ def prune_finished(ctl: Controller, now_ns: int | None = None) -> int:
         return 0
     cutoff = (time.time_ns() if now_ns is None else now_ns) - int(days * 86400 * NS)
     with ctl.tx() as conn:
-        rows = conn.execute(sa.select(jobs.c.id, jobs.c.queue, jobs.c.state)
+        rows = conn.execute(sa.select(jobs.c.id, jobs.c.queue, jobs.c.state, jobs.c.script_id)
                             .where(jobs.c.state.in_(FINISHED), jobs.c.end_time < cutoff)
                             .order_by(jobs.c.id).limit(PRUNE_BATCH)).all()
         if not rows:
@@ -104,6 +116,11 @@ def prune_finished(ctl: Controller, now_ns: int | None = None) -> int:
         conn.execute(sa.delete(job_history).where(job_history.c.jobid.in_(ids)))
         conn.execute(sa.delete(job_accounting).where(job_accounting.c.jobid.in_(ids)))
         conn.execute(sa.delete(jobs).where(jobs.c.id.in_(ids)))
+        # A spooled script goes with the last job that runs it (an array's elements share one).
+        scripts = sorted({r.script_id for r in rows if r.script_id is not None})
+        if scripts:
+            conn.execute(sa.delete(job_scripts).where(job_scripts.c.id.in_(scripts), ~sa.exists().where(
+                jobs.c.script_id == job_scripts.c.id)))
         for r in rows:
             ctl.counts[(r.queue, r.state)] -= 1
     return len(ids)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import logging
+import time
 from contextlib import asynccontextmanager
 
 from importlib.resources import files
@@ -21,10 +22,12 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy.exc import SQLAlchemyError
 
 from xce.controller import acct, apidocs, feed, fleet, gates, hygiene, leadership
 from xce.controller.api import acct as acct_api
-from xce.controller.api import admin, cluster, drift, errors, jobs, sched, status, workers, workload
+from xce.controller.api import admin, attach, cluster, drift, errors, jobs, sched, status, unavailable, workers, workload
+from xce.controller.api import sharing
 from xce.controller.api.fastlane import FastLane
 from xce.controller.api.responses import COMMON
 from xce.controller.gate import LeaderGate
@@ -72,6 +75,7 @@ def _version() -> str:
 
 async def _every(seconds: float, what, name: str, ctl: Controller | None = None) -> None:
     """Run ``what`` every ``seconds``; with ``ctl``, only while that controller leads."""
+    said = 0.0
     while True:
         await asyncio.sleep(seconds)
         if ctl is not None and not ctl.leader:
@@ -80,6 +84,10 @@ async def _every(seconds: float, what, name: str, ctl: Controller | None = None)
             what()
         except leadership.NotLeader:
             pass  # it stepped down meanwhile; the loop idles until it leads again
+        except SQLAlchemyError as exc:  # the database away: the next round tries again; one line a while
+            if time.monotonic() - said >= unavailable.SAY_EVERY_S:
+                said = time.monotonic()
+                log.warning("%s failed: the database did not answer (%s); retrying", name, unavailable.first_line(exc))
         except Exception:  # a failing housekeeping round must not stop the next one
             log.exception("%s failed", name)
 
@@ -123,10 +131,11 @@ def create_app(ctl: Controller) -> FastAPI:
     ctl.metrics = metrics
     errors.install(app)
     hygiene.install(app)
+    unavailable.install(app)  # after hygiene: a database failure is 503, a value too wide still 422
     # Routes are matched in this order, each request against every route before its own, and no two
     # routers share a path: the ones every job calls come first.
     for r in (workers.router, sched.router, jobs.router, cluster.router, acct_api.router, admin.router, drift.router,
-              status.router, workload.router, ui_routes.router):
+              status.router, workload.router, attach.router, sharing.router, ui_routes.router):
         app.include_router(r)
     app.mount("/ui/static", StaticFiles(directory=str(files("xce.controller.ui") / "static")), name="ui-static")
 

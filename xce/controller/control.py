@@ -198,7 +198,10 @@ def _pending_changes(ctl: Controller, job: dict[str, Any], req: ModifyRequest) -
                        f"job's {', '.join(asked)} can be changed)")
     begin = asked.get("begin_time", job["begin_time"])
     depend = asked.get("depend", job["depend"])
-    sub = SubmitRequest(
+    # Where and how it may be placed is kept: a new -R is folded with its host list again.
+    options = json.loads(job["options"]) if job.get("options") else {}
+    placement = {k: options[k] for k in ("hosts", "exclude_hosts", "nodes", "cpus_per_task") if k in options}
+    sub = SubmitRequest(exclusive=bool(job.get("exclusive")), **placement,
         command=json.loads(job["command"]), queue=job["queue"], project=job["project"],
         tasks=asked.get("tasks", job["tasks"]), request=asked.get("request", job["request"]),
         requests=_merged(job["requests"], asked.get("requests")), limits=_merged(job["limits"], asked.get("limits")),
@@ -216,11 +219,26 @@ def _pending_changes(ctl: Controller, job: dict[str, Any], req: ModifyRequest) -
     return {k: val for k, val in out.items() if val != job.get(k)}
 
 
+def _shown(key: str, value: Any) -> str:
+    """A job's value as its history shows it to people: a time, not nanoseconds since the epoch."""
+    from xce.controller.gates import stamp
+    from xce.controller.submission import hms
+
+    if value is None or value == "":
+        return "none"
+    if key == "begin_time":
+        return stamp(value)
+    if key == "run_limit":
+        return hms(value)
+    return str(value)
+
+
 def _apply_pending(ctl: Controller, p: Principal, job: dict[str, Any], changes: dict[str, Any]) -> None:
     from xce.controller import gates
 
     ctl.conn.execute(sa.update(jobs).where(jobs.c.id == job["id"]).values(**changes))
-    what = ", ".join(f"{k} {job.get(k)} -> {v}" for k, v in changes.items() if k != "sched_request")
+    what = ", ".join(f"{k.replace('_', ' ')} {_shown(k, job.get(k))} -> {_shown(k, v)}"
+                     for k, v in changes.items() if k != "sched_request")
     ctl.history(job["id"], job["state"], job["state"], f"modified: {what}", p.name, time.time_ns())
     reshaped = {"tasks", "sched_request", "run_limit"} & set(changes)
     job.update(changes)
@@ -234,14 +252,12 @@ def _apply_pending(ctl: Controller, p: Principal, job: dict[str, Any], changes: 
 
 def signal_name(text: str) -> str:
     """``USR1``, ``SIGUSR1`` or ``10`` -> ``SIGUSR1``; a one-line refusal for anything else."""
-    import signal as _signal
+    from xce.signals import parse_signal
 
-    t = text.strip().upper()
-    try:
-        sig = _signal.Signals(int(t)) if t.isdigit() else _signal.Signals[t if t.startswith("SIG") else "SIG" + t]
-    except (KeyError, ValueError):
+    sig = parse_signal(text)
+    if sig is None:
         raise FieldErrors.one(["body", "signal"], f"unknown signal {text!r} (expected a name such as SIGUSR1 or "
-                              f"USR1, or a number)", "value_error.signal") from None
+                              f"USR1, or a number)", "value_error.signal")
     return sig.name
 
 
@@ -310,7 +326,9 @@ def _select_mine(ctl: Controller, p: Principal, queue: str | None, name: str | N
     if queue is not None:
         q = q.where(jobs.c.queue == queue)
     if name is not None:
-        q = q.where(jobs.c.name == name)
+        from xce.controller.views import name_filter
+
+        q = q.where(name_filter(ctl, name))
     with ctl._begin():
         return [dict(r) for r in ctl.conn.execute(q.order_by(jobs.c.id)).mappings()]
 
@@ -341,6 +359,7 @@ def act(ctl: Controller, p: Principal, req) -> dict[str, Any]:
     each ``{"jobid", "job" (as written: 12[3]), "ok", "message"}``; a job that cannot be acted on
     does not stop the others."""
     from xce.controller import gates
+    from xce.controller.views import name_matches
 
     sig = signal_name(req.signal) if req.signal is not None else None
     if sig is not None and req.action != "kill":
@@ -368,7 +387,8 @@ def act(ctl: Controller, p: Principal, req) -> dict[str, Any]:
             targets.setdefault(r["id"], r)
     elif req.queue is not None or req.name is not None or req.user not in (None, "all"):
         targets = {i: r for i, r in targets.items()
-                   if (req.queue is None or r["queue"] == req.queue) and (req.name is None or r["name"] == req.name)
+                   if (req.queue is None or r["queue"] == req.queue)
+                   and (req.name is None or name_matches(req.name, r["name"]))
                    and req.user in (None, "all", r["user"])}
     with ctl.tx():
         for jobid in sorted(targets):

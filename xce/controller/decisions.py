@@ -37,6 +37,7 @@ from xce.controller.models import DecisionEnvelope
 from xce.controller.service import UPDATE_JOB, Controller, dumps
 from xce.controller.store.prepared import Prepared
 from xce.controller.store.schema import decisions as decisions_t
+from xce.controller.store.schema import job_scripts
 from xce.core import decisions as core_decisions
 from xce.core.specs import PEND, RUN, SSUSP
 
@@ -46,8 +47,10 @@ _SEEN = Prepared(sa.select(decisions_t.c.id, decisions_t.c.outcome)
 _RECORD = Prepared(decisions_t.insert())
 
 
-def start_payload(job: dict[str, Any], placement: list[list[Any]]) -> dict[str, Any]:
-    """Everything a worker needs to run the job, so it never has to ask the controller again."""
+def start_payload(job: dict[str, Any], placement: list[list[Any]], script: str | None = None) -> dict[str, Any]:
+    """Everything a worker needs to run the job, so it never has to ask the controller again, its
+    spooled ``script`` included."""
+    options = json.loads(job["options"]) if job.get("options") else {}
     return {
         "jobid": job["id"],
         "job": {
@@ -62,6 +65,8 @@ def start_payload(job: dict[str, Any], placement: list[list[Any]]) -> dict[str, 
             "array_id": job["array_id"], "array_index": job["array_index"],
             # Which run of the job this is (a requeued job runs again under its id): the dispatch time.
             "run": job["start_time"],
+            "name": job.get("name"), "exclusive": bool(job.get("exclusive")), "options": options,
+            "script": script, "array": options.get("array"),
         },
     }
 
@@ -71,6 +76,16 @@ class _Batch:
         self.ctl = ctl
         self.jobs = jobs_by_id
         self._capacity = None
+        self._scripts: dict[int, str | None] = {}
+
+    def script(self, script_id: int | None) -> str | None:
+        """A spooled script, read once per batch (an array's elements dispatched together share it)."""
+        if script_id is None:
+            return None
+        if script_id not in self._scripts:
+            self._scripts[script_id] = self.ctl.conn.execute(
+                sa.select(job_scripts.c.script).where(job_scripts.c.id == script_id)).scalar()
+        return self._scripts[script_id]
 
     def capacity(self):
         """The registered cluster, summed once per batch (xce.controller.feasible)."""
@@ -122,10 +137,11 @@ class _Batch:
         self.ctl.move(job, "dispatch", f"dispatched to {hosts_text}", ACTOR, placement=dumps(placement),
                       head_host=placement[0][0], start_time=time.time_ns(), pend_reasons=None,
                       pend_category=None)
-        payload = start_payload(job, placement)
+        payload = start_payload(job, placement, self.script(job.get("script_id")))
         queue = self.ctl.config.queues.get(job["queue"])
         if queue is not None and queue.process_limit is not None:
             payload["job"]["process_limit"] = queue.process_limit
+        payload["job"]["env_families"] = list(self.ctl.config.job_env.families)
         payload["job"]["launch_key"] = secrets.token_hex(16)
         payload["job"]["task_servers"] = {h: self.ctl.hosts[h].task_address for h in spread.hosts_of(job)
                                           if h in self.ctl.hosts and self.ctl.hosts[h].task_address}
@@ -148,7 +164,7 @@ class _Batch:
                 rejected.append(self._reject(victim, why))
                 continue
             reason = f"preempted by job {d.preempting_jobid}"
-            self.ctl.move(job, "preempt", reason, ACTOR)
+            self.ctl.move(job, "preempt", reason, ACTOR, signal=d.signal)
             spread.enqueue_all(self.ctl, job, "suspend", {"jobid": victim, "signal": d.signal, "reason": reason})
             done.append(victim)
         status = "applied" if not rejected else ("partial" if done else "rejected")

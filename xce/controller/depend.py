@@ -6,12 +6,16 @@ Grammar (``||`` binds looser than ``&&``, ``!`` tightest; a bare job is ``done(j
     and   := unary ('&&' unary)*
     unary := '!' unary | '(' expr ')' | cond
     cond  := ('done' | 'exit' | 'ended' | 'started') '(' JOB [',' [OP] CODE] ')' | JOB
-    JOB   := 12 | 12[3] | 12[1-5] | NAME | NAME[3] | "NAME"       (xce.jobref)
+    JOB   := 12 | 12[3] | 12[1-5] | NAME | NAME[3] | "NAME" | "NAME[3]"   (xce.jobref)
     OP    := == | != | > | >= | < | <=                                (exit only; default ==)
 
 Slurm's ``--dependency=afterok:12:13,afterany:14`` is translated to this language first
 (:func:`xce.jobref.from_slurm`: ``after`` -> started, ``afterok`` -> done, ``afternotok`` -> exit,
 ``afterany`` -> ended; ``,`` -> ``&&``, ``?`` -> ``||``).
+
+A name with a space or one of ``( ) & | ! ,`` (names may hold any of them, :func:`xce.jobref.check_name`)
+is written in double quotes, ``done("fit (v2)[3]")``: unquoted, those characters are the grammar's. A
+name holding ``"`` cannot be written here; its job id can.
 
 At submission every job named is resolved (a name to the one job or array of the submitter's it
 names) and the expression is stored with ids (``done(12) && ended(13[2])``), so what it means cannot
@@ -30,6 +34,7 @@ import sqlalchemy as sa
 from xce.controller.store.schema import jobs
 
 MET, WAIT, NEVER = "met", "wait", "never"
+_QUOTE_HINT = ' (a job name with spaces or ( ) & | ! , is written in double quotes: done("my job"))'
 KINDS = ("done", "exit", "ended", "started")
 _OPS = ("==", "!=", ">=", "<=", ">", "<")
 _FINISHED = ("DONE", "EXIT")
@@ -71,7 +76,7 @@ class _Parser:
         node = self.expr()
         self.skip()
         if self.pos < len(self.text):
-            raise self.error(f"expected '&&', '||' or the end, found {self.text[self.pos]!r}")
+            raise self.error(f"expected '&&', '||' or the end, found {self.text[self.pos]!r}" + _QUOTE_HINT)
         return node
 
     def expr(self) -> Any:
@@ -145,7 +150,10 @@ class _Parser:
                 if self.pos == start:
                     raise self.error("expected an exit code (a whole number)")
                 code = (op, int(self.text[start:self.pos]))
-            self.expect(")")
+            if not self.peek(")"):
+                found = repr(self.text[self.pos]) if self.pos < len(self.text) else "the end"
+                raise self.error(f"expected ')', found {found}" + _QUOTE_HINT)
+            self.pos += 1
             return ("cond", word, job, job_at, code)
         if self.peek("("):
             raise self.error(f"unknown condition {word!r} (expected one of: {', '.join(KINDS)})", at)

@@ -4,10 +4,19 @@ cluster" once the cluster has shrunk under a job that was accepted.
 
 "Ever" means with every registered host empty and up: more tasks than all hosts' slots together,
 more of a resource per task than the largest host has (a task's share is never split across hosts),
-more in total than all hosts or a shared pool hold. A down host still counts: it may come back. With
+more in total than all hosts or a shared pool hold. A down host still counts: it may come back
+(a decommissioned one is removed, ``xceadmin host remove``, and counts no more). With
 no slot registered yet (a cluster starting) nothing is judged, nor is a resource no registered host
 has (a host that has it may join). Memory is judged against a host's
 ``maxmem`` (its ``mem`` is what is free now).
+
+A job held to some hosts (``hname == "a" || ...`` and ``hname != "x"`` in its select, as a host list
+is folded at submission) is judged against those hosts' slots, and ``span[hosts=N]`` (``-N``)
+against how many hosts there are.
+
+A shortfall is told in job-resources.md's form, "needs R N, short by R M" and then why in
+parentheses, like the scheduler's own reasons it replaces: the resource, what the job needs and how
+much the cluster lacks, never only a description of the cluster.
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ class Capacity:
     largest: dict[str, int] = field(default_factory=dict)
     total: dict[str, int] = field(default_factory=dict)
     pools: dict[str, int] = field(default_factory=dict)
+    #: Slots of every registered host, by name.
+    slots_of: dict[str, int] = field(default_factory=dict)
     _seen: dict[tuple[str, int], str | None] = field(default_factory=dict)
 
     @classmethod
@@ -40,6 +51,7 @@ class Capacity:
             cap.hosts += 1
             slots = values.get("slots", values.get("ncpus", 0))
             cap.slots += int(slots) if isinstance(slots, (int, float)) else 0
+            cap.slots_of[h.name] = int(slots) if isinstance(slots, (int, float)) else 0
             for name, value in values.items():
                 if name == "maxmem":
                     name = "mem"
@@ -78,27 +90,103 @@ class Capacity:
     def _compound(self, compound: Any, human) -> str | None:
         total_tasks = compound.total_tasks
         if total_tasks > self.slots:
-            return (f"{total_tasks} tasks but the cluster has {self.slots} slots on {self.hosts} "
-                    f"host{'s' if self.hosts != 1 else ''}")
+            return (f"needs slots {total_tasks}, short by slots {total_tasks - self.slots} (the cluster has "
+                    f"{self.slots} slots on {self.hosts} host{'s' if self.hosts != 1 else ''})")
         need: dict[str, int] = {}
         for primary in compound.primaries:
+            why = self._hosts(primary)
+            if why is not None:
+                return why
             for name, amount in primary.rusage:
                 def show(v: int, name: str = name) -> str:
                     return human(name, v)
 
                 if name in self.pools:
-                    if amount * primary.tasks > self.pools[name]:
-                        return (f"{show(amount * primary.tasks)} of {name} but its shared pool holds "
-                                f"{show(self.pools[name])}")
+                    wanted, pool = amount * primary.tasks, self.pools[name]
+                    if wanted > pool:
+                        return (f"needs {name} {show(wanted)}, short by {name} {show(wanted - pool)} "
+                                f"(its shared pool holds {show(pool)})")
                     continue
                 if name not in self.largest:
                     continue  # no host has it yet: a host that does may join
                 largest = self.largest[name]
                 if amount > largest:
-                    return f"{show(amount)} of {name} per task but the largest host has {show(largest)}"
+                    return (f"needs {name} {show(amount)}, short by {name} {show(amount - largest)} "
+                            f"(for one task; the largest host has {show(largest)})")
                 need[name] = need.get(name, 0) + amount * primary.tasks
         for name, amount in need.items():
             if amount > self.total.get(name, 0):
-                return (f"{human(name, amount)} of {name} in all but the cluster has "
-                        f"{human(name, self.total[name])}")
+                return (f"needs {name} {human(name, amount)}, short by {name} "
+                        f"{human(name, amount - self.total[name])} (the cluster has "
+                        f"{human(name, self.total[name])} in all)")
         return None
+
+    def _hosts(self, primary: Any) -> str | None:
+        """A primary held to named hosts, or spread over exactly N: can those hosts ever take it?"""
+        allowed, excluded = host_limits(primary.select)
+        if allowed is not None and any(n not in self.slots_of for n in allowed - excluded):
+            return None  # a host it may use has not registered yet: it may join with enough
+        names = sorted(self.slots_of) if allowed is None else sorted(allowed)
+        names = [n for n in names if n not in excluded and n in self.slots_of]
+        if allowed is not None or excluded:
+            slots = sum(self.slots_of[n] for n in names)
+            if primary.tasks > slots:
+                where = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+                return (f"needs slots {primary.tasks}, short by slots {primary.tasks - slots} (the hosts it may "
+                        f"use, {where or 'none'}, have {slots})")
+        wanted = primary.span_hosts or 0
+        if wanted > 1 and wanted > len(names):
+            return (f"needs hosts {wanted}, short by hosts {wanted - len(names)} (span[hosts={wanted}]; it may "
+                    f"use {len(names)})")
+        if wanted > 1:
+            per = -(-primary.tasks // wanted)
+            full, rest = divmod(primary.tasks, per)
+            big = sum(1 for n in names if self.slots_of[n] >= per)
+            some = sum(1 for n in names if self.slots_of[n] >= rest) if rest else 0
+            if big < full or (rest and some < wanted):
+                return (f"{per} tasks on each of {full} hosts{f' and {rest} on one more' if rest else ''}, but "
+                        f"{big} of the hosts it may use have {per} slots")
+        return None
+
+
+def host_limits(select: Any) -> tuple[set[str] | None, set[str]]:
+    """The hosts a select allows by name, from its top-level ``&&`` terms: an ``||`` of
+    ``hname == "h"`` (None: no such term) and every ``hname != "h"`` (the excluded ones)."""
+    from xce.core.resreq import Binary, Name, Str
+
+    allowed: set[str] | None = None
+    excluded: set[str] = set()
+    stack = [select] if select is not None else []
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, Binary):
+            continue
+        if node.op == "&&":
+            stack.extend((node.left, node.right))
+        elif node.op == "!=" and _hname(node, Name, Str) is not None:
+            excluded.add(_hname(node, Name, Str))
+        else:
+            names = _either(node, Binary, Name, Str)
+            if names is not None:
+                allowed = names if allowed is None else allowed & names
+    return allowed, excluded
+
+
+def _hname(node: Any, Name: Any, Str: Any) -> str | None:
+    for a, b in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(a, Name) and a.name == "hname" and isinstance(b, Str):
+            return b.value
+    return None
+
+
+def _either(node: Any, Binary: Any, Name: Any, Str: Any) -> set[str] | None:
+    """``hname == "a" || hname == "b" ...`` as {a, b}; None for anything else."""
+    if not isinstance(node, Binary):
+        return None
+    if node.op == "==":
+        name = _hname(node, Name, Str)
+        return None if name is None else {name}
+    if node.op == "||":
+        left, right = _either(node.left, Binary, Name, Str), _either(node.right, Binary, Name, Str)
+        return None if left is None or right is None else left | right
+    return None

@@ -25,11 +25,13 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import time
 from typing import Any
 
 import sqlalchemy as sa
 
+from xce import endcodes
 from xce.controller import accounting, spread, usage_series
 from xce.controller.control import KILL_GRACE_S, drop_undelivered_start, signal_kill
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, NotFound, field_error
@@ -133,9 +135,30 @@ def _touch(ctl: Controller, h: HostLive) -> None:
         ctl.publish("WORKERS_PUSH", ctl.workers_payload([h.name]))
 
 
+#: A host name as the configuration writes one (``[hosts]``, ``-m``): what a worker may register as,
+#: so that no name carries markup or terminal escapes into pages and terminals.
+HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+#: Most job slots one host may offer (a figure far beyond any machine, far below what breaks sums).
+MAX_SLOTS = 1_000_000
+#: The closing reason of a host closed by its own worker's report of trouble (reopened by the
+#: worker's first report without one; a host an administrator closed stays closed).
+TROUBLE_PREFIX = "worker trouble: "
+
+
+def _check_identity(req: RegisterRequest, resources: dict[str, Any], errors: list[dict[str, Any]]) -> None:
+    if not HOST_NAME.fullmatch(req.name):
+        errors.append(field_error(["body", "name"], "expected a host name: letters, digits, '.', '_' or '-', "
+                                  "starting with a letter or digit, at most 128", "value_error.host_name"))
+    slots = resources.get("slots")
+    if isinstance(slots, int) and slots > MAX_SLOTS:
+        errors.append(field_error(["body", "resources", "slots"], f"at most {MAX_SLOTS} slots per host, got {slots}",
+                                  "value_error.quantity"))
+
+
 def register(ctl: Controller, req: RegisterRequest) -> dict[str, Any]:
     errors: list[dict[str, Any]] = []
     resources = _validate_values("resources", req.resources, errors, whole=True)
+    _check_identity(req, resources, errors)
     load = _validate_values("load", req.load, errors, whole=False)
     if errors:
         raise FieldErrors(errors)
@@ -153,7 +176,7 @@ def register(ctl: Controller, req: RegisterRequest) -> dict[str, Any]:
             conn.execute(sa.update(hosts).where(hosts.c.name == name).values(**row))
         ctl.hosts[name] = HostLive(name, "ok", resources, load, old.registered if old else now, now,
                                    containment=req.containment, closed=old.closed if old else None,
-                                   task_address=req.task_address)
+                                   task_address=req.task_address, enforces=tuple(req.enforces))
         ctl.publish("WORKERS_PUSH", ctl.workers_payload([name]))
         ctl.publish("RESVALS_FULL", {"values": {name: dict(sorted(load.items()))}})
         log.log(logging.WARNING if old is not None and old.status != "ok" else logging.INFO,
@@ -161,12 +184,25 @@ def register(ctl: Controller, req: RegisterRequest) -> dict[str, Any]:
                 f", was {old.status}" if old is not None and old.status != "ok" else "",
                 extra={"fields": {"host": name, "slots": resources.get("slots")}})
         if req.running is not None:
-            kill, lost = _reconcile(ctl, name, set(req.running))
+            earlier = _earlier_runs(ctl, req)
+            kill, lost = _reconcile(ctl, name, set(req.running) - earlier, registering=True)
+            kill = sorted(set(kill) | earlier)
     return {"name": name, "status": "ok", "worker_timeout": ctl.settings.worker_timeout,
             "heartbeat_interval": max(1.0, ctl.settings.worker_timeout / 6), "kill": kill, "lost": lost}
 
 
-def _reconcile(ctl: Controller, name: str, running: set[int], quiet: bool = False) -> tuple[list[int], list[int]]:
+def _earlier_runs(ctl: Controller, req: RegisterRequest) -> set[int]:
+    """Jobs the worker runs under an id the controller has dispatched again since (requeued by
+    ``host down --requeue`` and placed anew): what it runs is an earlier run, to be killed, and the
+    job's current run is not there."""
+    runs = {int(k): v for k, v in (req.runs or {}).items() if int(k) in set(req.running or ())}
+    rows = ctl.jobs_by_id(sorted(runs))
+    return {jobid for jobid, run in runs.items()
+            if jobid in rows and rows[jobid]["start_time"] is not None and rows[jobid]["start_time"] != run}
+
+
+def _reconcile(ctl: Controller, name: str, running: set[int], quiet: bool = False,
+               registering: bool = False) -> tuple[list[int], list[int]]:
     """After a worker restart (or its return): lose what it no longer runs, kill what it should not
     run. ``quiet``: the worker did not restart, so only its UNKWN jobs are in question (the usage of a
     load report lists the jobs it runs, and whatever else the controller disagrees with gets its
@@ -197,6 +233,10 @@ def _reconcile(ctl: Controller, name: str, running: set[int], quiet: bool = Fals
             lost.append(job["id"])
     known = {j["id"] for j in placed}
     stray = sorted(running - known)
+    if registering:
+        # The answer names them and the worker kills them before it takes work: a kill action too
+        # could reach a run of the same job dispatched here after this registration.
+        return stray, lost
     rows = ctl.jobs_by_id(stray)
     for jobid in stray:
         row = rows.get(jobid)
@@ -220,6 +260,7 @@ def report_load(ctl: Controller, name: str, rep: LoadReport) -> dict[str, Any]:
             # Back without restarting (a network partition): the usage it reports is what it runs.
             _reconcile(ctl, name, {int(k) for k in rep.usage if str(k).isdigit()}, quiet=True)
         _touch(ctl, h)
+        _trouble(ctl, h, rep.trouble)
         if delta:
             h.load.update(delta)
             conn.execute(sa.update(hosts).where(hosts.c.name == name).values(load=dumps(h.load),
@@ -237,6 +278,19 @@ def report_load(ctl: Controller, name: str, rep: LoadReport) -> dict[str, Any]:
             if res.get("action") == "kill":
                 kill.append(jobid)
     return {"name": name, "status": h.status, "kill": kill}
+
+
+def _trouble(ctl: Controller, h: HostLive, trouble: str | None) -> None:
+    """A worker that cannot keep its journal must get no new job (it could not find it again after a
+    restart): its host is closed while it says so, and opened again once it no longer does."""
+    mine = h.closed is not None and h.closed.startswith(TROUBLE_PREFIX)
+    reason = TROUBLE_PREFIX + " ".join(trouble.split()) if trouble else None
+    if reason == h.closed or (h.closed is not None and not mine):
+        return  # nothing new, or an administrator's closing, which only an administrator lifts
+    h.closed = reason
+    ctl.conn.execute(sa.update(hosts).where(hosts.c.name == h.name).values(closed=reason))
+    ctl.publish("WORKERS_PUSH", ctl.workers_payload([h.name]))
+    log.warning("host %s %s", h.name, "opened: its worker's trouble is over" if reason is None else f"closed: {reason}")
 
 
 def fetch_actions(ctl: Controller, name: str, after: int, limit: int) -> dict[str, Any]:
@@ -362,7 +416,7 @@ def _apply_secondary(ctl: Controller, name: str, job: dict[str, Any], rep: JobSt
     elif rep.status in ("start_failed", "rejected") and state in ON_HOST:
         reason = f"could not start on {name}, one of its hosts: {rep.reason or 'no reason given'}"
         signal_kill(ctl, job, reason)
-        ctl.move(job, "fail", reason, name)
+        ctl.move(job, "fail", reason, name, end_code=endcodes.NOT_STARTED)
     elif rep.status == "finished":
         _DONE_ACTIONS.execute(conn, {"jid": jobid, "h": name})
     return {"jobid": jobid, "state": job["state"], "action": action}
@@ -391,12 +445,16 @@ def _apply_report(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatu
             action = "kill"
     elif rep.status == "finished":
         reason = rep.reason or (f"exit code {rep.exit_code}" if not rep.signal else f"killed by signal {rep.signal}")
-        ok = rep.exit_code == 0 and not rep.signal
+        ok = rep.exit_code == 0 and not rep.signal and rep.end != endcodes.MEMLIMIT
         values: dict[str, Any] = {"exit_code": rep.exit_code, "exit_signal": rep.signal}
         if tick:
             values["usage"] = dumps(_usage(job, name, tick, time.time_ns())[1])
         if state in ON_HOST:
-            ctl.move(job, "finish" if ok else "fail", "done" if ok else reason, name, **values)
+            # Exit 0 is DONE whatever ended it (a job that caught its limit's SIGTERM and finished), but
+            # for a process of it killed for memory; otherwise the worker's word where it knew one, else
+            # the command's own failure.
+            end = endcodes.DONE if ok else rep.end if rep.end not in (None, endcodes.DONE) else endcodes.EXIT
+            ctl.move(job, "finish" if ok else "fail", "done" if ok else reason, name, end_code=end, **values)
             # Its command ended: the tasks it left on its other hosts end with it.
             spread.enqueue_all(ctl, job, "kill", {"jobid": jobid, "signal": "SIGTERM", "grace_s": KILL_GRACE_S,
                                                   "reason": f"job {jobid} ended on {name}"}, spread.secondaries(job))
@@ -413,7 +471,7 @@ def _apply_report(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatu
         _DONE_ACTIONS.execute(conn, {"jid": jobid, "h": name})
     elif rep.status == "start_failed":
         ctl.move(job, "fail", f"could not start: {rep.reason or 'no reason given'}", name,
-                 exit_code=rep.exit_code, exit_signal=rep.signal)
+                 exit_code=rep.exit_code, exit_signal=rep.signal, end_code=endcodes.NOT_STARTED)
     return {"jobid": jobid, "state": job["state"], "action": action}
 
 
@@ -493,6 +551,31 @@ def declare_down(ctl: Controller, name: str, requeue: bool, actor: str) -> dict[
         ctl.publish("WORKERS_PUSH", ctl.workers_payload([name]))
     log.warning("host %s declared down by %s: %d job(s) ended, %d requeued", name, actor, len(ended), len(requeued))
     return {"name": name, "status": "down", "ended": ended, "requeued": requeued}
+
+
+def remove_host(ctl: Controller, name: str, actor: str) -> dict[str, Any]:
+    """``xceadmin host remove NAME``: a decommissioned host leaves the cluster (LSF: removed from the
+    cluster file; Slurm: the node removed), so that it stops counting as capacity at submission and
+    in ``xce whatif``. Refused while a job holds it, or while its worker reports (it would register
+    again at its next report)."""
+    h = _host(ctl, name)
+    if h.status == "ok":
+        raise Conflict(f"host {name} still reports: stop its worker first (it would register again), "
+                       f"then `xceadmin host down {name}` if it holds jobs")
+    with ctl.tx() as conn:
+        holding = [dict(r)["id"] for r in conn.execute(sa.select(jobs.c.id).where(
+            jobs.c.head_host == name, jobs.c.state.in_(ON_HOST))).mappings()]
+        holding += [j["id"] for j in _spanning(conn, name)]
+        if holding:
+            raise Conflict(f"host {name} holds job(s) {' '.join(map(str, sorted(holding)))}: "
+                           f"`xceadmin host down {name}` ends or requeues them first")
+        conn.execute(sa.delete(actions).where(actions.c.host == name))
+        conn.execute(sa.delete(hosts).where(hosts.c.name == name))
+        del ctl.hosts[name]
+        # As a host event: the scheduler keeps no job there and counts none of its resources.
+        ctl.publish("WORKERS_PUSH", {"nworkers": 1, "workers": [{"name": name, "status": "removed", "values": {}}]})
+    log.warning("host %s removed by %s", name, actor)
+    return {"name": name, "status": "removed"}
 
 
 def set_closed(ctl: Controller, name: str, reason: str | None) -> dict[str, Any]:

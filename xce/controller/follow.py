@@ -84,6 +84,29 @@ def request_key() -> str:
     return os.urandom(16).hex()
 
 
+def retryable(status: int) -> bool:
+    """An answer that says "not now" rather than "no": the controller could not do the request (its
+    database is away, it is overloaded, it lost the lead), so the same request, sent again later
+    with the same idempotency key, may succeed. Every other status is final."""
+    return status == 429 or status >= 500
+
+
+def backoff(attempt: int, cap: float = 5.0, first: float = 0.1) -> float:
+    """Seconds to wait before retry number ``attempt`` (1, 2, ...): doubling from ``first`` up to
+    ``cap``, jittered by up to a quarter, so that a hundred workers do not retry in step."""
+    base = min(cap, first * (2 ** min(attempt - 1, 30)))
+    return base * (0.75 + 0.25 * int.from_bytes(os.urandom(2), "big") / 65535)
+
+
+def retry_after(headers: Mapping[str, str], default: float) -> float:
+    """The server's ``Retry-After`` in seconds (bounded to a minute), else ``default``."""
+    value = _header(headers, "Retry-After")
+    try:
+        return min(60.0, max(0.0, float(value))) if value is not None else default
+    except ValueError:
+        return default
+
+
 class Leader:
     """The addresses of one cluster's controllers and the one believed to lead."""
 
@@ -227,10 +250,10 @@ class Session:
             raise Unreachable(f"cannot reach the controller at {where}: {reason}") from None
 
     def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
-                timeout: float | None = None) -> Any:
+                timeout: float | None = None, key: str | None = None) -> Any:
         """``json`` as the body, ``params`` as the query (list values repeat the key, None is left out).
-        A POST carries a fresh :func:`request_key`, so that a retry (a new leader, a dropped
-        connection) is recognised by the controller and not done twice."""
+        A POST carries ``key`` or a fresh :func:`request_key`, so that a retry (a new leader, a dropped
+        connection, a 503) is recognised by the controller and not done twice."""
         from xce import wirejson
         from xce.controller.transport import query
 
@@ -239,14 +262,39 @@ class Session:
             if q:
                 path += "?" + q
         data = wirejson.dumps(json).encode() if json is not None else None
-        headers = self.headers if method != "POST" else {**self.headers, KEY_HEADER: request_key()}
+        headers = self.headers if method != "POST" else {**self.headers, KEY_HEADER: key or request_key()}
         return self.send(method, path, data, headers, timeout)
+
+    def persist(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
+                patience: float = 30.0, on_retry: Callable[[str], None] | None = None) -> Any:
+        """:meth:`request` until a final answer (anything :func:`retryable` does not cover), retrying
+        a retryable one or an unreachable controller with :func:`backoff` and one idempotency key
+        for ``patience`` seconds; then the last retryable answer is returned (or Unreachable raised).
+        ``on_retry(why)`` hears of each retry."""
+        deadline = time.monotonic() + patience
+        key = request_key()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                r = self.request(method, path, json=json, params=params, key=key)
+            except Unreachable as exc:
+                if time.monotonic() >= deadline:
+                    raise
+                why, pause = str(exc), backoff(attempt)
+            else:
+                if not retryable(r.status_code) or time.monotonic() >= deadline:
+                    return r
+                why, pause = f"HTTP {r.status_code}", retry_after(r.headers, backoff(attempt))
+            if on_retry is not None:
+                on_retry(why)
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
 
     def get(self, path: str, params: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         return self.request("GET", path, params=params, timeout=timeout)
 
-    def post(self, path: str, json: Any = None) -> Any:
-        return self.request("POST", path, json=json)
+    def post(self, path: str, json: Any = None, key: str | None = None) -> Any:
+        return self.request("POST", path, json=json, key=key)
 
     def close(self) -> None:
         if self._conn is not None:

@@ -47,6 +47,47 @@ def _find_nul(obj: Any, loc: list[Any]) -> list[Any] | None:
     return None
 
 
+_SURROGATE_MSG = "a lone UTF-16 surrogate (\\ud800-\\udfff without its pair) is not a character"
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= c <= "\udfff" for c in text)
+
+
+def _find_surrogate(obj: Any, loc: list[Any]) -> list[Any] | None:
+    """Where a string holds half a surrogate pair (JSON can escape one; no store can keep it)."""
+    if isinstance(obj, str):
+        return loc if _has_surrogate(obj) else None
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if _has_surrogate(k):
+                return [*loc, k.encode("utf-8", "backslashreplace").decode()]
+            found = _find_surrogate(v, [*loc, k])
+            if found is not None:
+                return found
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            found = _find_surrogate(v, [*loc, i])
+            if found is not None:
+                return found
+    return None
+
+
+async def _refuse_surrogates(body: bytes, scope, receive, send) -> bool:
+    """Answer 422 (True) when the JSON body escapes a lone surrogate."""
+    if b"\\ud" not in body.lower():
+        return False
+    try:
+        found = _find_surrogate(json.loads(body), ["body"])
+    except ValueError:
+        return False
+    if found is None:
+        return False
+    err = {"detail": [{"loc": found, "msg": _SURROGATE_MSG, "type": "value_error.surrogate"}]}
+    await Response(json.dumps(err), 422, media_type="application/json")(scope, receive, send)
+    return True
+
+
 class RequestHygiene:
     """ASGI middleware: 422 for a NUL in the path, the query string or the JSON body, and for a body
     that is not UTF-8 (JSON's encoding; FastAPI would answer an undocumented 400)."""
@@ -85,6 +126,8 @@ class RequestHygiene:
             if found is not None:
                 await _nul_error(found)(scope, receive, send)
                 return
+        if await _refuse_surrogates(body, scope, receive, send):
+            return
         await self.app(scope, asgibody.replaying(messages, receive), send)
 
 

@@ -16,6 +16,13 @@ that property is kept by a **lease with a fencing term**, one row of the ``leade
   its own clock says; its next transaction, or its next renewal, tells it to step down.
 * A leader paused *inside* a transaction would hold the row: the session setting
   ``idle_in_transaction_session_timeout`` makes PostgreSQL end that session, which releases it.
+  That setting does not cover every way a frozen process holds a session (PostgreSQL blocked
+  writing an answer the frozen process does not read is "active", not idle), so a follower that
+  finds the lease expired and its row still locked ends the old holder's sessions itself
+  (``pg_terminate_backend``, found by their ``application_name``,
+  :func:`xce.controller.store.engine.session_name`): their transactions roll back, which is the
+  fence made certain, and the takeover goes ahead in the same look. Takeover is therefore bounded
+  by the lease plus one look whatever state the old leader is in.
 
 Timing: a follower looks at the lease every ``ttl / 4`` seconds, so after the leader dies the
 lease runs out within ``ttl`` and a follower takes over at most ``ttl / 4`` later (3.75 s with
@@ -52,6 +59,9 @@ log = logging.getLogger("xce.controller")
 DEFAULT_TTL_S = 3.0
 #: How long a takeover waits for the lease row when the leader is inside a transaction.
 ACQUIRE_LOCK_TIMEOUT_MS = 200
+#: How long past its expiry a lease must be before its holder's sessions are ended to take it (a
+#: leader a little late with its renewal is not frozen).
+FENCE_GRACE_US = 500_000
 _NOW_US = sa.literal_column("(extract(epoch from clock_timestamp()) * 1000000)::bigint")
 
 
@@ -131,7 +141,43 @@ class Lease:
         return _info(row)
 
     def try_acquire(self, conn: Connection) -> LeaseInfo | None:
-        """Take the lease if it is free, expired, ours, or held by a dead process of this host."""
+        """Take the lease if it is free, expired, ours, or held by a dead process of this host; an
+        expired lease whose row its frozen holder still locks is taken after ending that holder's
+        sessions (:meth:`fence_out`)."""
+        try:
+            return self._acquire(conn)
+        except DBAPIError as exc:
+            if exc.connection_invalidated or not _lock_timeout(exc):
+                raise
+        if not self.fence_out(conn):
+            return None
+        try:
+            return self._acquire(conn)
+        except DBAPIError as exc:
+            if exc.connection_invalidated or not _lock_timeout(exc):
+                raise
+            return None
+
+    def fence_out(self, conn: Connection) -> int:
+        """End the sessions of the expired lease's holder (not ours): the number ended. Whatever they
+        were doing rolls back, so nothing the old leader does can commit after the takeover."""
+        info = self.read(conn)
+        if info is None or info.holder == self.me.holder or info.expires_us + FENCE_GRACE_US > info.now_us:
+            return 0
+        from xce.controller.store.engine import session_name
+
+        with conn.begin():
+            ended = conn.execute(sa.text(
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 2000)) FROM pg_stat_activity "
+                "WHERE application_name = :app AND pid <> pg_backend_pid()"),
+                {"app": session_name(info.holder)}).scalar() or 0
+        if ended:
+            log.warning("ended %d database session(s) of controller %s, whose lease ran out %.1f s ago while it "
+                        "still held the lease row (a frozen process): taking over", ended, info.url or info.holder,
+                        (info.now_us - info.expires_us) / 1e6)
+        return ended
+
+    def _acquire(self, conn: Connection) -> LeaseInfo | None:
         try:
             with conn.begin():
                 conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{ACQUIRE_LOCK_TIMEOUT_MS}ms'")
@@ -149,9 +195,9 @@ class Lease:
                 else:
                     return None
         except (IntegrityError, DBAPIError) as exc:
-            if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+            if isinstance(exc, DBAPIError) and (exc.connection_invalidated or _lock_timeout(exc)):
                 raise
-            return None  # another controller is taking over, or the leader is inside a transaction
+            return None  # another controller is taking over
         self.term = term
         return old or LeaseInfo(0, "", "", 0, "", "", 0, 0, 0)
 
@@ -215,6 +261,11 @@ class SoloLease:
 
     def fence(self, conn: Connection) -> None:
         return None
+
+
+def _lock_timeout(exc: DBAPIError) -> bool:
+    """The lease row is locked by another session (SQLSTATE 55P03, lock_not_available)."""
+    return getattr(exc.orig, "sqlstate", None) == "55P03"
 
 
 def for_dialect(dialect: str, me: Identity, ttl_s: float) -> Lease | SoloLease:

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from xce.endcodes import CODES
+
 MAX_ARGS = 4096
 MAX_ARG_LEN = 65536
 MAX_COMMAND_BYTES = 256 * 1024
@@ -20,6 +22,8 @@ MAX_NAME_LEN = 128
 MAX_PATH_LEN = 4096
 MAX_ENV = 1024
 MAX_ENV_BYTES = 256 * 1024
+#: A spooled job script (Slurm's default max_script_size is 4 MB; LSF has no limit but its spool disk).
+MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 MAX_RESOURCES = 64
 MAX_TASKS = 1_000_000
 MAX_ARRAY = 100_000
@@ -81,6 +85,36 @@ class SubmitRequest(_Body):
     allow_pending_forever: bool = Field(False, description="Accept a job that can never run on the cluster as it "
                                         "is now (it pends until the cluster grows).")
     rerunnable: bool = Field(False, description="Run the job again elsewhere if its host is declared down.")
+    script: Annotated[str, Field(max_length=MAX_SCRIPT_BYTES)] | None = Field(
+        None, description="The job script's content, spooled with the job: the worker writes it to a file only the "
+        "owner can read and runs that copy (command[0] names it; its #! line chooses the interpreter, /bin/sh "
+        "without one), so the submitted file may be deleted at once.")
+    exclusive: bool = Field(False, description="No other job on the job's hosts while it runs (bsub -x, sbatch "
+                            "--exclusive); it starts only on hosts that run nothing.")
+    hosts: list[Name] | None = Field(None, max_length=MAX_ARGS, description="Run only on these hosts or host groups "
+                                     "(bsub -m, sbatch -w).")
+    exclude_hosts: list[Name] | None = Field(None, max_length=MAX_ARGS, description="Never on these hosts or host "
+                                             "groups (sbatch -x/--exclude).")
+    nodes: int | None = Field(None, ge=1, le=MAX_TASKS, description="Exactly this many hosts (sbatch -N); the tasks "
+                              "are spread evenly over them.")
+    cpus_per_task: int = Field(1, ge=1, le=MAX_TASKS, description="Slots of each task (sbatch -c): tasks counts "
+                               "slots, so it must be a multiple of this.")
+    warn_signal: Annotated[str, Field(max_length=32)] | None = Field(
+        None, description="Signal sent warn_time seconds before the run limit (sbatch --signal, bsub -wa).")
+    warn_time: int | None = Field(None, ge=1, le=MAX_RUN_LIMIT_S, description="Seconds before the run limit at "
+                                  "which warn_signal is sent (sbatch --signal=SIG@SECONDS, bsub -wt).")
+    warn_batch_only: bool = Field(False, description="The warning signal goes to the job script's shell only, not "
+                                  "to every process of the job (sbatch --signal=B:SIG@S).")
+    open_mode: Literal["append", "truncate"] = Field("append", description="How output files are opened: "
+                                                     "appended to (bsub -o) or truncated first (bsub -oo, sbatch).")
+    interactive: bool = Field(False, description="An interactive job (bsub -Is, srun --pty): its standard input, "
+                              "output and error are a terminal the submitter attaches to.")
+    submit_host: Name | None = Field(None, description="The host the job was submitted from ($XCE_SUBMIT_HOST).")
+    submit_dir: Path_ | None = Field(None, description="The directory it was submitted from ($XCE_SUBMIT_DIR, "
+                                     "$SLURM_SUBMIT_DIR); cwd when absent.")
+    recorded: dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=MAX_REQUEST_LEN)]] = Field(
+        default_factory=dict, max_length=64, description="Options accepted and kept with the job that have no "
+        "effect on this cluster (mail, wckey, comment ...), by name.")
 
 
 class HostDownRequest(_Body):
@@ -89,6 +123,10 @@ class HostDownRequest(_Body):
 
 class HostCloseRequest(_Body):
     reason: str = Field("", max_length=256, description="Why, shown by `xce hosts`.")
+
+
+class QueueCloseRequest(_Body):
+    reason: str = Field("", max_length=256, description="Why, shown by `xce queues`.")
 
 
 class ActRequest(_Body):
@@ -158,11 +196,17 @@ class RegisterRequest(_Body):
     load: dict[str, Any] = Field(default_factory=dict, max_length=256, description="First load report.")
     running: list[Id] | None = Field(
         None, max_length=MAX_TASKS, description="Job ids this worker still runs (after a worker restart).")
+    runs: dict[Annotated[str, Field(pattern=r"^[0-9]{1,18}$")], int] | None = Field(
+        None, max_length=MAX_TASKS, description="Which run of each of `running` it is, where the worker knows it: "
+        "the `run` of the job's start action. A job dispatched again since (requeued) is killed, not adopted.")
     containment: Literal["cgroup-v2", "cgroup-v1", "process-group"] | None = Field(
         None, description="What holds each job's processes together on this host.")
     task_address: str | None = Field(
         None, max_length=300, pattern=r"^[0-9A-Za-z.:\[\]-]+:[0-9]{1,5}$",
         description="HOST:PORT where this worker starts the tasks of parallel jobs (`xce launch`).")
+    enforces: list[Annotated[str, Field(max_length=300)]] = Field(
+        default_factory=list, max_length=256,
+        description="Provider resources this worker can hold a job to with `--limit NAME=N`.")
 
 
 class LoadReport(_Body):
@@ -173,6 +217,10 @@ class LoadReport(_Body):
     task_address: str | None = Field(
         None, max_length=300, pattern=r"^[0-9A-Za-z.:\[\]-]+:[0-9]{1,5}$",
         description="HOST:PORT of this worker's task server, repeated so a restarted controller learns it again.")
+    trouble: str | None = Field(
+        None, max_length=500,
+        description="Why this worker cannot take new jobs now (its job journal cannot be written): the host "
+                    "is closed to new jobs while a report says so, and opened again by the first that does not.")
 
 
 class JobStatusReport(_Body):
@@ -182,6 +230,9 @@ class JobStatusReport(_Body):
     signal: str | None = Field(None, max_length=32)
     reason: str = Field("", max_length=4096)
     pid: Int32 | None = None
+    end: Literal[CODES] | None = Field(  # type: ignore[valid-type]
+        None, description="finished: how the job ended, where the worker knows (RUNLIMIT, MEMLIMIT, NODE_FAIL ...); "
+        "the controller decides the rest.")
 
 
 class JobReport(JobStatusReport):

@@ -40,11 +40,11 @@ from typing import Any, Iterator
 import orjson
 import sqlalchemy as sa
 
-from xce import hooks
+from xce import endcodes, hooks
 from xce.config.convert import to_sched_config
 from xce.config.loader import ConfigError, load_config
 from xce.config.schema import ClusterConfig
-from xce.controller import accounting, leadership, statedir, states
+from xce.controller import accounting, leadership, queues, statedir, states
 from xce.controller.errors import Conflict, NotFound
 from xce.controller.leadership import NotLeader
 from xce.controller.schedwatch import SchedulerWatch
@@ -75,7 +75,7 @@ _UPDATE_META = prepared.Prepared(sa.update(meta).where(meta.c.key == sa.bindpara
 #: What a job back in PEND forgets of its last run (its history keeps it).
 FRESH_RUN: dict[str, Any] = {"placement": None, "head_host": None, "start_time": None, "end_time": None,
                              "exit_code": None, "exit_signal": None, "usage": None, "pend_reasons": None,
-                             "pend_category": None, "requeue_by": None}
+                             "pend_category": None, "requeue_by": None, "end_code": None}
 
 
 def dumpb(obj: Any) -> bytes:
@@ -158,6 +158,9 @@ class HostLive:
     #: HOST:PORT of its task server (``xce launch``), as registered; not stored (a restarted
     #: controller learns it again when the worker registers).
     task_address: str | None = None
+    #: Provider resources its worker can hold a job to (``--limit NAME=N``), as registered; not
+    #: stored, like ``task_address``.
+    enforces: tuple[str, ...] = ()
 
     @property
     def scheduling_status(self) -> str:
@@ -184,6 +187,9 @@ class Controller:
         self.slots = SlotTally()  # slots held per host, kept as jobs move
         self.first_seq = 1
         self.next_job = self.next_seq = self.next_action = self.next_control = 1
+        self._reserved_jobs = 1  # the job ids below this may belong to a submission not yet committed
+        #: Queues closed by ``xceadmin queue close``, with the reason (xce.controller.queues).
+        self.queue_closed: dict[str, str] = {}
         self.metrics = None  # set by the app (xce.controller.metrics.Metrics)
         self.lease: leadership.Lease | leadership.SoloLease | None = None
         #: True while this controller holds the lease; only then may a transaction run.
@@ -224,11 +230,12 @@ class Controller:
         sd = statedir.ensure(self.state_dir)
         self._lock(sd)
         url = store_engine.normalize_url(self.settings.db, statedir.sqlite_path(sd))
-        self.engine = store_engine.open_engine(url, lease_s=self.settings.lease_s)
+        me = leadership.Identity.this_process(self.settings.url, str(sd.absolute()))
+        # Its sessions carry its name: a controller frozen while it led is fenced out by ending them.
+        self.engine = store_engine.open_engine(url, lease_s=self.settings.lease_s, holder=me.holder)
         migrate.ensure_current(self.engine, self.settings.upgrade_hint)
         self.conn = self.engine.connect()
         prepared.note_writes(self.conn)
-        me = leadership.Identity.this_process(self.settings.url, str(sd.absolute()))
         self.lease = leadership.for_dialect(self.engine.dialect.name, me, self.settings.lease_s)
         self.config = self._startup_config()  # every controller checks its file, leader or not
         from xce.plugins import load_entry_points
@@ -336,7 +343,8 @@ class Controller:
         """Counters, host table and job counts from the store (at start, and after a rollback)."""
         c = self.conn
         with self._begin():
-            self.next_job = (c.execute(sa.select(sa.func.max(jobs.c.id))).scalar() or 0) + 1
+            # Never below the ids handed to submissions still waiting for their commit (see alloc_jobids).
+            self.next_job = max(self._reserved_jobs, (c.execute(sa.select(sa.func.max(jobs.c.id))).scalar() or 0) + 1)
             last_seq = c.execute(sa.select(sa.func.max(events.c.seq))).scalar() or 0
             self.next_seq = last_seq + 1
             self.first_seq = c.execute(sa.select(sa.func.min(events.c.seq))).scalar() or self.next_seq
@@ -484,12 +492,15 @@ class Controller:
     def wake_control(self) -> None:
         self._wake_control = True
 
-    def move(self, job: dict[str, Any], verb: str, reason: str, actor: str, **changes: Any) -> str:
+    def move(self, job: dict[str, Any], verb: str, reason: str, actor: str, *, signal: str | None = None,
+             **changes: Any) -> str:
         """Take ``job`` (a row dict, updated in place) through ``verb`` of the state table.
 
         A job someone requeued while it ran (``requeue_by``) goes back to PEND however that run
         ends (finished, failed, lost): every end of a run passes here, so no report path can
-        forget it. A kill still ends it."""
+        forget it. A kill still ends it. For the same reason every end gets its one word here
+        (``end_code``, :data:`xce.endcodes.OF_MOVE`) unless the caller knows better and passes it.
+        ``signal``: what the move sends the job (a preemption's), for the hooks' event."""
         if verb in RUN_ENDS and job.get("requeue_by"):
             asked = f"requeued by {job['requeue_by']}"
             # Its end usually is the stop the requeue sent; anything else is worth saying.
@@ -501,6 +512,8 @@ class Controller:
         values = {"state": new, "reason": reason, **changes}
         if new in (states.DONE, states.EXIT) and "end_time" not in values:
             values["end_time"] = now
+        if new in (states.DONE, states.EXIT) and "end_code" not in values:
+            values["end_code"] = endcodes.OF_MOVE[verb]
         UPDATE_JOB.execute(self.conn, {"jid": job["id"], **values})
         self.history(job["id"], old, new, reason, actor, now)
         self.publish("JOB_STATE_CHANGE", {"jobid": job["id"], "state": new, "reason": reason}, ts=now)
@@ -525,14 +538,20 @@ class Controller:
             queue = self.config.queues.get(job["queue"])
             path = getattr(queue.hooks, event) if queue is not None else None
             if path is not None or hooks.available():
-                self._buf_hooks.append((hooks.job_event(event, job, reason, now), (path,) if path else ()))
+                self._buf_hooks.append((hooks.job_event(event, job, reason, now, signal), (path,) if path else ()))
         if self.metrics is not None:
             self.metrics.moved(job, verb)
         return new
 
     def alloc_jobids(self, n: int) -> int:
+        """Ids for ``n`` jobs. Those handed out outside a transaction (a submission prepared for the
+        group commit, :mod:`xce.controller.groupcommit`) stay reserved when another transaction fails
+        and the counters are reloaded meanwhile: handing them out again would make the waiting
+        submission's commit a duplicate key."""
         first = self.next_job
         self.next_job += n
+        if not self._in_tx:
+            self._reserved_jobs = self.next_job
         return first
 
     def alloc_control_seq(self) -> int:
@@ -576,7 +595,8 @@ class Controller:
     def _apply_config(self, cfg: ClusterConfig, actor: str) -> bool:
         """Make ``cfg`` current; publish CONFIG_PUSH when it differs from the stored one."""
         text = cfg.model_dump_json()
-        self.config = cfg
+        self.file_config = cfg
+        self.config = cfg = queues.overlay(self, cfg)  # with the queues administrators closed
         # "driver": what the scheduler process itself reads (its cadence); the core ignores it.
         self.sched_config_json = {**to_sched_config(cfg).to_json(), "driver": {
             "round_interval_s": cfg.scheduler.round_interval_s,
@@ -591,6 +611,12 @@ class Controller:
         self.publish("CONFIG_PUSH", self.sched_config_json)
         log.info("configuration applied (%s)", actor)
         return True
+
+    def apply_queue_closures(self) -> None:
+        """After ``xceadmin queue close/open``: the file's configuration again, with the closures as
+        they now are, pushed to the scheduler (the file is unchanged, so :meth:`_apply_config` would not)."""
+        self._apply_config(self.file_config, "queue closures")
+        self.publish("CONFIG_PUSH", self.sched_config_json)
 
     def reconfig(self, actor: str) -> dict[str, Any]:
         """Reload the ``--config`` file. An invalid file raises ConfigError and changes nothing."""

@@ -26,8 +26,9 @@ import sqlalchemy as sa
 from xce.controller.errors import FieldErrors, field_error
 from xce.controller.models import MAX_COMMAND_BYTES, MAX_ENV_BYTES, SubmitRequest
 from xce.controller.service import JOBS_PER_PUSH, Controller, dumps
-from xce.controller.store.schema import jobs, submit_keys
+from xce.controller.store.schema import job_scripts, jobs, submit_keys
 from xce.core.specs import PEND
+from xce.signals import parse_signal
 
 #: Built-in names that describe a host, not something a job consumes or may be capped at.
 NOT_REQUESTABLE = frozenset({"r15s", "r1m", "r15m", "ut", "type", "model"})
@@ -53,7 +54,8 @@ def _quantities(kind: str, given: dict[str, Any], errors: list[dict[str, Any]]) 
                                       "value_error.resource_name"))
             continue
         try:
-            validate_resource_name(name, allow_reserved=True)
+            if not (kind == "limits" and name == "pids"):  # a cap on processes, not a resource anyone holds
+                validate_resource_name(name, allow_reserved=True)
         except ResourceNameError as exc:
             errors.append(field_error(_loc(kind, name), str(exc), "value_error.resource_name", rule=exc.rule))
             continue
@@ -63,6 +65,19 @@ def _quantities(kind: str, given: dict[str, Any], errors: list[dict[str, Any]]) 
         except QuantityError as exc:
             errors.append(field_error(_loc(kind, name), str(exc), "value_error.quantity", rule=exc.rule))
     return out
+
+
+def unenforced(ctl: Controller, limits: dict[str, int], errors: list[dict[str, Any]]) -> None:
+    """A limit nothing enforces would be shown on the job and never kept: refuse it, naming what can
+    be limited (the worker's own, and provider resources some registered worker enforces)."""
+    from xce.worker.containment.base import ENFORCED_LIMITS
+
+    can = set(ENFORCED_LIMITS).union(*(h.enforces for h in ctl.hosts.values()))
+    for name in limits:
+        if name not in can:
+            errors.append(field_error(_loc("limits", name), f'a limit on "{name}" cannot be enforced: no worker can '
+                                      f"cap it (expected one of: {', '.join(sorted(can))})",
+                                      "value_error.limit", expected=sorted(can)))
 
 
 def _parse(text: str, tasks: int, loc: tuple[str | int, ...], errors: list[dict[str, Any]]):
@@ -140,6 +155,95 @@ def fold_requests(text: str, parsed, requests: dict[str, int]) -> str | None:
     return f"{text[:match.start()]}rusage[{joined}]{text[match.end():]}"
 
 
+def expand_hosts(ctl: Controller, field: str, names: list[str] | None,
+                 errors: list[dict[str, Any]]) -> list[str] | None:
+    """The hosts a job's host list names (``hosts``, ``exclude_hosts``): each entry a host, or a
+    ``[host_groups]`` group standing for its members; in order, each once. None when not given.
+    A name that is neither is refused, naming it, as ``bsub -m`` refuses an unknown host."""
+    if names is None:
+        return None
+    groups = ctl.config.host_groups
+    _, hosts = known_names(ctl)
+    out: list[str] = []
+    for i, name in enumerate(names):
+        if name in groups:
+            if name in hosts:
+                errors.append(field_error(_loc(field, i), f'"{name}" is both a host and a host group: rename the '
+                                          f"group in [host_groups]", "value_error.host_group", name=name))
+                continue
+            out.extend(m for m in groups[name] if m not in out)
+        elif name in hosts:
+            if name not in out:
+                out.append(name)
+        else:
+            errors.append(field_error(_loc(field, i), f'unknown host or host group "{name}" (hosts: '
+                                      f"{', '.join(sorted(hosts)) or 'none has registered yet'}; groups: "
+                                      f"{', '.join(sorted(groups)) or 'none'})", "value_error.unknown_host",
+                                      name=name))
+    return out
+
+
+def fold_placement(text: str, tasks: int, only: list[str] | None, never: list[str] | None, nodes: int | None,
+                   cpus_per_task: int = 1) -> str | tuple[str, str]:
+    """The scheduler-facing requirement with a host list and a host count folded in, or (field,
+    why) when they cannot be expressed.
+
+    ``hosts`` becomes ``hname == "a" || hname == "b"`` and ``exclude_hosts`` ``hname != "x" && ...``,
+    AND-ed with the select of every primary of every alternative (a compound's parts all run on the
+    listed hosts, as LSF applies -m to the whole job). ``nodes`` (``sbatch -N``) becomes
+    ``span[hosts=N]``: exactly N hosts with ``ceil(tasks / N)`` tasks on each but the last, so only a
+    simple requirement without a span of its own, and only an N that spread fills exactly (and that
+    splits no task of ``cpus_per_task`` slots) can be expressed.
+    """
+    from dataclasses import replace
+
+    from xce.core.resreq import Binary, parse_request
+    from xce.core.resreq.ast import Compound, Request
+
+    parsed = parse_request(text, tasks)
+    terms = []
+    if only:
+        terms.append(" || ".join(f"hname == {_quoted(h)}" for h in only))
+    if never:
+        terms.append(" && ".join(f"hname != {_quoted(h)}" for h in never))
+    limit = None
+    for term in terms:
+        expr = parse_request(f"select[{term}]", 1).primaries[0].select
+        limit = expr if limit is None else Binary("&&", limit, expr)
+    if nodes is not None:
+        if parsed.kind != "PRIMARY":
+            return ("nodes", "nodes applies to a simple requirement; with a compound or alternative request "
+                    "write span[...] inside each {...}")
+        p = parsed.primaries[0]
+        if p.span_hosts is not None or p.span_ptile is not None:
+            return ("nodes", f"nodes and the request's span[{p.span[0]}={p.span[1]}] both say how tasks are "
+                    f"spread: give one of them")
+        if nodes > tasks // cpus_per_task:
+            return ("nodes", f"{nodes} hosts but only {tasks // cpus_per_task} task(s): every host needs one")
+        per = -(-tasks // nodes)
+        if -(-tasks // per) != nodes or per % cpus_per_task:
+            fits = [k for k in range(1, tasks + 1) if -(-tasks // -(-tasks // k)) == k
+                    and -(-tasks // k) % cpus_per_task == 0]
+            return ("nodes", f"{tasks} slots cannot be spread over exactly {nodes} hosts ({per} on each but the "
+                    f"last, whole tasks of {cpus_per_task} slot(s)); host counts that work: "
+                    f"{', '.join(map(str, fits[:12]))}")
+    alternatives = []
+    for compound in parsed.alternatives:
+        primaries = []
+        for p in compound.primaries:
+            if limit is not None:
+                p = replace(p, select=limit if p.select is None else Binary("&&", p.select, limit))
+            if nodes is not None:
+                p = replace(p, span_hosts=nodes)
+            primaries.append(p)
+        alternatives.append(Compound(tuple(primaries)))
+    return Request(tuple(alternatives)).format()
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def validate(ctl: Controller, req: SubmitRequest, user: str | None = None) -> dict[str, Any]:
     """Everything about one submission that can be wrong, checked before anything is written."""
     errors: list[dict[str, Any]] = []
@@ -176,9 +280,22 @@ def validate(ctl: Controller, req: SubmitRequest, user: str | None = None) -> di
     if env_bytes > MAX_ENV_BYTES:
         errors.append(field_error(_loc("env"), f"environment is larger than {MAX_ENV_BYTES} bytes", "value_error.too_long"))
 
+    if req.script is not None and "\0" in req.script:
+        errors.append(field_error(_loc("script"), "the job script must not contain NUL characters (is it a "
+                                  "binary file?)", "value_error.script"))
+    if req.tasks % req.cpus_per_task:
+        errors.append(field_error(_loc("cpus_per_task"), f"tasks ({req.tasks} slots) must be a multiple of "
+                                  f"cpus_per_task ({req.cpus_per_task})", "value_error.cpus_per_task"))
+    if (req.warn_signal is None) != (req.warn_time is None):
+        errors.append(field_error(_loc("warn_signal" if req.warn_signal is None else "warn_time"),
+                                  "give warn_signal and warn_time together", "value_error.warning"))
+    elif req.warn_signal is not None and parse_signal(req.warn_signal) is None:
+        errors.append(field_error(_loc("warn_signal"), f"unknown signal {req.warn_signal!r} (expected a name such "
+                                  f"as USR1, SIGUSR2 or TERM, or a number)", "value_error.signal"))
     run_limit = resolve_run_limit(queue, qcfg, req.run_limit, errors)
     requests = _quantities("requests", req.requests, errors)
     limits = _quantities("limits", req.limits, errors)
+    unenforced(ctl, limits, errors)
     parsed = _parse(req.request, req.tasks, _loc("request"), errors)
     if parsed is not None:
         unknown_names(ctl, parsed, _loc("request"), errors)
@@ -191,6 +308,17 @@ def validate(ctl: Controller, req: SubmitRequest, user: str | None = None) -> di
                                       "value_error.requests"))
         elif _parse(folded, req.tasks, _loc("requests"), errors) is not None:
             sched_request = folded
+    only = expand_hosts(ctl, "hosts", req.hosts, errors)
+    never = expand_hosts(ctl, "exclude_hosts", req.exclude_hosts, errors)
+    if only is not None and never is not None and not errors and not set(only) - set(never):
+        errors.append(field_error(_loc("exclude_hosts"), f"excludes every host the job may run on "
+                                  f"({', '.join(only)})", "value_error.hosts"))
+    if (only or never or req.nodes is not None) and parsed is not None and not errors:
+        placed = fold_placement(sched_request, req.tasks, only, never, req.nodes, req.cpus_per_task)
+        if isinstance(placed, tuple):
+            errors.append(field_error(_loc(placed[0]), placed[1], "value_error." + placed[0]))
+        elif _parse(placed, req.tasks, _loc("request"), errors) is not None:
+            sched_request = placed
     array = _array(req.array, errors)
     if req.name is not None:
         from xce.jobref import RefError, check_name
@@ -214,12 +342,35 @@ def validate(ctl: Controller, req: SubmitRequest, user: str | None = None) -> di
 
         why = Capacity.of(ctl).problem(sched_request, req.tasks)
         if why is not None:
-            errors.append(field_error(_loc(), f"the job can never run on this cluster: {why} "
-                                      f"(--allow-pending-forever submits it anyway)", "value_error.never_runnable"))
+            errors.append(field_error(_loc(), f"the job can never run on this cluster: {why}"
+                                      f"; --allow-pending-forever submits it anyway", "value_error.never_runnable"))
     if errors:
         raise FieldErrors(errors)
     return {"queue": queue, "project": project, "requests": requests, "limits": limits,
             "sched_request": sched_request, "run_limit": run_limit, "array": array, "depend": depend}
+
+
+#: SubmitRequest fields kept in a job's ``options`` (JSON), with the value that is not stored.
+OPTION_DEFAULTS: dict[str, Any] = {
+    "cpus_per_task": 1, "hosts": None, "exclude_hosts": None, "nodes": None, "warn_signal": None, "warn_time": None,
+    "warn_batch_only": False, "open_mode": "append", "interactive": False, "submit_host": None, "submit_dir": None,
+    "recorded": {}}
+
+
+def job_options(req: SubmitRequest, array=None) -> dict[str, Any]:
+    """The options that differ from their defaults: what the worker and the views read (a signal
+    by its name, ``SIGUSR2``, however it was written), and an array's lowest and highest index and
+    its size as submitted ($SLURM_ARRAY_TASK_MIN, _MAX, _COUNT, whichever elements remain)."""
+    out: dict[str, Any] = {}
+    if array is not None:
+        out["array"] = [min(array.indexes), max(array.indexes), len(array.indexes)]
+    for name, default in OPTION_DEFAULTS.items():
+        value = getattr(req, name)
+        if value != default:
+            out[name] = value
+    if req.warn_signal is not None and (sig := parse_signal(req.warn_signal)) is not None:
+        out["warn_signal"] = sig.name
+    return out
 
 
 def hms(seconds: int) -> str:
@@ -260,11 +411,15 @@ def _array(given: int | str | None, errors: list[dict[str, Any]]):
         return None
 
 
-def _expand(path: str | None, jobid: int, index: int | None) -> str | None:
-    """``%J`` is the job id (an array's own id for each element), ``%I`` the array index (0 for a single job)."""
+def _expand(path: str | None, row: dict[str, Any], command: list[str]) -> str | None:
+    """What the controller knows of an output file pattern (:mod:`xce.jobfiles`), so that ``xce jobs``
+    shows the name; the worker adds the host and the ranks."""
     if path is None:
         return None
-    return path.replace("%J", str(jobid)).replace("%I", str(index if index is not None else 0))
+    from xce.jobfiles import expand, values
+
+    return expand(path, values(jobid=row["id"], array_id=row["array_id"], index=row["array_index"],
+                               name=row["name"], command=command, user=row["user"]), final=False)
 
 
 def jobspec_json(row: dict[str, Any]) -> dict[str, Any]:
@@ -277,6 +432,7 @@ def jobspec_json(row: dict[str, Any]) -> dict[str, Any]:
         "placement": json.loads(placement) if placement else [],
         "start_time": row.get("start_time") or 0,
         **({"run_limit": row["run_limit"]} if row.get("run_limit") else {}),
+        **({"exclusive": True} if row.get("exclusive") else {}),
     }
 
 
@@ -337,6 +493,8 @@ def prepare(ctl: Controller, user: str, req: SubmitRequest, key: str | None = No
         "exit_code": None, "exit_signal": None, "usage": None, "rerunnable": bool(req.rerunnable),
         "name": req.name, "gate": None, "held_by": user if req.hold else None, "begin_time": req.begin_time,
         "depend": v["depend"], "array_limit": spec.limit if spec is not None else None,
+        "script_id": first if req.script is not None else None, "exclusive": req.exclusive,
+        "options": dumps(options) if (options := job_options(req, spec)) else None,
     }
     gate = gates.base_gate(ctl, base, now)
     limit = base["array_limit"]
@@ -346,8 +504,8 @@ def prepare(ctl: Controller, user: str, req: SubmitRequest, key: str | None = No
         jobid = first + i
         row = dict(base, id=jobid, array_index=index)
         if templated:
-            row["stdout"] = _expand(req.stdout, first, index)
-            row["stderr"] = _expand(req.stderr, first, index)
+            row["stdout"] = _expand(req.stdout, row, req.command)
+            row["stderr"] = _expand(req.stderr, row, req.command)
         else:
             row["stdout"], row["stderr"] = req.stdout, req.stderr
         held_back = gate if gate is not None else (gates.LIMIT if limit is not None and i >= limit else None)
@@ -356,7 +514,7 @@ def prepare(ctl: Controller, user: str, req: SubmitRequest, key: str | None = No
             row["pend_reasons"] = dumps(gates.reasons(ctl, row, held_back))
         rows.append(row)
     return {"user": user, "queue": v["queue"], "array": spec is not None, "first": first, "count": count,
-            "now": now, "rows": rows, "key": key}
+            "now": now, "rows": rows, "key": key, "script": req.script}
 
 
 def commit(ctl: Controller, prepared: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -369,6 +527,10 @@ def commit(ctl: Controller, prepared: list[dict[str, Any]]) -> list[dict[str, An
         fresh = [p for i, p in enumerate(prepared) if i not in done]
         if fresh:
             conn.execute(jobs.insert(), [row for p in fresh for row in p["rows"]])
+            scripts = [{"id": p["first"], "user": p["user"], "script": p["script"]} for p in fresh
+                       if p["script"] is not None]
+            if scripts:
+                conn.execute(job_scripts.insert(), scripts)
         for p in fresh:
             for row in p["rows"]:
                 ctl.history(row["id"], None, PEND, "submitted", p["user"], p["now"])

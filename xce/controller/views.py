@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from xce.controller.service import Controller, HostLive
 from xce.controller.states import UNFINISHED
+from xce.endcodes import KILLED
 from xce.controller.store.schema import job_history, jobs
 from xce.controller.tokens import Principal
 
@@ -30,7 +31,52 @@ def placement(row: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"host": h, "tasks": n} for h, n in _j(row.get("placement"), [])]
 
 
-def job_summary(row: dict[str, Any]) -> dict[str, Any]:
+def end_view(row: dict[str, Any], by: str | None = None) -> dict[str, Any] | None:
+    """How a finished job ended: ``{"code": "KILLED", "by": "ann"}`` (``by``: who killed it, else null);
+    null while it has not. A job that ended before codes were kept shows its state's word."""
+    if row["state"] not in ("DONE", "EXIT"):
+        return None
+    code = row.get("end_code") or row["state"]
+    return {"code": code, "by": by if code == KILLED else None}
+
+
+def ended_by(conn: sa.Connection, rows: list[dict[str, Any]]) -> dict[int, str]:
+    """Who killed each KILLED job of ``rows``: the actor of its last move to EXIT. The history keeps
+    it (a column would say it twice), so a page of jobs costs one more query only when it has any."""
+    ids = sorted({r["id"] for r in rows if r.get("end_code") == KILLED})
+    out: dict[int, str] = {}
+    for i in range(0, len(ids), 500):
+        q = (sa.select(job_history.c.jobid, job_history.c.actor)
+             .where(job_history.c.jobid.in_(ids[i:i + 500]), job_history.c.to_state == "EXIT")
+             .order_by(job_history.c.id))
+        out.update((jobid, actor) for jobid, actor in conn.execute(q))  # the last one wins
+    return out
+
+
+def name_filter(ctl: Controller, pattern: str) -> sa.ColumnElement[bool]:
+    """Jobs whose name is ``pattern``, where each ``*`` stands for any run of characters (``bjobs -J
+    'a*b'``, ``squeue --name``); nothing else is special. Matching is case-sensitive, as a name is:
+    PostgreSQL's LIKE is, SQLite's is not (for ASCII), so SQLite gets GLOB, its case-sensitive twin."""
+    if "*" not in pattern:
+        return jobs.c.name == pattern
+    if ctl.engine is not None and ctl.engine.dialect.name == "sqlite":
+        glob = "".join({"[": "[[]", "?": "[?]"}.get(ch, ch) for ch in pattern)
+        return jobs.c.name.op("GLOB")(glob)
+    like = "".join({"\\": "\\\\", "%": "\\%", "_": "\\_", "*": "%"}.get(ch, ch) for ch in pattern)
+    return jobs.c.name.like(like, escape="\\")
+
+
+def name_matches(pattern: str, name: str | None) -> bool:
+    """:func:`name_filter`'s rule for jobs already read."""
+    if "*" not in pattern or name is None:
+        return name == pattern
+    from fnmatch import fnmatchcase
+
+    return fnmatchcase(name, "".join({"[": "[[]", "?": "[?]"}.get(ch, ch) for ch in pattern))
+
+
+def job_summary(row: dict[str, Any], killer: str | None = None) -> dict[str, Any]:
+    """``killer``: who killed it, for a KILLED job (:func:`ended_by` finds them for many jobs)."""
     return {
         "jobid": row["id"], "user": row["user"], "queue": row["queue"], "project": row["project"],
         "job_type": row["job_type"], "state": row["state"], "tasks": row["tasks"], "priority": row["priority"],
@@ -39,13 +85,13 @@ def job_summary(row: dict[str, Any]) -> dict[str, Any]:
         "placement": placement(row), "reason": row["reason"], "exit_code": row["exit_code"],
         "name": row.get("name"), "held_by": row.get("held_by"), "begin_time": row.get("begin_time"),
         "array_limit": row.get("array_limit"), "pend_category": row.get("pend_category"),
-        "pend_reasons": _j(row.get("pend_reasons"), []),
+        "pend_reasons": _j(row.get("pend_reasons"), []), "end": end_view(row, killer),
     }
 
 
 #: What only a job's owner and admins see (Slurm's ``PrivateData=jobs``); ``env`` is never shown to
 #: anyone else, even where ``[privacy] show_all_jobs`` lets everyone see the rest.
-PRIVATE_FIELDS = ("command", "cwd", "stdout", "stderr")
+PRIVATE_FIELDS = ("command", "cwd", "stdout", "stderr", "options")
 
 
 def sees_everything(p, row: dict[str, Any], show_all_jobs: bool) -> bool:
@@ -66,7 +112,8 @@ def redact(view: dict[str, Any], p, show_all_jobs: bool) -> dict[str, Any]:
 
 
 def job_detail(row: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, Any]:
-    d = job_summary(row)
+    ends = [h["actor"] for h in history if h["to_state"] == "EXIT"]
+    d = job_summary(row, ends[-1] if ends else None)
     d.update({
         "request": row["request"], "sched_request": row["sched_request"],
         "requests": _j(row["requests"], {}), "limits": _j(row["limits"], {}),
@@ -74,6 +121,8 @@ def job_detail(row: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, 
         "cwd": row["cwd"], "env": _j(row["env"], {}), "stdout": row["stdout"], "stderr": row["stderr"],
         "pend_reasons": _j(row["pend_reasons"], []), "exit_signal": row["exit_signal"],
         "usage": _j(row["usage"], {}), "rerunnable": bool(row.get("rerunnable")),
+        "exclusive": bool(row.get("exclusive")), "spooled": row.get("script_id") is not None,
+        "options": _j(row.get("options"), {}),
         "history": [{"ts": h["ts"], "from": h["from_state"], "to": h["to_state"], "reason": h["reason"],
                      "by": h["actor"]} for h in history],
     })
@@ -93,7 +142,7 @@ def list_jobs(ctl: Controller, *, user: str | None, queue: str | None, states: l
     if ended_after is not None:
         q = q.where(jobs.c.end_time >= ended_after)
     if name is not None:
-        q = q.where(jobs.c.name == name)
+        q = q.where(name_filter(ctl, name))
     if jobids:
         q = q.where(jobs.c.id.in_(jobids))
     if user is not None:
@@ -107,7 +156,8 @@ def list_jobs(ctl: Controller, *, user: str | None, queue: str | None, states: l
     q = q.order_by(jobs.c.id).limit(limit + 1)
     with ctl.tx() as conn:
         rows = [dict(r) for r in conn.execute(q).mappings()]
-    return {"jobs": [job_summary(r) for r in rows[:limit]], "truncated": len(rows) > limit}
+        killers = ended_by(conn, rows[:limit])
+    return {"jobs": [job_summary(r, killers.get(r["id"])) for r in rows[:limit]], "truncated": len(rows) > limit}
 
 
 #: The category of a pending job no round has considered yet.
@@ -120,7 +170,7 @@ _LIST_COLUMNS = (jobs.c.id, jobs.c.user, jobs.c.queue, jobs.c.project, jobs.c.jo
                  jobs.c.tasks, jobs.c.priority, jobs.c.command, jobs.c.array_id, jobs.c.array_index,
                  jobs.c.submit_time, jobs.c.start_time, jobs.c.end_time, jobs.c.placement, jobs.c.reason,
                  jobs.c.exit_code, jobs.c.pend_category, jobs.c.name, jobs.c.held_by, jobs.c.begin_time,
-                 jobs.c.array_limit)
+                 jobs.c.array_limit, jobs.c.end_code)
 
 
 @dataclass(frozen=True)
@@ -160,13 +210,15 @@ def page_jobs(ctl: Controller, viewer: Principal, page: JobPage) -> tuple[list[d
     q = sa.select(*_LIST_COLUMNS).where(*conds).order_by(*order).offset(page.offset).limit(page.limit)
     with ctl.tx() as conn:
         rows = [dict(r) for r in conn.execute(q).mappings()]
+        killers = ended_by(conn, rows)
         if page.user is None and page.category is None:
             total = sum(n for (qname, state), n in ctl.counts.items()
                         if (page.queue is None or qname == page.queue) and (not page.states or state in page.states))
         else:
             total = conn.execute(sa.select(sa.func.count()).select_from(jobs).where(*conds)).scalar() or 0
     show_all = ctl.config.privacy.show_all_jobs
-    return [redact({**job_summary(r), "pend_category": r["pend_category"]}, viewer, show_all) for r in rows], total
+    return [redact({**job_summary(r, killers.get(r["id"])), "pend_category": r["pend_category"]}, viewer, show_all)
+            for r in rows], total
 
 
 def pending_by_category(ctl: Controller) -> dict[str, int]:
@@ -180,9 +232,13 @@ def pending_by_category(ctl: Controller) -> dict[str, int]:
 
 def host_view(ctl: Controller, h: HostLive, used: dict[str, tuple[int, int]]) -> dict[str, Any]:
     slots_used, njobs = used.get(h.name, (0, 0))
-    return {"name": h.name, "status": h.status, "resources": ctl.host_values(h), "load": dict(sorted(h.load.items())),
+    resources = ctl.host_values(h)
+    exclusive = ctl.slots.exclusive_on(h.name)
+    if exclusive is not None:  # the whole host is the job's, as the scheduler charges it
+        slots_used = max(slots_used, int(resources.get("slots", slots_used)))
+    return {"name": h.name, "status": h.status, "resources": resources, "load": dict(sorted(h.load.items())),
             "slots_used": slots_used, "njobs": njobs, "registered": h.registered, "last_seen": h.last_seen_ns,
-            "containment": h.containment, "closed": h.closed}
+            "containment": h.containment, "closed": h.closed, "exclusive_job": exclusive}
 
 
 def slot_use(ctl: Controller) -> dict[str, tuple[int, int]]:
@@ -199,6 +255,17 @@ def queue_view(ctl: Controller, name: str) -> dict[str, Any]:
         "project": q.project_name, "preemptible_queues": list(q.preemptible_queues), "preemptible": q.preemptible,
         "description": q.description, "default": name == ctl.config.default_queue,
         "jobs": counts, "njobs": counts["PEND"] + counts["RUN"] + counts["SSUSP"] + counts["USUSP"],
+        # Why it is closed (xceadmin queue close), else null; a file's own closure has no reason.
+        "closed_reason": ctl.queue_closed.get(name),
+        # Run limits in seconds, as jobs carry theirs (null: none).
+        "run_limit": None if q.run_limit is None else q.run_limit * 60,
+        "max_run_limit": None if q.max_run_limit is None else q.max_run_limit * 60,
+        "process_limit": q.process_limit, "preempt_signal": q.preempt_signal, "preempt_policy": q.preempt_policy,
+        "picker": q.job_pick_plugin or ctl.config.scheduler.job_pick_plugin,
+        "backfill_depth": q.backfill_depth, "reservations": q.reservations,
+        "fairshare_by": q.fairshare_by, "shares": dict(sorted(q.shares.items())),
+        "fairshare_half_life": q.fairshare_half_life,
+        "hooks": {k: v for k, v in q.hooks.model_dump().items() if v is not None},
     }
 
 
@@ -209,6 +276,7 @@ def jobs_on_host(ctl: Controller, viewer: Principal, name: str, recent: int = 20
         finished = [dict(r) for r in conn.execute(
             sa.select(jobs).where(jobs.c.head_host == name, jobs.c.state.in_(("DONE", "EXIT")))
             .order_by(jobs.c.id.desc()).limit(recent)).mappings()]
+        killers = ended_by(conn, finished)
     show_all = ctl.config.privacy.show_all_jobs
     return {"running": [redact(job_summary(rows[i]), viewer, show_all) for i in sorted(rows)],
-            "finished": [redact(job_summary(r), viewer, show_all) for r in finished]}
+            "finished": [redact(job_summary(r, killers.get(r["id"])), viewer, show_all) for r in finished]}

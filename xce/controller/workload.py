@@ -24,7 +24,7 @@ _COLUMNS = (jobs.c.id, jobs.c.user, jobs.c.queue, jobs.c.project, jobs.c.job_typ
             jobs.c.tasks, jobs.c.request, jobs.c.sched_request, jobs.c.command, jobs.c.requests, jobs.c.limits,
             jobs.c.array_id, jobs.c.array_index, jobs.c.submit_time, jobs.c.start_time, jobs.c.end_time,
             jobs.c.exit_code, jobs.c.exit_signal, jobs.c.reason, jobs.c.cwd, jobs.c.placement, jobs.c.run_limit,
-            jobs.c.name, jobs.c.depend, jobs.c.begin_time,
+            jobs.c.name, jobs.c.depend, jobs.c.begin_time, jobs.c.end_code,
             _mem.c.declared.label("mem_declared"), _mem.c.peak.label("mem_peak"),
             _mem.c.samples.label("mem_samples"), _cpu.c.peak.label("cpu_time"))
 

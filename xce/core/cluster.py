@@ -397,6 +397,8 @@ class Cluster:
             for jobid, tasks in host.jobs.items():
                 job = jobs[jobid]
                 if job.slots_charged:
+                    if job.claim:  # an exclusive job holds every slot it claimed here
+                        tasks = dict(job.claim).get(name, tasks)
                     slots = tasks if slots is None else slots + tasks
                 if job.real_charged:
                     for (hname, res), acc in job.accounts.items():

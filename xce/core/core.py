@@ -34,6 +34,9 @@ from xce.core.specs import FINISHED, JOB_STATES, PEND, RUN, SSUSP, SUSPENDED, UN
 
 DecisionSink = Callable[[Decision], Any]
 
+#: Jobs behind a strict FCFS queue's blocked head told which job it is (see ``_behind_reasons``).
+BEHIND_NAMED = 50
+
 
 class SchedulerCore:
     def __init__(self, on_decision: DecisionSink, seed: int = 0) -> None:
@@ -57,6 +60,8 @@ class SchedulerCore:
         self.queue_told: dict[str, tuple[PendReason, ...]] = {}
         #: Queue -> the users at its ``max_running_per_user`` whose pending jobs were last told so.
         self.users_told: dict[str, frozenset[str]] = {}
+        #: Queue -> the head its jobs were last told they wait behind (strict FCFS; ``_behind_reasons``).
+        self.behind_told: dict[str, int] = {}
         self.ledger = Ledger(self.cluster, self.queues, self.running)
         self.session: Session | None = None
         self.rounds = 0
@@ -356,6 +361,7 @@ class SchedulerCore:
                     break
                 self._schedule(job, session, allocator)
             if not session.cancelled:
+                self._behind_reasons(session)
                 self._queue_reasons(session)
         finally:
             picker.end_session()
@@ -365,6 +371,51 @@ class SchedulerCore:
         """A job joined ``queue``'s pending jobs: it has not been told the queue's reasons yet."""
         self.queue_told.pop(queue, None)
         self.users_told.pop(queue, None)
+        self.behind_told.pop(queue, None)
+
+    def _behind_reasons(self, session: Session) -> None:
+        """Tell the jobs a picker did not try because the head of their queue could not start
+        (``strict_fcfs``) why: without this they keep no reason, or a stale one of their own.
+
+        Telling every job behind the head again each time the head changes costs the whole queue
+        per start (a simulated year of a busy trace: minutes), so the ``BEHIND_NAMED`` first jobs
+        behind it are told which job it is, and those further back that it is the head of the
+        queue, which stays true as heads change: they are told once, from the back of the queue
+        until a job told so already (the jobs that joined since). A queue is looked at only when
+        its head changed or a job joined it since its jobs were told.
+        """
+        held_back = getattr(self.picker, "held_back", None)
+        if held_back is None:
+            return
+        for queue, head, behind, from_back in held_back():
+            told = self.behind_told.get(queue)
+            if told == head.jobid:
+                continue
+            self.behind_told[queue] = head.jobid
+            named = (make_pend_reason("fcfs", detail=f"waiting behind job {head.jobid}, the head of queue "
+                                                     f"{queue} (strict FCFS)"),)
+            near = []
+            for job in behind:
+                if len(near) == BEHIND_NAMED:
+                    break
+                near.append(job)
+                self._tell_one(session, job, named)
+            if told is not None or len(near) < BEHIND_NAMED:
+                continue  # only the head changed: the jobs further back were told and still hold
+            far = (make_pend_reason("fcfs", detail=f"waiting behind the head of queue {queue} and at least "
+                                                   f"{BEHIND_NAMED} jobs after it (strict FCFS)"),)
+            nearest = {j.jobid for j in near}
+            for job in from_back:
+                if job.jobid in nearest or job.last_pend == far:
+                    break
+                self._tell_one(session, job, far)
+
+    def _tell_one(self, session: Session, job: Job, reasons: tuple[PendReason, ...]) -> None:
+        if job.last_pend != reasons:
+            job.failed_epoch = -1  # its own shortfall is not what it was told: try it when offered
+            job.last_pend = reasons
+            session.pended += 1
+            self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
 
     def _queue_reasons(self, session: Session) -> None:
         """Tell the pending jobs of a queue that dispatches nothing why (closed, inactive, at its limit).
@@ -432,6 +483,8 @@ class SchedulerCore:
         key = job.cache_key
         if key is None:
             key = job.cache_key = (id(job.request), job.user, job.queue, job.project)
+            if job.exclusive:  # the same request fits fewer hosts when they must run nothing else
+                key = job.cache_key = (*key, True)
         if self.queues[job.queue].spec.preemptible_queues:
             return (key, job.priority)
         return key
@@ -479,7 +532,7 @@ class SchedulerCore:
             self._fail(job, epoch)
             self._pend(job, session, hit[0])
             return
-        alloc, failed = allocator.allocate(job.request)
+        alloc, failed = allocator.place(job)
         if session.cancelled:
             if alloc is not None:
                 allocator.rollback(alloc)
@@ -500,12 +553,13 @@ class SchedulerCore:
         # The explanation depends on the request and the cluster only, not on who asks: jobs of
         # other users, queues or projects with the same request reuse it until a dispatch changes
         # the cluster (nothing else charges anything during a session).
-        seen = session.explained.get(id(job.request))
+        told = (id(job.request), True) if job.exclusive else id(job.request)
+        seen = session.explained.get(told)
         if seen is not None and seen[0] == session.dispatched:
             reasons = seen[1]
         else:
-            reasons = tuple(dict.fromkeys(allocator.explain(p) for p in failed))
-            session.explained[id(job.request)] = (session.dispatched, reasons)
+            reasons = tuple(dict.fromkeys(allocator.why(job, p) for p in failed))
+            session.explained[told] = (session.dispatched, reasons)
         # What later jobs with the same request are told: the same category, naming this job.
         session.unsatisfiable[key] = (tuple(with_proof(r, job.jobid) for r in reasons), job.jobid)
         self._fail(job, epoch)
@@ -529,9 +583,9 @@ class SchedulerCore:
         with cluster.neutral():
             cluster.charge_many(hosts, "slots", amounts)
             try:
-                alloc, failed = allocator.allocate(job.request)
+                alloc, failed = allocator.place(job)
                 if alloc is None:  # explained while the held slots are still held
-                    reasons = tuple(dict.fromkeys(allocator.explain(p) for p in failed))
+                    reasons = tuple(dict.fromkeys(allocator.why(job, p) for p in failed))
             finally:
                 cluster.charge_many(hosts, "slots", [-n for n in amounts])
         if session.cancelled:
@@ -551,7 +605,7 @@ class SchedulerCore:
     def _dispatch(self, job: Job, alloc: Allocation, session: Session) -> None:
         self.ledger.record_dispatch(job, alloc)
         if session.free_total is not None:
-            session.free_total -= sum(t for _, t in alloc.slots)
+            session.free_total -= sum(t for _, t in alloc.slots) + sum(t for _, t in alloc.claim)
         job.start_time = session.ts
         job.waiting_for = ()
         self._set_state(job, RUN)

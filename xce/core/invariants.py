@@ -1,7 +1,8 @@
 """``core.validate()``: the invariants a test can check after every event (DESIGN.md).
 
 In-use equals its re-derivation from the jobs' own records; no host holds more tasks than slots;
-no job is both pending and placed; every running job holds its slots; queue counters match.
+no job is both pending and placed; every running job holds its slots; queue counters match; no
+host where an exclusive job holds slots has another job holding slots.
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ def validate(core: "SchedulerCore") -> None:
                 raise AssertionError(f"job {job.jobid} is pending but holds a placement")
         if job.state == RUN and not job.slots_charged:
             raise AssertionError(f"job {job.jobid} runs without holding slots")
+        if job.exclusive and job.slots_charged:
+            for name, _ in job.placement:
+                host = cluster.host(name)
+                others = [j for j in (host.jobs if host is not None else ())
+                          if j != job.jobid and core.jobs[j].slots_charged]
+                if others:
+                    raise AssertionError(f"exclusive job {job.jobid} shares host {name} with job(s) {others}")
     for queue in core.queues.values():
         if pending.get(queue.name, 0) != queue.pending:
             raise AssertionError(f"queue {queue.name} counts {queue.pending} pending jobs, has {pending.get(queue.name, 0)}")

@@ -63,6 +63,12 @@ class Ledger:
         job.placement = tuple(placement.items())
         for name, tasks in job.placement:
             cluster.hosts[cluster.index[name]].jobs[job.jobid] = tasks
+        if alloc.claim:  # an exclusive job: charged every slot of its hosts
+            held = dict(placement)
+            for i, rest in alloc.claim:
+                name = cluster.hosts[i].name
+                held[name] = held.get(name, 0) + rest
+            job.claim = tuple(held.items())
         job.slots_charged = True
         job.real_charged = True
         self._count(job, +1)
@@ -86,16 +92,25 @@ class Ledger:
                     acc.allocated += tasks * amount
                     cluster.charge(cluster.index[host_name], res, tasks * amount)
         job.real_charged = True
+        if job.exclusive:
+            # Claimed whole again, at the slots its hosts have now (a job that already holds more
+            # than that keeps what it holds).
+            claim = []
+            for host_name, tasks in job.placement:
+                host = cluster.host(host_name)
+                claim.append((host_name, tasks if host is None else max(tasks, host.slots)))
+            job.claim = tuple(claim)
 
     def _charge_placement(self, job: Job, sign: int) -> None:
         index = self.cluster.index
-        if len(job.placement) == 1:  # one host: the one charge ``charge_many`` would make
-            host, tasks = job.placement[0]
+        held = job.claim or job.placement
+        if len(held) == 1:  # one host: the one charge ``charge_many`` would make
+            host, tasks = held[0]
             i = index.get(host)
             if i is not None:
                 self.cluster.charge(i, "slots", sign * tasks)
             return
-        placed = [(index[h], t) for h, t in job.placement if h in index]
+        placed = [(index[h], t) for h, t in held if h in index]
         self.cluster.charge_many([i for i, _ in placed], "slots", [sign * t for _, t in placed])
 
     def charge_slots(self, job: Job) -> None:
@@ -149,6 +164,7 @@ class Ledger:
         job.accounts.clear()
         job.shared_charged.clear()
         job.placement = ()
+        job.claim = ()
 
     def move_queue(self, job: Job, queue: str) -> None:
         """A running job changed queue: its slots stay taken, the counters move."""

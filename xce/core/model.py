@@ -50,6 +50,10 @@ class Job:
     start_time: int = 0
     #: Run limit in seconds (0 = none): with ``start_time`` it says when a running job ends at the latest.
     run_limit: int = 0
+    #: No other job on its hosts while it runs; ``claim`` is then the slots it is charged per host:
+    #: every slot of each of its hosts, recorded at dispatch (see ``xce.core.alloc.allocator``).
+    exclusive: bool = False
+    claim: tuple[tuple[str, int], ...] = ()
     #: (host, resource) -> Account for every non-slot resource charged to this job.
     accounts: dict[tuple[str, str], Account] = field(default_factory=dict)
     slots_charged: bool = False
@@ -75,13 +79,20 @@ class Job:
                    project=intern(spec.project),
                    job_type=spec.job_type, priority=spec.priority, queue_time=spec.queue_time,
                    request_text=spec.request, tasks=spec.tasks, state=spec.state,
-                   placement=spec.placement, start_time=spec.start_time, run_limit=spec.run_limit)
+                   placement=spec.placement, start_time=spec.start_time, run_limit=spec.run_limit,
+                   exclusive=spec.exclusive)
 
     def spec(self) -> JobSpec:
         return JobSpec(jobid=self.jobid, user=self.user, queue=self.queue, project=self.project,
                        job_type=self.job_type, priority=self.priority, queue_time=self.queue_time,
                        request=self.request_text, tasks=self.tasks, state=self.state,
-                       placement=self.placement, start_time=self.start_time, run_limit=self.run_limit)
+                       placement=self.placement, start_time=self.start_time, run_limit=self.run_limit,
+                       exclusive=self.exclusive)
+
+    def held(self) -> tuple[tuple[str, int], ...]:
+        """The slots this job holds per host while it runs: its tasks, or for an exclusive job
+        every slot of its hosts (``claim``)."""
+        return self.claim or self.placement
 
 
 @dataclass(slots=True)

@@ -44,6 +44,7 @@ def dump(core: "SchedulerCore") -> dict[str, Any]:
             "request": ref, "tasks": job.tasks, "state": job.state,
             "placement": [[h, n] for h, n in job.placement], "start_time": job.start_time,
             **({"run_limit": job.run_limit} if job.run_limit else {}),
+            **({"exclusive": True, "claim": [[h, n] for h, n in job.claim]} if job.exclusive else {}),
             "accounts": [[h, r, a.reserved, a.allocated, a.used] for (h, r), a in job.accounts.items()],
             "slots_charged": job.slots_charged, "real_charged": job.real_charged,
             "shared_charged": dict(job.shared_charged), "waiting_for": list(job.waiting_for),
@@ -130,6 +131,8 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
             job.placement = tuple((h, int(n)) for h, n in d["placement"])
             job.start_time = d["start_time"]
             job.run_limit = int(d.get("run_limit", 0))
+            job.exclusive = bool(d.get("exclusive", False))
+            job.claim = tuple((h, int(n)) for h, n in d.get("claim", ()))
             job.accounts = {(h, r): Account(res, alloc, used) for h, r, res, alloc, used in d["accounts"]}
             job.slots_charged = d["slots_charged"]
             job.real_charged = d["real_charged"]

@@ -63,6 +63,9 @@ class JobSpec(_Record):
     start_time: int = 0
     #: The job's run limit in seconds (``xce submit -W``/``--time``, or its queue's default); 0 = none.
     run_limit: int = 0
+    #: No other job on its hosts while it runs (``bsub -x``, ``sbatch --exclusive``); see
+    #: ``xce.core.alloc.allocator`` for how it is placed and charged.
+    exclusive: bool = False
 
     _tuple_fields: ClassVar[tuple[str, ...]] = ("placement",)
 
@@ -71,6 +74,8 @@ class JobSpec(_Record):
         d["placement"] = [[h, n] for h, n in self.placement]
         if not self.run_limit:
             del d["run_limit"]  # a job without one reads as it did before run limits existed
+        if not self.exclusive:
+            del d["exclusive"]  # likewise: every recording made before exclusive jobs reads the same
         return d
 
     @classmethod

@@ -67,6 +67,20 @@ class ResourceProvider(abc.ABC):
         """
         return None
 
+    #: True when :meth:`enforce_limit` can hold a job to ``--limit NAME=N`` for this resource. The
+    #: worker tells the controller at registration, and a limit on a resource no registered worker
+    #: can enforce is refused at submission: a cap that is shown but not kept is worse than none.
+    enforces_limits: bool = False
+
+    def enforce_limit(self, job: JobView, amount: int) -> None:
+        """Hold ``job`` to at most ``amount`` of this resource; only asked when ``enforces_limits``.
+
+        Called once per job on each of its hosts, before its first process exists (``job.pids`` is
+        empty; key what you do by ``job.jobid``). Raise to refuse the start: the job fails to start
+        with your message rather than run uncapped.
+        """
+        raise NotImplementedError(f"{type(self).__qualname__} does not enforce limits")
+
     def __repr__(self) -> str:
         try:
             name = self.resource_name

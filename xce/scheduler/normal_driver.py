@@ -285,7 +285,12 @@ class NormalDriver:
                 body["rounds"] = self.round_figures[-10_000:]
             params = {"after": self.seq, "limit": FEED_PAGE} if i == last else None
             r = self.http.request("POST", "/v1/sched/decisions", json=body, params=params)
-            r.raise_for_status()
+            if r.status_code >= 400 and not follow.retryable(r.status_code):
+                # Refused for good: sending the same batch again would wedge scheduling. Start over from
+                # the controller's state, which says what was and was not applied.
+                self.outbox, self.round_figures = [], []
+                raise ResyncNeeded(f"the controller refused the decisions: HTTP {r.status_code} {r.text[:300]}")
+            r.raise_for_status()  # a retryable answer: kept, and sent again (decision ids make it once)
             self.round_figures = []
             answer = r.json()
         self.last_post = now

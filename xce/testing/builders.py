@@ -53,6 +53,11 @@ class JobBuilder:
         self._kw["run_limit"] = seconds
         return self
 
+    def exclusive(self, on: bool = True) -> "JobBuilder":
+        """No other job on its hosts while it runs (``xce submit -x``)."""
+        self._kw["exclusive"] = on
+        return self
+
     def rusage(self, text: str) -> "JobBuilder":
         self._rusage.append(text)
         return self
@@ -104,6 +109,11 @@ class HostBuilder:
 
     def down(self) -> "HostBuilder":
         self._status = "unavail"
+        return self
+
+    def closed(self) -> "HostBuilder":
+        """Closed by an administrator (``xceadmin host close``): up, but given no new job."""
+        self._status = "closed"
         return self
 
     def spec(self) -> HostSpec:

@@ -23,7 +23,8 @@ def random_events(seed: int, njobs: int = 200, nhosts: int = 8, rounds_every: in
     out: list[ev.Event] = []
     ts = 1_000_000_000
     queues = (
-        QueueSpec("urgent", priority=50, preemptible_queues=("batch",), preemptible=False),
+        QueueSpec("urgent", priority=50, preemptible_queues=("batch",), preemptible=False,
+                  preempt_policy="queue_priority_first"),
         QueueSpec("normal", priority=30, max_running_per_user=6),
         QueueSpec("batch", priority=10),
     )
@@ -102,7 +103,8 @@ def closed_loop_events(seed: int, njobs: int, nhosts: int = 64, round_every: int
         core.push_event(e)
 
     ts = 1_000_000_000
-    queues = (QueueSpec("urgent", priority=50, preemptible_queues=("batch",), preemptible=False),
+    queues = (QueueSpec("urgent", priority=50, preemptible_queues=("batch",), preemptible=False,
+                        preempt_policy="queue_priority_first"),
               QueueSpec("normal", priority=30, max_running_per_user=40), QueueSpec("batch", priority=10))
     emit(ev.ConfigPush(ts=ts, config=SchedConfig(queues=queues, projects=(ProjectSpec("default"),))))
     hosts = tuple(HostSpec(f"node{i:04d}", values={"slots": rng.choice((4, 8, 16)), "maxmem": 64 * gib,

@@ -20,6 +20,9 @@ _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _OWN = ("slots", "maxmem", "mem")
 #: Sections of the configuration a simulation reads; the rest (TLS, auth, privacy, admins) stays out.
 SECTIONS = ("cluster_name", "default_queue", "scheduler", "queues", "projects", "shared_resources", "resource_names")
+#: Queue keys a simulation has no use for: hooks are executables on the controller's host, which a
+#: simulation never runs and the machine that reads the file may not have.
+SITE_ONLY = ("hooks",)
 
 
 def key(k: str) -> str:
@@ -36,8 +39,8 @@ def value(v: Any) -> str:
         return json.dumps(v, ensure_ascii=False)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{key(str(k))} = {value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, dict):  # TOML has no null: an unset key is left out
+        return "{" + ", ".join(f"{key(str(k))} = {value(x)}" for k, x in v.items() if x is not None) + "}"
     raise TypeError(f"no TOML form for {type(v).__name__}")
 
 
@@ -58,7 +61,7 @@ def render(config, hosts: Iterable[tuple[str, str, dict[str, Any]]], *, version:
     out += _table("scheduler", {"job_pick_plugin": cfg["scheduler"]["job_pick_plugin"]})
     defaults = type(config.queues[next(iter(config.queues))])().model_dump(mode="json") if config.queues else {}
     for name in sorted(cfg["queues"]):
-        q = {k: v for k, v in cfg["queues"][name].items() if v != defaults.get(k)}
+        q = {k: v for k, v in cfg["queues"][name].items() if v != defaults.get(k) and k not in SITE_ONLY}
         out += _table(f"queues.{key(name)}", q)
     for name in sorted(cfg["projects"]):
         out += _table(f"projects.{key(name)}", cfg["projects"][name])

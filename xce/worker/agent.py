@@ -19,6 +19,7 @@ worker runs, or ran, is ignored.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import queue
@@ -33,10 +34,14 @@ from typing import Any, Callable
 
 from xce.controller import follow
 from xce.controller.transport import Response
-from xce.worker import launch, measure, runlimit, runner, spawner, usage
+from xce.endcodes import MEMLIMIT, NODE_FAIL
+from xce.worker import interactive, launch, measure, runlimit, runner, spawner, usage
+from xce.providers.base import JobView
 from xce.worker.containment import Containment, Limits, ProcessGroup
+from xce.worker.containment.base import ENFORCED_LIMITS
 from xce.worker.jobstate import JobStateDir, process_start, still_alive
 from xce.worker.runner import JobProcess, StartError
+from xce.worker.spool import Spool
 from xce.worker.tasks import TaskServer
 
 log = logging.getLogger("xce.worker")
@@ -51,6 +56,8 @@ STARTED_HOLD_S = 0.25
 LINGER_S = 0.01
 LIMIT_CHECK_S = 0.25
 POLL_WAIT_S = 1.0
+#: How long a re-registering worker waits for a run the controller gave up on to end once killed.
+DISCARD_WAIT_S = 10.0
 
 
 class RegistrationRefused(Exception):
@@ -61,7 +68,8 @@ class Agent:
     def __init__(self, url: str, token: str, *, name: str, slots: int | None = None, job_state: Path,
                  work_dir: str | None = None, report_interval: float = 3.0, run_as_self: bool = False,
                  allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False, ca_file: str | None = None,
-                 box: Containment | None = None, pids_max: int | None = None, task_port: int = 0) -> None:
+                 box: Containment | None = None, pids_max: int | None = None, task_port: int = 0,
+                 spool_dir: Path | None = None) -> None:
         self.url = url
         self.ca_file = ca_file
         self.token = token
@@ -73,6 +81,8 @@ class Agent:
         self.allow_root_jobs = allow_root_jobs
         self.stop_jobs_on_exit = stop_jobs_on_exit
         self.state = JobStateDir(job_state)
+        #: The jobs' spooled scripts (:mod:`xce.worker.spool`).
+        self.spool = Spool(spool_dir or job_state.parent / "spool", switch_users=os.getuid() == 0 and not run_as_self)
         #: Holds each job's processes together (a control group where the host offers one).
         self.box: Containment = box or ProcessGroup("none chosen")
         self.pids_max = pids_max
@@ -94,6 +104,8 @@ class Agent:
         self.gpu_sampler = usage.GpuSampler()
         #: Providers that measure their resource per job (set at registration, with the providers).
         self.job_meters = usage.JobMeters([])
+        #: Providers that hold jobs to ``--limit`` on their resource, by resource name.
+        self.enforcers: dict[str, Any] = {}
         #: Steps run as root on each job's process before it switches to the job's owner (see
         #: :data:`xce.worker.launch.PrepareStep`), given the job (the start action's ``job``).
         self.prepare: Callable[[dict[str, Any]], list[launch.PrepareStep]] = lambda job: []
@@ -119,10 +131,13 @@ class Agent:
         gpu = manager.get("xce.io/gpu")
         self.gpu_ids = gpu.visible_devices() if gpu is not None else []
         self.job_meters = usage.JobMeters([p for p in manager if p.resource_name in resources])
+        self.enforcers = {p.resource_name: p for p in manager
+                          if p.resource_name in resources and getattr(p, "enforces_limits", False)}
         with self.lock:
             running = sorted(self.jobs)
+            runs = {str(j): self.runs[j] for j in running if self.runs.get(j) is not None}
         body = {"name": self.name, "resources": resources, "load": self.sampler.sample(), "running": running,
-                "containment": self.box.kind}
+                "runs": runs, "containment": self.box.kind, "enforces": sorted(self.enforcers)}
         if self.tasks.address:
             body["task_address"] = self.tasks.address
         while True:
@@ -144,16 +159,28 @@ class Agent:
             # Leftovers the controller gave up on (the host was declared down, the job killed or
             # requeued meanwhile): gone before this worker takes any new work.
             with self.lock:
-                jp = self.jobs.get(int(jobid))
+                jp = self.jobs.pop(int(jobid), None)
             if jp is not None:
                 log.warning("job %s is not running in the controller: killing what is left of it", jobid)
-                jp.kill_now(f"job {jobid} is not running in the controller")
+                self._discard(jp)
         for jobid in out.get("lost", []):
             log.warning("job %s was placed here but is not running: the controller recorded it as lost", jobid)
         self.report_interval = min(self.report_interval, float(out.get("heartbeat_interval", self.report_interval)))
         log.warning("worker %s registered with %s (slots %s, report every %.2fs, adopted %s)", self.name, self.url,
                     resources["slots"], self.report_interval, running or "no jobs")
         return out
+
+    def _discard(self, jp: JobProcess) -> None:
+        """End a run the controller no longer has, without reporting its end: the job may run again
+        (requeued), even here, and the end of the old run must not be taken for the new one's."""
+        jp.kill_now(f"job {jp.jobid} is not running in the controller")
+        deadline = time.monotonic() + DISCARD_WAIT_S
+        while jp.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self._remember_done(jp.jobid)
+        self.box.remove(jp.jobid)
+        self.spool.remove(jp.jobid)
+        self._forgetter(jp.jobid, jp)()
 
     def adopt(self) -> None:
         """Take back the jobs a previous run of this worker left running; forget the rest."""
@@ -173,6 +200,7 @@ class Agent:
         # down): whatever still runs in them is killed now, before any new job is accepted.
         for jobid in self.box.start(set(self.jobs)):
             log.warning("removed the container of job %s left by a previous run (its processes killed)", jobid)
+        self.spool.keep_only(set(self.jobs))
 
     # -- actions ---------------------------------------------------------------------------
     def handle(self, action: dict[str, Any]) -> None:
@@ -198,6 +226,8 @@ class Agent:
                 jp = self.jobs.get(jobid)
             if jp is not None:
                 jp.signal(runner.signal_number(action.get("signal"), signal.SIGTERM))
+        elif kind == "attach":  # a key for an interactive job's terminal (xce.worker.interactive)
+            interactive.grant(self, jobid, action)
         elif kind == "run_limit":  # `xce modify -W` of a running job: enforced from now on, kept over a restart
             with self.lock:
                 jp = self.jobs.get(jobid)
@@ -236,34 +266,55 @@ class Agent:
             with self.lock:
                 self.jobs[jobid] = JobProcess(jobid, 0, 0, 0.0, limits, gpus, secondary=True, box=self.box, job=job)
             return
+        # An interactive job's terminal is its user's (xce submit -Is, xce.worker.interactive): it lives
+        # in this worker, so the job is this worker's child, not its spawner's, and is not journaled.
+        tty = interactive.is_interactive(job)
+        exit_file = None if tty else self.state.exit_path(jobid)
+        near = -1
         try:
             ident = runner.resolve_identity(job.get("user", ""), run_as_self=self.run_as_self,
                                             allow_root=self.allow_root_jobs)
             gpus = self._pick_gpus(gpus_here)
-            env = runner.job_env(job, ident, host=self.name, gpus=gpus)
+            env = runner.job_env(job, ident, host=self.name, gpus=gpus, host_slots=self.slots)
+            if tty:
+                env.setdefault("TERM", "xterm")
+            if job.get("script") is not None:  # its spooled script: this host's copy, run under its #! line
+                job = dict(job, command=self._spooled(jobid, job, ident))
             kernel = self._contain(jobid, limits, job.get("process_limit"))
             files = self.box.procs_files(jobid)
             # Its control groups' files: written by the spawner itself, in the exchange that starts it.
-            home = self.box.home_files(jobid) if kernel.admit_visitor() else None
+            home = self.box.home_files(jobid) if kernel.admit_visitor() and not tty else None
             join: launch.PrepareStep = launch.Join(files, home) if files else lambda pid: self.box.join(jobid, pid)
             spec = runner.launch_spec(job, env=env, ident=ident, work_dir=self.work_dir,
-                                      prepare=[join, *self.prepare(job)],
-                                      exit_file=self.state.exit_path(jobid))
-            popen = launch.launch(spec)
+                                      prepare=[join, *self.prepare(job)], exit_file=exit_file)
+            if tty:
+                near, far = launch.terminal(ident)
+                try:
+                    popen = launch.launch(dataclasses.replace(spec, tty=far))
+                finally:
+                    os.close(far)
+            else:
+                popen = launch.launch(spec)
         except StartError as exc:
+            if near >= 0:
+                os.close(near)
             log.warning("job %s could not start: %s", jobid, exc)
             self.box.remove(jobid)
             self.state.remove(jobid)
+            self.spool.remove(jobid)
             self._remember_done(jobid)
             self._post_status(jobid, {"status": "start_failed", "reason": str(exc)})
             return
         ctime = process_start(popen.pid) or time.time()  # None: it already exited (the reaper reports it)
         runlimit.remember(limits, job)
         jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen, box=self.box, job=job,
-                        exit_file=self.state.exit_path(jobid))
-        # Recorded and reported before the monitor can see it: a short job's end (reaped as soon as it
-        # is listed) must neither come before its start nor leave a record behind.
-        self.state.save(jp.record())
+                        exit_file=exit_file)
+        if tty:  # its terminal is ready for its user before the controller hears it started
+            interactive.watch(self, jp, near)
+        else:
+            # Recorded and reported before the monitor can see it: a short job's end (reaped as soon as it
+            # is listed) must neither come before its start nor leave a record behind.
+            self.state.save(jp.record())
         self._post_status(jobid, {"status": "started", "pid": popen.pid})
         with self.lock:
             self.jobs[jobid] = jp
@@ -271,15 +322,32 @@ class Agent:
         if popen.poll() is not None:  # it already ended (its spawner told before it was listed here)
             self.child_exited.set()
 
+    def _spooled(self, jobid: int, job: dict[str, Any], ident: runner.Identity) -> list[str]:
+        """The command that runs the job's own copy of its script."""
+        try:
+            return self.spool.argv(jobid, job["script"], list(job["command"][1:]), ident.uid, ident.gid)
+        except OSError as exc:
+            raise StartError(f"cannot write the job's script into the spool {self.spool.path} on {self.name}: "
+                             f"{exc.strerror or exc}") from None
+
     def _contain(self, jobid: int, limits: dict[str, int], process_limit: int | None) -> Limits:
         """The job's container with its kernel limits (returned), made before its first process exists."""
         kernel = Limits.of(limits, *(n for n in (self.pids_max, process_limit) if n))
         try:
             self.box.create(jobid, kernel)
-            return kernel
         except OSError as exc:
             self.box.remove(jobid)
             raise StartError(f"cannot create the job's control group on {self.name}: {exc.strerror or exc}") from None
+        for name in sorted(set(limits) - ENFORCED_LIMITS):  # the rest: a provider's (submission refused others)
+            provider = self.enforcers.get(name)
+            try:
+                if provider is None:
+                    raise RuntimeError("no provider on this host enforces it")
+                provider.enforce_limit(JobView(jobid, ()), limits[name])
+            except Exception as exc:
+                self.box.remove(jobid)
+                raise StartError(f"cannot enforce --limit {name}={limits[name]} on {self.name}: {exc}") from None
+        return kernel
 
     def _pick_gpus(self, n: int) -> list[str]:
         """The lowest-numbered devices no running job holds, so a placement is reproducible."""
@@ -350,8 +418,11 @@ class Agent:
             self._remember_done(jobid)
             counted = self.box.usage(jobid)  # read before the group goes
             self.box.remove(jobid)
+            self.spool.remove(jobid)
             body = {"status": "finished", "exit_code": end["exit_code"], "signal": end["signal"],
                     "reason": end["reason"]}
+            if end.get("end"):  # how it ended, where the worker knows (xce.endcodes)
+                body["end"] = end["end"]
             if counted is not None:
                 # The container's totals: all the CPU time, and the memory peak the kernel saw
                 # (what the memory limit is measured against), which ticks between samples miss.
@@ -372,7 +443,7 @@ class Agent:
             if rss > cap:
                 why = f"killed: memory {usage.fmt_bytes(rss)} exceeded its limit {usage.fmt_bytes(cap)}"
                 log.warning("job %s %s", jp.jobid, why)
-                jp.kill_now(why)
+                jp.kill_now(why, MEMLIMIT)
 
     def _report(self) -> None:
         with self.lock:
@@ -465,16 +536,23 @@ class Agent:
             others = any(not jp.secondary for jp in self.jobs.values())
         return start + LINGER_S - time.monotonic() if others else 0.0
 
-    def _post(self, http: follow.Session, path: str, make_body, give_up: bool = False) -> Response | None:
-        """POST until the controller answers (None: gave up because the worker is stopping)."""
+    def _post(self, http: follow.Session, path: str, make_body, give_up: bool = False,
+              persist: bool = False) -> Response | None:
+        """POST until the controller answers (None: gave up because the worker is stopping). With
+        ``persist``, until it answers finally: a 5xx, a 429 or a 404 (this worker is not registered
+        there, e.g. after a takeover) is "not now", so the same request goes again, under the same
+        idempotency key, after a backoff (and after re-registering, for a 404)."""
+        key = follow.request_key()
+        attempt = 0
         while True:
+            attempt += 1
             try:
-                r = http.post(path, json=make_body())
+                r = http.post(path, json=make_body(), key=key)
             except follow.Unreachable as exc:
                 if give_up and self.stopping.is_set() and self.outbox.empty():
                     return None
-                log.warning("controller unreachable (%s); will retry", exc)
-                time.sleep(0.5)
+                self._say_retry(f"controller unreachable ({exc})")
+                time.sleep(follow.backoff(attempt, cap=2.0, first=0.25))
                 continue
             if r.status_code == 422 and self.rss_name == "memory_rss" and "memory_rss" in r.text:
                 # Workaround for a controller that refuses the wire name memory_rss: the core
@@ -482,32 +560,53 @@ class Agent:
                 log.warning("controller refuses usage name memory_rss; reporting it as mem")
                 self.rss_name = "mem"
                 continue
-            return r
+            if not persist or not (follow.retryable(r.status_code) or r.status_code == 404):
+                return r
+            if r.status_code == 404:
+                self.need_register.set()
+            if give_up and self.stopping.is_set():
+                return None
+            self._say_retry(f"HTTP {r.status_code} {r.text[:200]}")
+            time.sleep(follow.retry_after(r.headers, follow.backoff(attempt, cap=5.0, first=0.25)))
+
+    def _say_retry(self, why: str) -> None:
+        """One warning per few seconds while the controller cannot take reports: a database outage
+        must not fill the worker's log."""
+        now = time.monotonic()
+        if now - getattr(self, "_retry_said", 0.0) >= 5.0:
+            self._retry_said = now
+            log.warning("controller cannot take reports now (%s); keeping them and retrying", why.splitlines()[0])
 
     def _send_reports(self, http: follow.Session, reports: list[tuple[dict[str, Any], Callable[[], None] | None]]) -> None:
+        """What a worker knows about its jobs goes until the controller has it: a report is dropped
+        only when the controller refuses it for good (a 4xx other than 404 and 429), never on a
+        5xx, a 503 or a lost connection, or a finished job would stay RUN and hold its slot."""
         def body() -> dict[str, Any]:
             return {"reports": [dict(rep, usage=self._wire(rep["usage"])) if rep.get("usage") else rep
                                 for rep, _ in reports]}
 
-        r = self._post(http, f"/v1/workers/{self.name}/reports", body)
+        r = self._post(http, f"/v1/workers/{self.name}/reports", body, persist=True)
         if r is None:
             return  # stopping before the controller answered: what it has not got stays on record
         for _, then in reports:  # answered: taken, or refused for good (retrying changes nothing)
             if then is not None:
                 then()
-        if r.status_code == 404:
-            self.need_register.set()
-        elif r.status_code >= 400:
+        if r.status_code >= 400:
             log.warning("reports refused: HTTP %s %s", r.status_code, r.text[:300])
             return
-        else:
-            for res in r.json().get("results", []):
-                if "error" in res:
-                    log.warning("report on job %s refused: %s", res.get("jobid"), res["error"])
+        for res in r.json().get("results", []):
+            if "error" in res:
+                log.warning("report on job %s refused: %s", res.get("jobid"), res["error"])
 
     def _send_load(self, http: follow.Session, path: str, body: dict[str, Any]) -> None:
-        r = self._post(http, path, lambda: dict(body, usage={k: self._wire(v) for k, v in body["usage"].items()}),
-                       give_up=True)
+        """A load report is not retried on a 5xx: the next one, a report interval later, says more."""
+        def wire() -> dict[str, Any]:
+            out = dict(body, usage={k: self._wire(v) for k, v in body["usage"].items()})
+            if self.state.trouble and not self.state.retry():  # recovers by itself once there is room
+                out["trouble"] = self.state.trouble  # the controller closes the host to new jobs meanwhile
+            return out
+
+        r = self._post(http, path, wire, give_up=True)
         if r is None:
             return
         if r.status_code == 404:
@@ -534,9 +633,10 @@ class Agent:
         except RegistrationRefused as exc:
             print(f"xce worker: the controller refused to register {self.name}:\n{exc}", file=sys.stderr)
             return 1
-        threads = [threading.Thread(target=self.poster, name="poster", daemon=True),
-                   threading.Thread(target=self.monitor, name="monitor", daemon=True),
-                   threading.Thread(target=self.child_watcher, name="child-watcher", daemon=True)]
+        threads = [threading.Thread(target=_vital(self.poster, "poster"), name="poster", daemon=True),
+                   threading.Thread(target=_vital(self.monitor, "monitor"), name="monitor", daemon=True),
+                   threading.Thread(target=_vital(self.child_watcher, "child-watcher"), name="child-watcher",
+                                    daemon=True)]
         for t in threads:
             t.start()
         while not self.stopping.is_set():
@@ -575,7 +675,7 @@ class Agent:
         if self.stop_jobs_on_exit:
             with self.lock:
                 for jp in self.jobs.values():
-                    jp.terminate(2.0, f"killed: worker {self.name} shut down")
+                    jp.terminate(2.0, f"killed: worker {self.name} shut down", NODE_FAIL)
             threads[1].join(timeout=10)
         self.outbox.put(None)
         threads[0].join(timeout=5)
@@ -584,6 +684,30 @@ class Agent:
             self.box.close()
         log.warning("worker %s stopped (%d job(s) left running)", self.name, len(self.jobs))
         return 0
+
+
+#: The exit status of a worker one of whose threads died (EX_SOFTWARE): the supervisor restarts it.
+THREAD_DIED = 70
+
+
+def _vital(target: Callable[[], None], name: str) -> Callable[[], None]:
+    """``target`` as a thread the worker cannot do without: if it raises, the whole process ends at
+    once (its jobs run on, and the restarted worker adopts them from its journal), rather than
+    living on with nobody reaping or reporting, which no supervisor would ever notice."""
+    def run() -> None:
+        try:
+            target()
+        except BaseException:  # noqa: BLE001 - whatever killed it, the process must not outlive it
+            log.critical("the worker's %s thread died; the worker exits (status %d) to be restarted",
+                         name, THREAD_DIED, exc_info=True)
+            for handler in logging.getLogger().handlers:
+                try:
+                    handler.flush()
+                except Exception:  # noqa: BLE001
+                    pass
+            os._exit(THREAD_DIED)
+
+    return run
 
 
 def _describe(r: Response) -> str:
@@ -596,11 +720,20 @@ def _describe(r: Response) -> str:
     return f"  {detail}"
 
 
+def default_spool(state_dir: Path, name: str, run_as_self: bool) -> Path:
+    """Where job scripts are spooled: a root worker's in ``/var/spool/xce/NAME`` (its state directory
+    is root's alone, and a job's owner must reach its script), a personal one's beside its journal."""
+    if os.getuid() == 0 and not run_as_self:
+        return Path("/var/spool/xce") / name
+    return state_dir / "workers" / name / "spool"
+
+
 def main(*, name: str | None = None, slots: int | None = None, state_dir: str | None = None, url: str | None = None,
          token: str | None = None, work_dir: str | None = None, report_interval: float = 3.0,
          run_as_self: bool = False, allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False,
          log_level: str = "WARNING", log_format: str | None = None, containment: str = "auto",
-         cgroup_parent: str = "xce", pids_max: int | None = None, freeze: bool = False, task_port: int = 0) -> int:
+         cgroup_parent: str = "xce", pids_max: int | None = None, freeze: bool = False, task_port: int = 0,
+         spool_dir: str | None = None) -> int:
     from xce.controller import statedir
 
     from xce import logs
@@ -639,7 +772,7 @@ def main(*, name: str | None = None, slots: int | None = None, state_dir: str | 
     agent = Agent(url, token, name=name, slots=slots, job_state=sd / "workers" / name / "jobs", work_dir=work_dir,
                   report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
                   stop_jobs_on_exit=stop_jobs_on_exit, ca_file=statedir.ca_file(sd), box=box, pids_max=pids_max,
-                  task_port=task_port)
+                  task_port=task_port, spool_dir=Path(spool_dir) if spool_dir else default_spool(sd, name, run_as_self))
 
     def stop(*_: Any) -> None:
         agent.stopping.set()

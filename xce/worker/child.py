@@ -20,6 +20,9 @@ from collections.abc import Callable
 #: process started by :func:`spawn` gets only its 0, 1 and 2.
 _OUTPUT_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
                  | os.O_CLOEXEC)
+#: ``--open-mode=truncate`` (sbatch's default, bsub -oo): the file starts empty, and is still
+#: written at the end (two processes of the job writing it do not overwrite each other).
+_TRUNCATE_FLAGS = _OUTPUT_FLAGS | os.O_TRUNC
 #: A job finds every signal at its default disposition: an ignored signal survives ``execve`` (Python
 #: ignores SIGPIPE and SIGXFSZ; whatever started the worker may have ignored others). glibc and Python
 #: refuse to touch signals 32 and 33, which glibc keeps for itself, so on the architectures whose
@@ -76,19 +79,22 @@ def default_signal_dispositions() -> None:
 class Plan:
     """Everything the child needs, as bytes and integers, so that it only makes system calls."""
 
-    __slots__ = ("argv", "env", "search", "cwd", "stdout", "stderr", "uid", "gid", "groups", "switch", "user", "fds")
+    __slots__ = ("argv", "env", "search", "cwd", "stdout", "stderr", "uid", "gid", "groups", "switch", "user",
+                 "truncate", "fds", "tty")
 
     def __init__(self, argv: list[bytes], env: dict[bytes, bytes], search: list[bytes], cwd: bytes, stdout: bytes,
                  stderr: bytes, uid: int, gid: int, groups: tuple[int, ...], switch: bool, user: str,
-                 fds: tuple[int, int] | None = None) -> None:
+                 truncate: bool = False, fds: tuple[int, int] | None = None) -> None:
         self.argv, self.env, self.search, self.cwd = argv, env, search, cwd
-        self.stdout, self.stderr = stdout, stderr
+        self.stdout, self.stderr, self.truncate = stdout, stderr, truncate
         self.uid, self.gid, self.groups, self.switch, self.user, self.fds = uid, gid, groups, switch, user, fds
+        #: A terminal for stdin, stdout and stderr, made the controlling one (never sent to the spawner).
+        self.tty: int | None = None
 
     def fields(self) -> tuple:
         """What the spawner is sent (no descriptors: a task's pipes never go there)."""
         return (self.argv, self.env, self.search, self.cwd, self.stdout, self.stderr, self.uid, self.gid,
-                tuple(self.groups), self.switch, self.user)
+                tuple(self.groups), self.switch, self.user, self.truncate)
 
 
 def write_pid(path: str, pid: int) -> None:
@@ -113,7 +119,7 @@ def run(plan: Plan, go_r: int, status_w: int, reset_signals: bool = True) -> Non
     try:
         if reset_signals:
             default_signal_dispositions()
-        keep = sorted({go_r, status_w, *(plan.fds or ())})
+        keep = sorted({go_r, status_w, *(plan.fds or ()), *(() if plan.tty is None else (plan.tty,))})
         low = 3
         for fd in keep:
             os.closerange(low, fd)
@@ -176,6 +182,9 @@ def _enter(plan: Plan) -> None:
 
 
 def _open_outputs(plan: Plan) -> None:
+    if plan.tty is not None:
+        _take_terminal(plan)
+        return
     stdin = os.open(b"/dev/null", os.O_RDONLY)
     if plan.fds is not None:
         out, err = plan.fds
@@ -190,11 +199,22 @@ def _open_outputs(plan: Plan) -> None:
             os.close(fd)
 
 
+def _take_terminal(plan: Plan) -> None:
+    """The terminal as 0, 1 and 2 and as the controlling terminal of the session the child leads
+    (``login_tty``: its Ctrl-C, Ctrl-Z and window changes reach the job's foreground processes)."""
+    try:
+        os.login_tty(plan.tty)  # type: ignore[arg-type]
+    except OSError as exc:
+        raise Refused(f"cannot make the job's terminal its controlling terminal as user {plan.user}: "
+                      f"{exc.strerror}") from None
+
+
 def _open_output(plan: Plan, path: bytes) -> int:
     shown = os.fsdecode(path)
     try:
+        flags = _TRUNCATE_FLAGS if plan.truncate else _OUTPUT_FLAGS
         try:
-            fd = os.open(path, _OUTPUT_FLAGS, 0o666)
+            fd = os.open(path, flags, 0o666)
         except FileNotFoundError:  # its directory is missing: made (as the owner), then again
             parent = os.path.dirname(path)
             try:
@@ -202,7 +222,7 @@ def _open_output(plan: Plan, path: bytes) -> int:
             except OSError as exc:
                 raise Refused(f"cannot create the directory {os.fsdecode(exc.filename or parent)} for output "
                               f"file {shown} as user {plan.user}: {exc.strerror}") from None
-            fd = os.open(path, _OUTPUT_FLAGS, 0o666)
+            fd = os.open(path, flags, 0o666)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise Refused(f"output file {shown} is a symbolic link; output files are opened without following "

@@ -13,11 +13,18 @@ creation time as well: a restarted worker adopts a job only when a process with 
 that creation time is still alive. Next to the journal, ``<jobid>.exit`` receives the job's wait
 status from its parent, the worker's spawner (:mod:`xce.worker.spawner`), when it ends, so a
 restarted worker, which is not the job's parent, still learns how it ended.
+
+A journal that cannot be written (a full disk, a quota, a file system gone read-only) never
+raises into the worker's threads: the records stay in memory, :attr:`JobStateDir.trouble` says
+why (the worker reports it, and the controller gives the host no new job meanwhile), and the next
+write, or :meth:`JobStateDir.retry`, rewrites the whole journal (an append after a failed one
+could follow a torn line) and so recovers by itself once there is room again.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from dataclasses import dataclass, field, fields
@@ -25,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+
+log = logging.getLogger("xce.worker")
 
 JOURNAL = "journal.jsonl"
 #: Lines the journal may hold beyond twice the live records before it is rewritten.
@@ -57,6 +66,46 @@ class JobStateDir:
         self._live: dict[int, JobRecord] = {}
         self._lines = 0
         self._fd = -1
+        #: Why the journal cannot be written now (None: it can).
+        self.trouble: str | None = None
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        """(Holding the lock.) Put ``obj`` in the journal: appended while all is well, the whole
+        journal rewritten after a failure; a failure is noted in :attr:`trouble`, never raised."""
+        try:
+            if self.trouble is None:
+                self._append(obj)
+            else:
+                self._rewrite()
+        except OSError as exc:
+            self._failed(exc)
+            return
+        if self.trouble is not None:
+            log.warning("the job journal in %s can be written again", self.path)
+            self.trouble = None
+
+    def _failed(self, exc: OSError) -> None:
+        if self._fd >= 0:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = -1
+        try:
+            os.unlink(self.path / f".{JOURNAL}.tmp")
+        except OSError:
+            pass
+        why = f"cannot write the job journal in {self.path}: {exc.strerror or exc}"
+        if why != self.trouble:
+            log.error("%s; taking no new jobs until it can (running jobs go on)", why)
+        self.trouble = why
+
+    def retry(self) -> bool:
+        """Try the journal again after a failure; True when it is (again) written in full."""
+        with self._lock:
+            if self.trouble is not None:
+                self._write({})
+            return self.trouble is None
 
     def _append(self, obj: dict[str, Any]) -> None:
         if self._fd < 0:
@@ -80,16 +129,18 @@ class JobStateDir:
     def save(self, rec: JobRecord) -> None:
         with self._lock:
             self._live[rec.jobid] = rec
-            self._append({"job": _as_dict(rec)})
+            self._write({"job": _as_dict(rec)})
 
     def remove(self, jobid: int) -> None:
         with self._lock:
             if self._live.pop(jobid, None) is not None:
-                self._append({"gone": jobid})
+                self._write({"gone": jobid})
         try:
             os.unlink(self.exit_path(jobid))
         except FileNotFoundError:
             pass
+        except OSError as exc:  # it describes an ended job: a stale one is harmless, a raise is not
+            log.warning("cannot remove %s: %s", self.exit_path(jobid), exc.strerror or exc)
 
     def exit_path(self, jobid: int) -> str:
         return f"{self.path}/{jobid}.exit"
@@ -111,7 +162,10 @@ class JobStateDir:
                 pass
         with self._lock:
             self._live = live
-            self._rewrite()
+            try:
+                self._rewrite()
+            except OSError as exc:
+                self._failed(exc)
         for f in legacy:
             f.unlink(missing_ok=True)
         return sorted(live.values(), key=lambda r: r.jobid)

@@ -103,6 +103,12 @@ class LaunchSpec:
     #: Where the spawner records the job's wait status if the worker cannot pass it on (None: the
     #: worker forks it and is its parent). Not with ``fds``: a task's pipes belong to the worker.
     exit_file: str | None = None
+    #: Output files start empty (``--open-mode=truncate``) instead of being appended to.
+    truncate: bool = False
+    #: A terminal (the far side of a pseudo-terminal, :func:`terminal`) as the process's stdin, stdout,
+    #: stderr and controlling terminal: an interactive job (:mod:`xce.worker.interactive`). Not with
+    #: ``exit_file``: the worker keeps the near side, so the job cannot outlive it anyway.
+    tty: int | None = None
 
 
 class Child:
@@ -138,11 +144,14 @@ def launch(spec: LaunchSpec) -> Child:
     if not argv or not argv[0]:
         raise StartError("the job has no command")
     env = {os.fsencode(k): os.fsencode(v) for k, v in spec.env.items()}
-    search = [argv[0]] if b"/" in argv[0] else _from_first_present(
-        [os.path.join(os.fsencode(d) or b".", argv[0]) for d in spec.env.get("PATH", os.defpath).split(os.pathsep)])
+    search = [argv[0]] if b"/" in argv[0] else \
+        [os.path.join(os.fsencode(d) or b".", argv[0]) for d in spec.env.get("PATH", os.defpath).split(os.pathsep)]
+    if not ident.switch:  # the PATH is the owner's: only a process that runs as the owner may look through it
+        search = _from_first_present(search)
     plan = Plan(argv, env, search, os.fsencode(spec.cwd), os.fsencode(spec.stdout), os.fsencode(spec.stderr),
-                 ident.uid, ident.gid, ident.groups, ident.switch, ident.name, spec.fds)
-    if spec.exit_file is not None:
+                 ident.uid, ident.gid, ident.groups, ident.switch, ident.name, truncate=spec.truncate, fds=spec.fds)
+    plan.tty = spec.tty
+    if spec.exit_file is not None and spec.tty is None:
         return _spawned(spec, plan)
     try:
         go_r, go_w = os.pipe2(os.O_CLOEXEC)
@@ -191,6 +200,36 @@ def launch(spec: LaunchSpec) -> Child:
         child.wait(5.0)
         raise StartError(reason)
     return child
+
+
+def terminal(ident: Identity) -> tuple[int, int]:
+    """A new pseudo-terminal for a job: (near side, kept by the worker; far side, for
+    :attr:`LaunchSpec.tty`). The far side's device is its owner's, group ``tty``, mode 0620, as
+    ``sshd`` and ``login`` leave it: what the job runs may check or reopen it (``tty``, ``mesg``,
+    ``script``), and nobody else may read it."""
+    import fcntl
+    import grp
+    import struct
+    import termios
+
+    try:
+        near, far = os.openpty()
+    except OSError as exc:
+        raise StartError(f"cannot open a terminal for the job on this host: {exc.strerror}") from None
+    try:
+        fcntl.ioctl(near, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))  # until its user says
+        if ident.switch:
+            try:
+                group = grp.getgrnam("tty").gr_gid
+            except KeyError:
+                group = ident.gid
+            os.fchown(far, ident.uid, group)
+            os.fchmod(far, 0o620)
+    except OSError as exc:
+        os.close(near)
+        os.close(far)
+        raise StartError(f"cannot give the job's terminal to user {ident.name}: {exc.strerror}") from None
+    return near, far
 
 
 def _from_first_present(candidates: list[bytes]) -> list[bytes]:

@@ -7,6 +7,12 @@ LSF's RUNLIMIT counts it, so a backfilling scheduler's plan (start + limit) and 
 
 Reaching the limit means SIGTERM, then SIGKILL after ``GRACE_S`` (LSF's JOB_TERMINATE_INTERVAL,
 Slurm's KillWait), and the job's end reason names the limit.
+
+A job may ask to be warned first (``sbatch --signal=[B:]SIG@SECONDS``, ``bsub -wa SIG -wt MIN``): SIG
+is sent that long before the limit, once, to every process of the job (with ``B:``, to its batch
+shell only), so it can checkpoint or requeue itself. The warning is kept beside the limit; a worker
+restarted after the warning time takes it as sent (it cannot know whether it was, and a second
+warning could make a job checkpoint twice).
 """
 
 from __future__ import annotations
@@ -16,9 +22,13 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from xce.endcodes import RUNLIMIT
+
 log = logging.getLogger("xce.worker")
 
 RUN_LIMIT_KEY = "xce.io/run-limit-s"
+#: The warning before the limit: its signal number, how many seconds before, and 1 for the batch shell only.
+WARN_SIGNAL_KEY, WARN_BEFORE_KEY, WARN_BATCH_KEY = "xce.io/warn-signal", "xce.io/warn-before-s", "xce.io/warn-batch"
 #: Seconds between SIGTERM and SIGKILL for a job that reached its run limit.
 GRACE_S = 10.0
 
@@ -28,6 +38,19 @@ def remember(limits: dict[str, int], job: dict[str, Any]) -> None:
     limit = job.get("run_limit")
     if isinstance(limit, int) and limit > 0:
         limits[RUN_LIMIT_KEY] = limit
+    options = job.get("options") or {}
+    if options.get("warn_signal") and options.get("warn_time"):
+        from xce.worker.runner import signal_number
+
+        limits[WARN_SIGNAL_KEY] = signal_number(options["warn_signal"], 0)
+        limits[WARN_BEFORE_KEY] = int(options["warn_time"])
+        limits[WARN_BATCH_KEY] = int(bool(options.get("warn_batch_only")))
+
+
+def warning_due(limits: dict[str, int], elapsed: float) -> bool:
+    """Whether the job's warning time has come (it has a limit, a warning, and is that close to it)."""
+    limit, before = limits.get(RUN_LIMIT_KEY), limits.get(WARN_BEFORE_KEY)
+    return bool(limit and before and limits.get(WARN_SIGNAL_KEY) and elapsed >= limit - before)
 
 
 def change(limits: dict[str, int], seconds: int) -> None:
@@ -49,7 +72,15 @@ def enforce(jobs: Iterable[Any], now: float | None = None) -> None:
         limit = jp.limits.get(RUN_LIMIT_KEY)
         if not limit or jp.secondary or jp.end_reason:
             continue
+        if not jp.warned and warning_due(jp.limits, now - jp.started):
+            jp.warned = True
+            sig = jp.limits[WARN_SIGNAL_KEY]
+            log.info("job %s: signal %s, %ss before its run limit", jp.jobid, sig, jp.limits[WARN_BEFORE_KEY])
+            if jp.limits.get(WARN_BATCH_KEY):
+                jp.signal_leader(sig)
+            else:
+                jp.signal(sig)
         if now - jp.started >= limit:
             why = f"killed: run limit {describe(limit)} reached (TERM_RUNLIMIT)"
             log.warning("job %s %s", jp.jobid, why)
-            jp.terminate(GRACE_S, why)
+            jp.terminate(GRACE_S, why, RUNLIMIT)

@@ -19,6 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from xce.endcodes import MEMLIMIT
+from xce.signals import parse_signal
+from xce.worker import jobvars
 from xce.worker.containment import Containment, ProcessGroup
 from xce.worker.identity import Identity, StartError, resolve_identity
 from xce.worker.jobstate import JobRecord, read_exit, still_alive
@@ -34,8 +37,14 @@ BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-def expand(path: str, jobid: int, array_index: int | None) -> str:
-    return path.replace("%J", str(jobid)).replace("%I", str(array_index if array_index is not None else 0))
+def expand(path: str, job: dict[str, Any]) -> str:
+    """The rest of an output file pattern (:mod:`xce.jobfiles`): the controller expanded what it knew."""
+    from xce.jobfiles import expand as expand_codes, values
+
+    placement = job.get("placement") or []
+    return expand_codes(path, values(
+        jobid=int(job["jobid"]), array_id=job.get("array_id"), index=job.get("array_index"), name=job.get("name"),
+        command=job.get("command"), user=job.get("user"), host=str(placement[0][0]) if placement else ""))
 
 
 @dataclass
@@ -51,12 +60,14 @@ class JobProcess:
     suspended: bool = False
     kill_at: float | None = None  # monotonic deadline for SIGKILL after a SIGTERM
     end_reason: str | None = None  # set when the worker itself decided to end the job
+    end_code: str | None = None  # beside end_reason: why in one word (xce.endcodes), when the worker knows it
     secondary: bool = False  # a non-first host of a parallel job: holds its container, runs only its tasks
     #: The start action's job (owner, environment, launch key): what its tasks are started with.
     job: dict[str, Any] = field(default_factory=dict)
     box: Containment = field(default_factory=ProcessGroup)  # holds every process of the job
     exit_file: str | None = None  # where its spawner writes its wait status (read after a restart)
     dead_since: float | None = None  # an adopted job's leader was seen gone (its status may follow)
+    warned: bool = False  # the warning before its run limit was sent (xce.worker.runlimit)
 
     def record(self) -> JobRecord:
         return JobRecord(self.jobid, self.pid, self.pgid, self.create_time, dict(self.limits), list(self.gpus),
@@ -64,14 +75,24 @@ class JobProcess:
 
     @classmethod
     def adopt(cls, rec: JobRecord, box: Containment, exit_file: str | None = None) -> "JobProcess":
+        from xce.worker.runlimit import warning_due
+
         box.adopt(rec.jobid, rec.pgid)
+        started = rec.started or time.time()
         return cls(rec.jobid, rec.pid, rec.pgid, rec.create_time, dict(rec.limits), list(rec.gpus), None,
-                   rec.started or time.time(), box=box, exit_file=exit_file)
+                   started, box=box, exit_file=exit_file, warned=warning_due(rec.limits, time.time() - started))
 
     # -- signals ---------------------------------------------------------------------------
     def signal(self, sig: int) -> None:
         """``sig`` to every process of the job (its container's members)."""
         self.box.signal(self.jobid, sig)
+
+    def signal_leader(self, sig: int) -> None:
+        """``sig`` to the job's first process only (its batch shell: ``--signal=B:SIG@S``)."""
+        try:
+            os.kill(self.pid, sig)
+        except ProcessLookupError:
+            pass
 
     def suspend(self, sig: int) -> None:
         self.box.suspend(self.jobid, sig)
@@ -81,18 +102,18 @@ class JobProcess:
         self.box.resume(self.jobid, sig)
         self.suspended = False
 
-    def terminate(self, grace_s: float, reason: str | None = None) -> None:
+    def terminate(self, grace_s: float, reason: str | None = None, code: str | None = None) -> None:
         """SIGTERM now (and SIGCONT, so a stopped job can act on it), SIGKILL after ``grace_s``."""
         if reason and not self.end_reason:
-            self.end_reason = reason
+            self.end_reason, self.end_code = reason, code
         self.signal(signal.SIGTERM)
         self.box.resume(self.jobid, signal.SIGCONT)  # thawed too, if the freezer holds it
         deadline = time.monotonic() + max(0.0, grace_s)
         self.kill_at = deadline if self.kill_at is None else min(self.kill_at, deadline)
 
-    def kill_now(self, reason: str) -> None:
+    def kill_now(self, reason: str, code: str | None = None) -> None:
         if not self.end_reason:
-            self.end_reason = reason
+            self.end_reason, self.end_code = reason, code
         self.box.kill(self.jobid)
 
     def _memory_reason(self) -> str | None:
@@ -117,7 +138,7 @@ class JobProcess:
             if self.kill_at is not None and time.monotonic() < self.kill_at and self.box.members(self.jobid):
                 return None
             self.box.kill(self.jobid)
-            return {"exit_code": None, "signal": None, "reason": self.end_reason}
+            return {"exit_code": None, "signal": None, "reason": self.end_reason, "end": self.end_code}
         if self.kill_at is not None and time.monotonic() >= self.kill_at:
             self.box.kill(self.jobid)
             self.kill_at = None
@@ -140,19 +161,23 @@ class JobProcess:
         if now - self.dead_since < EXIT_WRITE_S:  # its spawner writes the status a moment after
             return None
         self.box.kill(self.jobid)
-        return {"exit_code": None, "signal": None,
+        return {"exit_code": None, "signal": None, "end": self.end_code,
                 "reason": self.end_reason or "ended while the worker was restarting; its exit status is unknown "
                           "(its spawner did not record it)"}
 
     def _ended(self, rc: int) -> dict[str, Any]:
         """The end of a job whose leader exited with ``rc`` (-N: signal N)."""
         self.box.kill(self.jobid)  # whatever it left behind, setsid or double fork included
-        oom = self._memory_reason() if rc != 0 else None
+        # Asked whatever the leader's status: a job whose child was killed for memory ends MEMLIMIT
+        # (EXIT) even when its script carried on and exited 0, as LSF's TERM_MEMLIMIT and Slurm's
+        # OUT_OF_MEMORY do.
+        oom = self._memory_reason()
+        end = self.end_code if self.end_reason else MEMLIMIT if oom else None  # the code of the reason given
         if rc < 0:
             name = _signame(-rc)
-            return {"exit_code": 128 - rc, "signal": name,
+            return {"exit_code": 128 - rc, "signal": name, "end": end,
                     "reason": self.end_reason or oom or f"killed by signal {name}"}
-        return {"exit_code": rc, "signal": None,
+        return {"exit_code": rc, "signal": None, "end": end,
                 "reason": self.end_reason or oom or ("" if rc == 0 else f"exit code {rc}")}
 
 
@@ -164,15 +189,8 @@ def _signame(sig: int) -> str:
 
 
 def signal_number(name: str | None, default: int) -> int:
-    if not name:
-        return default
-    name = name.upper()
-    if not name.startswith("SIG"):
-        name = "SIG" + name
-    try:
-        return int(signal.Signals[name])
-    except KeyError:
-        return default
+    sig = parse_signal(name) if name else None
+    return default if sig is None else int(sig)
 
 
 def launch_spec(job: dict[str, Any], *, env: dict[str, str], ident: Identity, work_dir: str | None,
@@ -185,20 +203,30 @@ def launch_spec(job: dict[str, Any], *, env: dict[str, str], ident: Identity, wo
     jobid = int(job["jobid"])
     cwd = job.get("cwd") or ident.home or "/"
     out_dir = work_dir or cwd
-    idx = job.get("array_index")
-    stdout = expand(job.get("stdout") or os.path.join(out_dir, f"xce-{jobid}.out"), jobid, idx)
-    stderr = expand(job.get("stderr") or os.path.join(out_dir, f"xce-{jobid}.err"), jobid, idx)
+    stdout = expand(job.get("stdout") or os.path.join(out_dir, f"xce-{jobid}.out"), job)
+    # Output named and errors not: both go to that file, as LSF and Slurm do.
+    errors = job.get("stderr") or (job.get("stdout") or os.path.join(out_dir, f"xce-{jobid}.err"))
+    stderr = expand(errors, job)
     stdout, stderr = (os.path.normpath(os.path.join(cwd, p)) for p in (stdout, stderr))
     return LaunchSpec(argv=list(job["command"]), env=env, cwd=cwd, stdout=stdout, stderr=stderr, identity=ident,
-                      prepare=tuple(prepare), exit_file=exit_file)
+                      prepare=tuple(prepare), exit_file=exit_file,
+                      truncate=(job.get("options") or {}).get("open_mode") == "truncate")
 
 
-def job_env(job: dict[str, Any], ident: Identity, *, host: str, gpus: list[str]) -> dict[str, str]:
-    """The job's environment: a minimal base, the job's own variables, then XCE's (which win)."""
+def job_env(job: dict[str, Any], ident: Identity, *, host: str, gpus: list[str],
+            user_env: dict[str, str] | None = None, task: tuple[int, int] = (0, 0),
+            host_slots: int | None = None) -> dict[str, str]:
+    """The job's environment: a minimal base, the submitter's variables (``user_env`` instead for a
+    task: the environment of the ``xce launch`` that asked for it), then XCE's, LSF's and Slurm's,
+    which win (:mod:`xce.worker.jobvars`). The owner's identity is the real one whatever the
+    submitter's environment says. Only the job's own processes are given this: nothing that runs
+    with the worker's rights reads it (the worker's own environment is never touched)."""
     env = {k: os.environ[k] for k in BASE_ENV_KEYS if k in os.environ}
     env.setdefault("PATH", DEFAULT_PATH)
-    env.update(HOME=ident.home, USER=ident.name, LOGNAME=ident.name, SHELL=ident.shell or "/bin/sh")
-    env.update({str(k): str(v) for k, v in (job.get("env") or {}).items()})
+    env.update(HOME=ident.home, SHELL=ident.shell or "/bin/sh")
+    given = job.get("env") if user_env is None else user_env
+    env.update({str(k): str(v) for k, v in (given or {}).items() if k not in jobvars.MANAGED})
+    env.update(USER=ident.name, LOGNAME=ident.name, PWD=str(job.get("cwd") or ident.home or "/"))
     placement = job.get("placement") or [[host, job.get("tasks", 1)]]
     here = sum(int(n) for h, n in placement if h == host) or int(job.get("tasks", 1))
     env.update({
@@ -207,14 +235,20 @@ def job_env(job: dict[str, Any], ident: Identity, *, host: str, gpus: list[str])
         "XCE_QUEUE": str(job.get("queue") or ""),
         "XCE_TASKS": str(job.get("tasks", 1)),
         "XCE_EXEC_HOST": host,
-        "OMP_NUM_THREADS": str(here), "MKL_NUM_THREADS": str(here), "OPENBLAS_NUM_THREADS": str(here),
     })
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):  # the submitter's choice wins
+        env.setdefault(name, str(here))
+    env.update(jobvars.job_vars(job, host=host, uid=ident.uid, families=job.get("env_families", ["lsf", "slurm"]),
+                                host_slots=host_slots, task=task))
     if job.get("launch_key"):  # what `xce launch` needs to start tasks on the job's hosts
         env["XCE_LAUNCH_KEY"] = str(job["launch_key"])
         env["XCE_TASK_SERVERS"] = " ".join(f"{h}={a}" for h, a in (job.get("task_servers") or {}).items())
     if job.get("array_index") is not None:
         env["XCE_ARRAY_INDEX"] = str(job["array_index"])
-    if gpus:
+    cap = (job.get("limits") or {}).get("xce.io/gpu")
+    if cap is not None:  # --limit xce.io/gpu=N: it sees at most N of its devices, none if it holds none
+        gpus = gpus[:int(cap)]
+    if gpus or cap is not None:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
         env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"  # NVML indexes are PCI order (see xce.providers.gpu)
     return env

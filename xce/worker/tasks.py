@@ -18,6 +18,9 @@ Wire format: JSON lines. The server speaks first: ``{"nonce"}``. Request: ``{"jo
 "env", "tasks": [ids], "ntasks", "mac"}``; replies: ``{"started": id, "pid"}`` per task or one ``{"error": why}``, then
 ``{"task", "stream": "out"|"err", "line"}`` and ``{"task", "exit", "signal"}``, and last
 ``{"done": true}``. The client may send ``{"signal": N}`` at any time.
+
+The same port serves an interactive job's terminal to its user's ``xce submit -I`` (a request with
+``"attach": true``, signed with an attach key instead): :mod:`xce.worker.interactive`.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from xce.worker import launch, runner, taskauth
+from xce.worker import interactive, launch, runner, taskauth
 from xce.worker.identity import StartError
 
 if TYPE_CHECKING:
@@ -45,6 +48,10 @@ log = logging.getLogger("xce.worker.tasks")
 #: How long a task's output is still read after it exited (a background child may hold the pipe).
 DRAIN_S = 0.5
 MAX_REQUEST = 1 << 20
+#: A caller has this long to send its whole request (however slowly it trickles in), and at most
+#: this many callers may be that far at once: a connection that proves nothing holds no thread long.
+REQUEST_WITHIN_S = 10.0
+MAX_UNPROVEN = 64
 
 
 def local_address(url: str) -> str:
@@ -64,20 +71,24 @@ class TaskServer:
         self.port = port
         self.address: str | None = None
         self.sock: socket.socket | None = None
+        self.unproven = threading.BoundedSemaphore(MAX_UNPROVEN)
 
     def start(self) -> None:
-        """Listen (every address of this host: the key, not the network, admits a caller)."""
+        """Listen on every address of this host (the key, not the network, admits a caller), or on
+        the loopback address alone when the controller is reached there: a cluster of one machine
+        is not served to the network."""
+        here = local_address(self.agent.url)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind(("0.0.0.0", self.port))
+            sock.bind(("127.0.0.1" if here.startswith("127.") else "0.0.0.0", self.port))
         except OSError as exc:
             log.warning("no task server on port %s (%s): xce launch cannot start tasks here", self.port, exc)
             sock.close()
             return
         sock.listen(64)
         self.sock = sock
-        self.address = f"{local_address(self.agent.url)}:{sock.getsockname()[1]}"
+        self.address = f"{here}:{sock.getsockname()[1]}"
         threading.Thread(target=self._accept, name="task-server", daemon=True).start()
 
     def stop(self) -> None:
@@ -98,18 +109,30 @@ class TaskServer:
                 conn, _ = sock.accept()
             except OSError:
                 return
+            if not self.unproven.acquire(blocking=False):  # as many callers as it serves are still silent
+                conn.close()
+                continue
             threading.Thread(target=self._serve, args=(conn,), name="task-conn", daemon=True).start()
 
     # -- one launch ------------------------------------------------------------------------
     def _serve(self, conn: socket.socket) -> None:
         with conn:
             challenge = taskauth.nonce()
-            _send(conn, {"nonce": challenge})
             try:
-                req = _read_request(conn)
+                try:
+                    _send(conn, {"nonce": challenge})
+                    req = _read_request(conn)
+                finally:
+                    self.unproven.release()
+                if req.get("attach"):  # an interactive job's terminal, not tasks (xce.worker.interactive)
+                    interactive.serve(self.agent, conn, req, challenge)
+                    return
                 tasks = self._start(req, challenge)
             except _Refused as exc:
-                _send(conn, {"error": str(exc)})
+                try:
+                    _send(conn, {"error": str(exc)})
+                except OSError:
+                    pass  # the caller is gone: nobody to tell
                 return
             except (OSError, ValueError) as exc:
                 log.warning("a task request failed: %s", exc)
@@ -145,13 +168,16 @@ class TaskServer:
                                             allow_root=agent.allow_root_jobs)
         except StartError as exc:
             raise _Refused(str(exc)) from None
-        base = runner.job_env(job, ident, host=agent.name, gpus=list(jp.gpus))
         caller = {str(k): str(v) for k, v in (req.get("env") or {}).items()}
         cwd = str(req.get("cwd") or job.get("cwd") or ident.home or "/")
         started: list[_Task] = []
         try:
-            for tid in ids:
-                env = {**caller, **base, "XCE_TASK_ID": str(tid), "XCE_HOST": agent.name, "XCE_NTASKS": str(ntasks)}
+            for local, tid in enumerate(ids):
+                # The caller's environment (the job script's, as it is now) with the job's own variables
+                # over it, this task's rank among them ($SLURM_PROCID, $SLURM_LOCALID).
+                env = {**runner.job_env(job, ident, host=agent.name, gpus=list(jp.gpus), user_env=caller,
+                                        task=(tid, local)),
+                       "XCE_TASK_ID": str(tid), "XCE_HOST": agent.name, "XCE_NTASKS": str(ntasks)}
                 out_r, out_w = os.pipe2(os.O_CLOEXEC)
                 err_r, err_w = os.pipe2(os.O_CLOEXEC)
                 try:
@@ -315,10 +341,17 @@ class _Relay:
 
 
 def _read_request(conn: socket.socket) -> dict[str, Any]:
-    conn.settimeout(30.0)
+    deadline = time.monotonic() + REQUEST_WITHIN_S
     buf = b""
     while b"\n" not in buf:
-        chunk = conn.recv(65536)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _Refused(f"no whole request within {REQUEST_WITHIN_S:g}s")
+        conn.settimeout(left)
+        try:
+            chunk = conn.recv(65536)
+        except TimeoutError:
+            raise _Refused(f"no whole request within {REQUEST_WITHIN_S:g}s") from None
         if not chunk:
             raise _Refused("the request ended early")
         buf += chunk

@@ -489,3 +489,12 @@ def test_huge_numbers_are_syntax_errors_not_crashes():
     assert err("select[a > " + "9" * 2000 + "]").expected == "a number of at most 1100 digits"
     assert err("select[a > " + "9" * 1050 + "]").expected == "a smaller number"
     assert err("select[a > " + "9" * 1000 + "." + "5" + "]").expected == "a smaller number"
+
+
+@pytest.mark.parametrize("keyword", ["duration", "decay"])
+def test_lsf_rusage_duration_and_decay_are_refused_by_name_with_what_to_do(keyword):
+    with pytest.raises(RequestSyntaxError) as err:
+        parse_request(f"rusage[mem=1G:{keyword}=10]", 1)
+    message = str(err.value)
+    assert f"rusage {keyword}= is not supported" in message and "domain prefix" not in message
+    assert "remove duration= and decay=" in message and err.value.column == 15

@@ -9,10 +9,11 @@ import time
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
-from xce.controller import feed, fleet, tokens
+from xce.controller import feed, fleet, queues, tokens
 from xce.controller.api.responses import COMMON, ctl_of, documented, json_response
 from xce.controller.errors import Conflict, FieldErrors, NotFound
-from xce.controller.models import HostCloseRequest, HostDownRequest, RecordRequest, TokenRequest, UserRequest
+from xce.controller.models import (HostCloseRequest, HostDownRequest, QueueCloseRequest, RecordRequest, TokenRequest,
+                                   UserRequest)
 from xce.controller.security import admin_only
 from xce.controller.tokens import Principal
 
@@ -76,6 +77,12 @@ async def host_down(body: HostDownRequest, request: Request, p: Admin, name: str
     return json_response(fleet.declare_down(ctl_of(request), name, body.requeue, p.name))
 
 
+@router.post("/hosts/{name}/remove", summary="Remove a decommissioned host from the cluster (refused while "
+             "it holds jobs or its worker reports)", responses=documented(404, 409))
+async def host_remove(request: Request, p: Admin, name: str = HostName):
+    return json_response(fleet.remove_host(ctl_of(request), name, p.name))
+
+
 @router.post("/hosts/{name}/close", summary="Close a host: it finishes its jobs and gets no new ones",
              responses=documented(404))
 async def host_close(body: HostCloseRequest, request: Request, p: Admin, name: str = HostName):
@@ -85,6 +92,20 @@ async def host_close(body: HostCloseRequest, request: Request, p: Admin, name: s
 @router.post("/hosts/{name}/open", summary="Open a closed host to new jobs again", responses=documented(404))
 async def host_open(request: Request, p: Admin, name: str = HostName):
     return json_response(fleet.set_closed(ctl_of(request), name, None))
+
+
+QueueName = Path(..., min_length=1, max_length=255, description="The queue's name")
+
+
+@router.post("/queues/{name}/close", summary="Close a queue: it takes no new jobs and dispatches nothing; it "
+             "stays closed over a restart until opened", responses=documented(404))
+async def queue_close(body: QueueCloseRequest, request: Request, p: Admin, name: str = QueueName):
+    return json_response(queues.set_closed(ctl_of(request), name, body.reason or f"closed by {p.name}", p.name))
+
+
+@router.post("/queues/{name}/open", summary="Open a queue an administrator closed", responses=documented(404, 409))
+async def queue_open(request: Request, p: Admin, name: str = QueueName):
+    return json_response(queues.set_closed(ctl_of(request), name, None, p.name))
 
 
 @router.post("/reconfig", summary="Reload the controller's TOML file; an invalid file changes nothing",

@@ -46,7 +46,8 @@ async def list_jobs(
     id: list[int] | None = Query(None, description="Only these job ids (repeatable)"),
     job: list[str] | None = Query(None, description="Only these jobs as people write them: 12, 12[3], 12[1-5], "
                                   "NAME (repeatable); an unknown one is a 404"),
-    name: str | None = Query(None, description="Only jobs of this name"),
+    name: str | None = Query(None, description="Only jobs of this name; `*` matches any run of characters "
+                             "(`sweep*`)"),
     ended_within: int | None = Query(None, ge=1, le=MAX_ID // 10**9, description="Only jobs that ended within "
                                      "this many seconds (`xce jobs -d`: LSF's recently finished jobs)"),
     limit: int = Query(10_000, ge=1, le=100_000),
@@ -99,7 +100,7 @@ async def act(body: ActRequest, request: Request, p: Caller):
 
 @router.post("/{jobid}/kill", summary="Kill a job (PEND, RUN or suspended -> EXIT)", responses=documented(404, 409))
 async def kill(jobid: JobId, request: Request, p: Caller):
-    return json_response(views.job_summary(control.kill(ctl_of(request), p, jobid)))
+    return json_response(views.job_summary(control.kill(ctl_of(request), p, jobid), killer=p.name))
 
 
 @router.post("/{jobid}/suspend", summary="Suspend a running job (RUN -> USUSP)", responses=documented(404, 409))

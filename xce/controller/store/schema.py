@@ -59,6 +59,10 @@ jobs = sa.Table(
     sa.Column("array_limit", sa.Integer),
     sa.Column("rerunnable", sa.Boolean, nullable=False, server_default=sa.false()),  # 0009_contain_rerunnable
     sa.Column("requeue_by", sa.String(160)),  # who requeued it while it ran (0010_flow_requeue_running)
+    sa.Column("script_id", sa.BigInteger),  # its spooled script in job_scripts (0011_job_env_scripts)
+    sa.Column("exclusive", sa.Boolean, nullable=False, server_default=sa.false()),  # no other job on its hosts
+    sa.Column("options", sa.Text),  # how it starts: the SubmitRequest fields of submission.OPTION_DEFAULTS, JSON
+    sa.Column("end_code", sa.String(16)),  # how it ended, one word (DONE, EXIT, RUNLIMIT, ...), beside ``reason``
     sa.Index("ix_jobs_state", "state"),
     sa.Index("ix_jobs_user_state", "user", "state"),
     sa.Index("ix_jobs_head_host", "head_host"),
@@ -66,6 +70,16 @@ jobs = sa.Table(
     sa.Index("ix_jobs_state_gate", "state", "gate"),
     sa.Index("ix_jobs_user_name", "user", "name"),
     sa.Index("ix_jobs_array_id", "array_id"),
+)
+
+#: Spooled job scripts, one per submission (an array's elements share it), keyed by its first job id:
+#: the worker runs this copy, so the submitted file may be deleted once ``xce submit`` returns.
+job_scripts = sa.Table(
+    "job_scripts",
+    metadata,
+    sa.Column("id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("user", sa.String(128), nullable=False),
+    sa.Column("script", sa.Text, nullable=False),
 )
 
 job_history = sa.Table(

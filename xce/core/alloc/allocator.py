@@ -4,6 +4,16 @@ over its primaries, ALTER as the first compound that fully allocates.
 Charges are applied to the cluster columns as each primary is placed, so a later primary of the
 same compound sees what the earlier ones took (the spec's "uncommitted" term), and are undone
 exactly on failure: a failed compound leaves no residue.
+
+Exclusive jobs (``bsub -x``, ``sbatch --exclusive``) are placed as Slurm places them: only on
+hosts where no job holds a slot when their allocation starts (a job suspended there has given its
+slots back and does not count; a job whose host stopped reporting still holds them and does), and
+they are CHARGED every slot of each host they use (``Allocation.claim``), not just their tasks. So
+the host reads full to everything that counts free slots, with no second mechanism: no other job
+fits there, backfilling and reservations see its slots come back only when it ends, a suspended
+job there cannot be resumed (its slots are not free), and a preemptor may take the whole host by
+suspending it. The tasks stay the placement the worker starts; ``xce hosts`` in the core's terms
+shows the host full. The primaries of one exclusive compound may share hosts with each other.
 """
 
 from __future__ import annotations
@@ -29,6 +39,8 @@ class Allocation:
     slots: list[tuple[int, int]] = field(default_factory=list)
     charges: list[tuple[int, str, int]] = field(default_factory=list)
     pool: list[tuple[str, int]] = field(default_factory=list)
+    #: An exclusive job's slots beyond its tasks on each of its hosts: (host index, slots).
+    claim: list[tuple[int, int]] = field(default_factory=list)
 
     def mark(self) -> tuple[int, int, int]:
         return len(self.slots), len(self.charges), len(self.pool)
@@ -43,28 +55,82 @@ class Allocator:
         self.cancelled = cancelled
 
     # -- composition ---------------------------------------------------------------------
-    def allocate(self, request: Any) -> tuple[Allocation | None, list[Any]]:
-        """Try every alternative; return the allocation, or None and the primaries that failed."""
+    def allocate(self, request: Any, exclusive: bool = False) -> tuple[Allocation | None, list[Any]]:
+        """Try every alternative; return the allocation, or None and where each one failed:
+        ``(compound, index of the primary that failed)``, for ``why``.
+
+        ``exclusive``: only on hosts that hold no slot now, each then charged whole (module docstring).
+        """
         failed: list[Any] = []
+        empty = self.empty_hosts() if exclusive else None
         for compound in request.alternatives:
             alloc = Allocation()
-            bad = self._compound(compound, alloc)
-            if bad is None:
+            bad = self._compound(compound, alloc, empty)
+            if bad < 0:
+                if empty is not None:
+                    self._claim(alloc)
                 return alloc, []
-            failed.append(bad)
+            failed.append((compound, bad))
             if self.cancelled():
                 break
         return None, failed
 
-    def _compound(self, compound: Any, alloc: Allocation) -> Any:
-        for primary in compound.primaries:
-            if not self._primary(primary, alloc):
+    def place(self, job: Any) -> tuple[Allocation | None, list[Any]]:
+        """``allocate`` for a job: its request, exclusive when the job is."""
+        if job.exclusive:
+            return self.allocate(job.request, True)
+        return self.allocate(job.request)
+
+    def why(self, job: Any, failed: tuple[Any, int]) -> PendReason:
+        """``explain`` for where a job's compound failed, exclusive when the job is.
+
+        A primary after the first is explained with the ones before it placed again, as they were
+        when it failed: alone, ``{rusage[mem=2G]} + 2*{rusage[mem=4G]}`` on a 4-slot 8G host has
+        room for its second part, and what is short is the memory the first part took.
+        """
+        compound, index = failed
+        primary = compound.primaries[index]
+        exclusive = bool(job.exclusive)
+        if not index:
+            return self.explain(primary, exclusive)
+        alloc = Allocation()
+        empty = self.empty_hosts() if exclusive else None
+        try:
+            for earlier in compound.primaries[:index]:
+                if not self._primary(earlier, alloc, empty):
+                    self.rollback(alloc)
+                    return self.explain(primary, exclusive)
+            return self.explain(primary, exclusive, after=index)
+        finally:
+            self.rollback(alloc)
+
+    def empty_hosts(self) -> np.ndarray:
+        """Hosts on which no job holds a slot: where an exclusive job may start."""
+        return self.cluster.inuse("slots") == 0
+
+    def _claim(self, alloc: Allocation) -> None:
+        """Charge the rest of every slot of each host an exclusive allocation uses."""
+        cluster = self.cluster
+        total = cluster.total("slots")
+        placed: dict[int, int] = {}
+        for i, t in alloc.slots:
+            placed[i] = placed.get(i, 0) + t
+        for i in sorted(placed):
+            rest = int(total[i]) - placed[i]
+            if rest > 0:
+                cluster.charge(i, "slots", rest)
+                alloc.claim.append((i, rest))
+
+    def _compound(self, compound: Any, alloc: Allocation, empty: np.ndarray | None = None) -> int:
+        """-1 when every primary is placed, else the index of the one that failed (all rolled back)."""
+        for index, primary in enumerate(compound.primaries):
+            if not self._primary(primary, alloc, empty):
                 self.rollback(alloc)
-                return primary
-        return None
+                return index
+        return -1
 
     # -- the primary leaf ----------------------------------------------------------------
-    def _primary(self, primary: Any, alloc: Allocation) -> bool:
+    def _primary(self, primary: Any, alloc: Allocation, empty: np.ndarray | None = None) -> bool:
         cluster = self.cluster
         n = primary.tasks
         for res, amount in primary.rusage:
@@ -72,7 +138,7 @@ class Allocator:
             if pool is not None and pool.available < n * amount:
                 return False
         order = self._order(primary)
-        if n == 1 and order is None:
+        if n == 1 and order is None and empty is None:
             # One task has exactly one plan, 1 x 1, and its walk is "the first host that can take
             # it": found here without building the plan and host iterators, and from the kept
             # lower bound on, not from host 0 (see ``_first_fit``).
@@ -87,17 +153,19 @@ class Allocator:
             self._commit(primary, [(pos, 1)], alloc)
             return True
         cap = self.capacity(primary)
+        if empty is not None:
+            cap = np.where(empty, cap, 0)  # a copy: the kept vector stays as it is
         if n > 1 and int(cap.sum()) < n:
             return False
         if n == 1:
             # The same walk in the request's order.
             if self.cancelled():
                 return False
-            fits = cap[order] >= 1
+            fits = (cap if order is None else cap[order]) >= 1
             pos = int(fits.argmax()) if len(fits) else 0
             if not len(fits) or not fits[pos] or self.cancelled():
                 return False
-            self._commit(primary, [(int(order[pos]), 1)], alloc)
+            self._commit(primary, [(pos if order is None else int(order[pos]), 1)], alloc)
             return True
         most = int(cap.max()) if len(cap) else 0
         plans = plan_iter(primary)
@@ -285,16 +353,24 @@ class Allocator:
                 cluster.charge_many(hosts, res, amounts)
             for res, amount in reversed(alloc.pool):
                 cluster.charge_pool(res, -amount)
+            for i, rest in alloc.claim:
+                cluster.charge(i, "slots", -rest)
+        alloc.claim.clear()
         alloc.slots.clear()
         alloc.charges.clear()
         alloc.pool.clear()
 
     # -- why it failed -------------------------------------------------------------------
-    def explain(self, primary: Any) -> PendReason:
+    def explain(self, primary: Any, exclusive: bool = False, after: int = 0) -> PendReason:
         """Name the step that refused and the shortfall.
+
+        ``after``: how many parts of its compound request are charged already (``why``), said in
+        the detail so that the numbers add up for the reader.
 
         "Short by" is measured against the closest single candidate host when the placement must be
         on one host (one task, or ``span[hosts=1]``), and against the candidates' total otherwise.
+        An exclusive job is measured against the matching hosts that run nothing, and told so when
+        there is none.
         """
         cluster = self.cluster
         n = primary.tasks
@@ -310,10 +386,23 @@ class Allocator:
             mask &= sel
         if not mask.any():
             if not cluster.ok.any():
-                return make_pend_reason("select", detail="no host is available")
-            return make_pend_reason("select", detail=f"no available host matches select[{primary.select}]")
+                label = "registered host(s)" if sel is None else "matching host(s)"
+                return make_pend_reason("select", detail="no host is available"
+                                                         f"{self._unavailable(sel, label)}")
+            return make_pend_reason("select", detail=f"no available host matches select[{primary.select}]"
+                                                     f"{self._unavailable(sel)}")
+        if exclusive:
+            busy = int(mask.sum())
+            mask &= self.empty_hosts()
+            if not mask.any():
+                return make_pend_reason("exclusive", detail=(
+                    f"exclusive job: each of the {busy} available host{'s' if busy != 1 else ''} it may use "
+                    f"runs other jobs"))
         single = n == 1 or primary.span_hosts == 1
+        beside = "" if not after else " after its first part" if after == 1 else f" after its first {after} parts"
         ptile = primary.span_ptile
+        if primary.span_hosts and primary.span_hosts > 1:
+            ptile = -(-n // primary.span_hosts)  # span[hosts=N]: ceil(n / N) tasks on each host
         for res, amount in (("slots", 1), *primary.rusage):
             if amount <= 0:
                 continue
@@ -337,20 +426,61 @@ class Allocator:
                 if primary.span_hosts == 1 and total >= needed:
                     step = "span"
                 return make_pend_reason(step, res, needed, needed - have,
-                                        detail=f"{where} {format_quantity(res, have)}")
+                                        detail=f"{where} {format_quantity(res, have)}{beside}"
+                                               f"{self._could_take(primary, sel, single, ptile)}")
             if ptile and not single:
                 # span[ptile=p]: a host gives at most p tasks' worth, whatever it has free.
                 have = int(np.minimum(avail // amount, ptile).sum()) * amount
                 if have < needed:
                     return make_pend_reason("span", res, needed, needed - have,
-                                            detail=f"{where} {format_quantity(res, have)} at ptile {ptile}")
+                                            detail=f"{where} {format_quantity(res, have)} at ptile {ptile}{beside}"
+                                                   f"{self._could_take(primary, sel, single, ptile)}")
         # Every resource suffices on its own; a host counts only for the tasks all of them allow.
         cap = self.capacity(primary)[mask]
         if ptile:
             cap = np.minimum(cap, ptile)
         have = int(cap.max()) if single else int(cap.sum())
         return make_pend_reason("span", "slots", n, max(n - have, 0),
-                                detail=f"candidate hosts can take {have} of its {n} tasks with every resource it asks for")
+                                detail=f"candidate hosts can take {have} of its {n} tasks with every resource it asks "
+                                       f"for{beside}{self._could_take(primary, sel, single, ptile)}")
+
+
+    def _unavailable(self, sel: np.ndarray | None, label: str = "matching host(s)") -> str:
+        """The hosts a select matches (every host, for ``label`` "registered host(s)") that are not
+        available, with their state: a job held to hosts (``-m``, ``-w``) that are closed or down
+        says which, not just that none matches."""
+        if sel is None and label == "matching host(s)":
+            return ""
+        return self._named(~self.cluster.ok if sel is None else sel & ~self.cluster.ok, label)
+
+    def _named(self, which: np.ndarray, label: str) -> str:
+        hosts = self.cluster.hosts
+        down = [f"{hosts[i].name} is {hosts[i].status}" for i in np.flatnonzero(which)[:9].tolist()]
+        if not down:
+            return ""
+        more = "" if len(down) <= 8 else f" and {int(which.sum()) - 8} more"
+        return f"; {label}: " + ", ".join(down[:8]) + more
+
+    def _could_take(self, primary: Any, sel: np.ndarray | None, single: bool, ptile: int | None) -> str:
+        """Unavailable hosts (closed, down) that would make room for ``primary`` if they were
+        available: a job held back by them alone says which, not only the shortfall of the others."""
+        cluster = self.cluster
+        down = ~cluster.ok if sel is None else sel & ~cluster.ok
+        if not down.any():
+            return ""
+        cap = np.maximum(cluster.available("slots"), 0)
+        for res, amount in primary.rusage:
+            if amount > 0 and res not in cluster.pools:
+                np.minimum(cap, np.maximum(cluster.available(res), 0) // amount, out=cap)
+        if ptile:
+            np.minimum(cap, ptile, out=cap)
+        usable = cluster.ok if sel is None else cluster.ok & sel
+        n = primary.tasks
+        if single:
+            helps = down & (cap >= n)
+        else:
+            helps = down & (cap > 0) if int(cap[usable | down].sum()) >= n else down & False
+        return self._named(helps, "unavailable host(s) that could take it")
 
 
 def _first_fit(cap: np.ndarray, start: int) -> int:

@@ -10,7 +10,7 @@ Those equal-share plans are the specification's and come first, unchanged. They 
 free space: 5 tasks on hosts with 4 and 1 free slots fit no p (p=5 and p=3 need a host with 5 or
 3, p=2 and p=1 need three or five hosts). So one last *fill* plan follows: walk the hosts in the
 host iterator's order and give each as many tasks as it can take, up to ``ptile`` where one is
-given. ``span[hosts=1]`` forbids any spread, so it gets no fill plan.
+given. ``span[hosts=N]`` fixes the spread, so it gets no fill plan.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def plan_iter(primary: Any) -> Iterator[Plan]:
     """The specification's plans for ``primary``, then the fill plan where a spread is allowed."""
     yield from spec_plans(primary)
     n = primary.tasks
-    if n > 1 and primary.span_hosts != 1:
+    if n > 1 and primary.span_hosts is None:
         p = min(primary.span_ptile, n) if primary.span_ptile else n
         yield Plan(_ceil_div(n, p), p, primary, fill=True)
 
@@ -53,6 +53,12 @@ def spec_plans(primary: Any) -> Iterator[Plan]:
     n = primary.tasks
     if primary.span_hosts == 1:
         yield Plan(1, n, primary)
+        return
+    if primary.span_hosts:
+        # span[hosts=N]: ceil(n/N) tasks on each host but the last; the parser admits only an N
+        # that this fills exactly (ceil(n / ceil(n/N)) == N).
+        p = _ceil_div(n, primary.span_hosts)
+        yield Plan(primary.span_hosts, p, primary)
         return
     if primary.span_ptile:
         p = min(primary.span_ptile, n)

@@ -21,6 +21,12 @@ Queue settings: ``reservations`` (how many blocked jobs get one per round: 1 = E
 approaches conservative backfilling, each later reservation planned as if the earlier ones held
 their slots from now) and ``backfill_depth`` (how many of the queue's pending jobs a round tries).
 
+Exclusive jobs hold every slot of their hosts (``xce.core.alloc.allocator``), so the walk above
+counts those slots as coming back when one ends. An exclusive job that blocks is always planned
+host-aware (on hosts empty at S). An exclusive job that would run past S takes whole hosts it has
+not chosen yet: it counts as taking its tasks times the most slots a host has (at most every
+slot), and the held-back hosts of a host-aware reservation are not empty, so it avoids them.
+
 The reservations are planned afresh in every round from the core's running jobs (read once per
 reservation, never per ``next_job``), so the picker carries no state between rounds.
 """
@@ -64,6 +70,16 @@ def plain(request: Any) -> bool:
 
 def most_slots(job: Job) -> int:
     return max(c.total_tasks for c in job.request.alternatives) if job.request is not None else job.tasks
+
+
+def most_held(job: Job, cluster: Any) -> int:
+    """The most slots ``job`` may hold once placed: its tasks, or for an exclusive job (charged
+    whole hosts not chosen yet) its tasks times the largest host, at most every slot there is."""
+    size = most_slots(job)
+    if not job.exclusive:
+        return size
+    total = cluster.total("slots")
+    return min(size * int(total.max()), int(total.sum())) if len(total) else size
 
 
 class EasyBackfillPicker(FcfsPicker):
@@ -116,7 +132,7 @@ class EasyBackfillPicker(FcfsPicker):
             return None
         now = self.core.session.ts
         end = now + self.estimate(job)
-        size = most_slots(job)
+        size = most_held(job, self.core.cluster)
         holds: dict[int, int] | None = None
         for r in self.reservations:
             if end <= r.start:
@@ -139,12 +155,12 @@ class EasyBackfillPicker(FcfsPicker):
         if job is None or not self.reservations:
             return
         end = job.start_time + self.estimate(job)
-        taken = sum(n for _, n in job.placement)
+        taken = sum(n for _, n in job.held())
         index = self.core.cluster.index
         for r in self.reservations:
             if end > r.start:
                 r.extra -= taken
-                for host, n in job.placement:
+                for host, n in job.held():
                     i = index.get(host)
                     if i in r.leftover:
                         r.leftover[i] -= n
@@ -199,15 +215,16 @@ class EasyBackfillPicker(FcfsPicker):
             free -= self._reserved_size(held)
         size = most_slots(job)
         ends.sort(key=lambda e: (e[0], e[1]))
-        structured = not plain(job.request)
+        structured = job.exclusive or not plain(job.request)
         released: dict[int, int] = {}
         index = cluster.index
         start = None
         for end, _, r in ends:
             if end >= FOREVER:
                 break
-            free += sum(n for _, n in r.placement)
-            for host, n in r.placement:
+            gone = r.held()  # an exclusive job gives back every slot of its hosts
+            free += sum(n for _, n in gone)
+            for host, n in gone:
                 i = index.get(host)
                 if i is not None:
                     released[i] = released.get(i, 0) + n
@@ -225,6 +242,8 @@ class EasyBackfillPicker(FcfsPicker):
 
     def _reserved_size(self, r: Reservation) -> int:
         job = self._jobs.get(r.jobid)
+        if job is not None and job.exclusive and r.placement:
+            return sum(r.placement.values())  # the whole hosts it is planned on
         return most_slots(job) if job is not None else 0
 
     def _fit(self, job: Job, released: dict[int, int]) -> dict[int, int] | None:
@@ -239,11 +258,11 @@ class EasyBackfillPicker(FcfsPicker):
         with cluster.neutral():
             cluster.charge_many(hosts, "slots", [-n for n in amounts])
             try:
-                alloc, _ = allocator.allocate(job.request)
+                alloc, _ = allocator.place(job)
                 placed = None
                 if alloc is not None:
                     placed = {}
-                    for i, n in alloc.slots:
+                    for i, n in (*alloc.slots, *alloc.claim):
                         placed[i] = placed.get(i, 0) + n
                     allocator.rollback(alloc)
             finally:

@@ -58,7 +58,8 @@ class FairsharePicker(EasyBackfillPicker):
 
     def _track(self, job: Job, since: int | None = None) -> None:
         start = job.start_time if since is None else since
-        self._counted[job.jobid] = (start, sum(n for _, n in job.placement), self._owner(job))
+        # Slot-seconds of what it holds: an exclusive job is charged its hosts' every slot.
+        self._counted[job.jobid] = (start, sum(n for _, n in job.held()), self._owner(job))
 
     def _count(self, jobid: int, now: int) -> None:
         since, slots, key = self._counted[jobid]

@@ -74,6 +74,8 @@ class FcfsPicker(BasePicker):
         self._delegates = 0
         #: Set by a subclass (strict_fcfs) to end the current queue's walk after the job just offered.
         self._halt = False
+        #: This session's halted queues: (entry, the job that halted it, its position in entry.keys).
+        self._held: list[tuple[_QueueEntry, Job, int]] = []
 
     # -- state-change hooks --------------------------------------------------------------
     def on_queue_update(self, queue: Queue) -> None:
@@ -163,6 +165,7 @@ class FcfsPicker(BasePicker):
 
     # -- session -------------------------------------------------------------------------
     def begin_session(self) -> None:
+        self._held = []
         for entry in self._order:
             if entry.delegate is not None:
                 entry.delegate.begin_session()
@@ -186,7 +189,7 @@ class FcfsPicker(BasePicker):
                 yield from self._delegated(entry)
                 continue
             members = entry.members
-            for key in entry.keys:
+            for pos, key in enumerate(entry.keys):
                 if not queue.is_ready():
                     break
                 jobid = key[2]
@@ -197,6 +200,7 @@ class FcfsPicker(BasePicker):
                     yield job
                     if self._halt:
                         self._halt = False
+                        self._held.append((entry, job, pos))
                         break
 
     @staticmethod
@@ -215,6 +219,29 @@ class FcfsPicker(BasePicker):
             fn = getattr(entry.delegate, hook, None) if entry is not None else None
             return fn(job) if fn is not None else None
         return forward
+
+    def held_back(self):
+        """``(queue name, head, jobs behind it, the same from the back)`` for each queue whose walk
+        this session stopped at a job that could not start (strict FCFS): the core tells the jobs
+        behind why they were not tried. The jobs are those the walk would have offered next, in
+        order (the second iterator: last first), generated lazily so the core reads only a few."""
+        for entry in self._order:
+            held = getattr(entry.delegate, "held_back", None) if entry.delegate is not None else None
+            if held is not None:
+                yield from held()
+        for entry, head, pos in self._held:
+            keys = entry.keys
+            yield (entry.queue.name, head, self._waiting(entry, range(pos + 1, len(keys))),
+                   self._waiting(entry, range(len(keys) - 1, pos, -1)))
+
+    def _waiting(self, entry: _QueueEntry, positions: range):
+        jobs, keys, members, queue = self._jobs, entry.keys, entry.members, entry.queue
+        for i in positions:
+            key = keys[i]
+            if members.get(key[2]) == key:
+                job = jobs[key[2]]
+                if job.state == PEND and queue.user_ready(job.user):
+                    yield job
 
     def end_session(self) -> None:
         for entry in self._order:

@@ -4,6 +4,12 @@ The policy only chooses; this module gives it a narrow view of the core and deci
 suspended victim may come back: once every slot it released can be given back on its own hosts
 (its processes are resident there) and no pending job that outranks it and may preempt its queue
 is waiting.
+
+Exclusive jobs need no rule of their own here: they hold every slot of their hosts (see
+``xce.core.alloc.allocator``). So an exclusive preemptor fits only where every job holding a
+slot on its hosts is a victim (it suspends everything there, or does not preempt there), a
+victim that is exclusive gives back its whole hosts, and a suspended job comes back only when the
+slots it held are free, never next to an exclusive job (nor, when exclusive, next to anything).
 """
 
 from __future__ import annotations
@@ -45,11 +51,11 @@ class PreemptionView:
     def fits_without(self, job: Job, victims: list[Job]) -> bool:
         """Would ``job`` be allocatable if the victims' slots were free? (Real resources stay charged.)"""
         cluster = self.core.cluster
-        released = [(cluster.index[h], t) for v in victims for h, t in v.placement if h in cluster.index]
+        released = [(cluster.index[h], t) for v in victims for h, t in v.held() if h in cluster.index]
         for i, t in released:
             cluster.charge(i, "slots", -t)
         try:
-            alloc, _ = self.allocator.allocate(job.request)
+            alloc, _ = self.allocator.place(job)
             if alloc is not None:
                 self.allocator.rollback(alloc)
             return alloc is not None
@@ -74,7 +80,7 @@ def resumable(core: "SchedulerCore") -> list[Job]:
     for job in sorted(core.preempted.values(), key=lambda j: (tuple(-x for x in core.rank(j)), j.jobid)):
         if job.resume_sent or job.state != SSUSP:
             continue
-        idx = [(cluster.index.get(h), t) for h, t in job.placement]
+        idx = [(cluster.index.get(h), t) for h, t in job.held()]
         if any(i is None or not cluster.ok[i] or free[i] < t for i, t in idx):
             continue
         if threatened(core, job):
@@ -86,14 +92,22 @@ def resumable(core: "SchedulerCore") -> list[Job]:
 
 
 def threatened(core: "SchedulerCore", victim: Job) -> bool:
-    """Is a pending job waiting that outranks ``victim`` and may preempt its queue?"""
-    mine = core.rank(victim)
+    """Is a pending job waiting that outranks ``victim`` and may preempt its queue? Outranks as
+    that queue's policy ranks (a policy without ``rank`` ranks as ``core.rank``)."""
+    view = None
     for queue in core.queues.values():
         if victim.queue not in queue.spec.preemptible_queues or not queue.pending:
             continue
-        if queue.priority > mine[0]:
-            return True
-        if queue.priority == mine[0] and any(
-                j.queue == queue.name and j.state == PEND and core.rank(j) > mine for j in core.jobs.values()):
+        rank = getattr(policies.create(queue.spec.preempt_policy), "rank", None)
+        if rank is None:
+            mine = core.rank(victim)
+            if queue.priority > mine[0]:
+                return True
+            if queue.priority < mine[0]:
+                continue
+            rank = lambda _view, job: core.rank(job)  # noqa: E731
+        view = view or PreemptionView(core, None)  # type: ignore[arg-type]
+        mine = rank(view, victim)
+        if any(j.queue == queue.name and j.state == PEND and rank(view, j) > mine for j in core.jobs.values()):
             return True
     return False

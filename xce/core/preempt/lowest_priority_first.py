@@ -1,40 +1,32 @@
-"""``lowest_priority_first``: the default victim selection (Req 6 AC 3, 9).
+"""``lowest_priority_first``: the default victim selection, Req 6 AC 3 and AC 9 as written.
 
-A job's preemption rank is ``(queue priority, job priority)``: a job in a higher-priority queue
-outranks any job of a lower-priority queue, and job priority decides within the same queue
-priority. Victims are running jobs of the preempting queue's ``preemptible_queues`` whose queue is
-``preemptible`` and whose rank is strictly lower. They are taken in order (lowest rank first, then
-most recently started first, so the least work is lost, then job id) until the job fits; then
-every victim that is not needed is dropped, so the set is minimal.
+Only job priority counts: a victim's priority is strictly below the preemptor's, whatever the
+queues' priorities, so a priority-1 job in ``high`` never suspends a priority-100 job in ``low``
+(``queue_priority_first`` ranks by queue first, for sites that want LSF's queue-based preemption).
+Victims are running jobs of the preempting queue's ``preemptible_queues`` whose queue is
+``preemptible``, ranked lowest priority first, then most recently started first (the least work
+is lost), then job id; the set chosen is the smallest one that makes room (``minimum``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+
+from xce.core.preempt.minimum import minimum_set
 
 
 class LowestPriorityFirst:
     name = "lowest_priority_first"
 
+    @staticmethod
+    def rank(ctx: Any, job: Any) -> tuple[int, ...]:
+        return (job.priority,)
+
     def select_victims(self, ctx: Any, job: Any) -> tuple[int, ...] | None:
-        """Return a minimal victim set that makes ``job`` allocatable, or None."""
-        mine = ctx.rank(job)
+        """Return the smallest victim set that makes ``job`` allocatable, or None."""
+        mine = self.rank(ctx, job)
         candidates = [v for v in ctx.running_jobs(ctx.preemptible_queues(job))
-                      if ctx.queue_preemptible(v) and ctx.rank(v) < mine]
-        candidates.sort(key=lambda v: (ctx.rank(v), -v.start_time, v.jobid))
-        chosen: list[Any] = []
-        for victim in candidates:
-            chosen.append(victim)
-            if ctx.fits_without(job, chosen):
-                return tuple(v.jobid for v in _minimise(ctx, job, chosen))
-        return None
-
-
-def _minimise(ctx: Any, job: Any, chosen: Sequence[Any]) -> list[Any]:
-    """Drop victims not needed, trying the most valuable (last taken) first."""
-    kept = list(chosen)
-    for victim in reversed(chosen):
-        trial = [v for v in kept if v is not victim]
-        if trial and ctx.fits_without(job, trial):
-            kept = trial
-    return kept
+                      if ctx.queue_preemptible(v) and self.rank(ctx, v) < mine]
+        candidates.sort(key=lambda v: (self.rank(ctx, v), -v.start_time, v.jobid))
+        victims = minimum_set(ctx, job, candidates)
+        return tuple(v.jobid for v in victims) if victims else None

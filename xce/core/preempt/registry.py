@@ -13,7 +13,14 @@ def _lowest_priority_first():
     return LowestPriorityFirst
 
 
-_registry = Registry("preempt policy", "preempt_policy", {"lowest_priority_first": _lowest_priority_first})
+def _queue_priority_first():
+    from xce.core.preempt.queue_priority_first import QueuePriorityFirst
+
+    return QueuePriorityFirst
+
+
+_registry = Registry("preempt policy", "preempt_policy", {"lowest_priority_first": _lowest_priority_first,
+                                                          "queue_priority_first": _queue_priority_first})
 
 register = _registry.register
 unregister = _registry.unregister

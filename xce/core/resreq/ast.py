@@ -180,8 +180,8 @@ class Primary:
     """One homogeneous group of tasks and what each of its hosts must satisfy.
 
     ``rusage`` keeps the written order (it is what the user sees echoed back) and holds
-    whole numbers only; memory amounts are bytes.  At most one of ``span_hosts`` (always
-    1: all tasks on one host) and ``span_ptile`` (tasks per host) is set.
+    whole numbers only; memory amounts are bytes.  At most one of ``span_hosts`` (exactly
+    that many hosts; 1: all tasks on one host) and ``span_ptile`` (tasks per host) is set.
 
     The compiled select/order closures are cached on the instance in two fields excluded
     from ``==``, ``hash`` and ``repr``: parse results are interned, so every job sharing

@@ -48,6 +48,14 @@ _CACHE_LIMIT = 100_000
 _CACHE: dict[tuple[str, int], Request] = {}
 
 _CLAUSES = ("select", "order", "rusage", "span")
+#: LSF's rusage keywords that are not resources, refused by name: a reservation that ends after
+#: ``duration`` minutes (``decay=1``: shrinking to nothing over them) would need the core to release
+#: charges by the clock. It needs no release here: a running job is charged max(reserved, used)
+#: (resource-accounting.md), so once it uses what it reserved it is counted once, not twice.
+_LSF_RUSAGE_KEYWORDS = {
+    keyword: ("a reservation lasts the whole run, and a job that uses what it reserved is charged once "
+              "(max of reserved and used); remove duration= and decay=, and reserve what the job needs")
+    for keyword in ("duration", "decay")}
 _CLAUSE_EXPECTED = "a clause (select, order, rusage or span)"
 _OPERAND_EXPECTED = 'a number, a name or "("'
 _COMPARISON_OPS = ("==", "!=", "<=", ">=", "<", ">")
@@ -216,7 +224,7 @@ class _Parser:
             elif word == "rusage":
                 rusage = self.parse_rusage()
             else:
-                span_hosts, span_ptile = self.parse_span()
+                span_hosts, span_ptile = self.parse_span(tasks)
         return Primary(tasks, select, order, rusage, span_hosts, span_ptile)
 
     def parse_order(self) -> tuple[Expr, ...]:
@@ -241,6 +249,9 @@ class _Parser:
             if not m:
                 self.error("a resource name")
             name = m.group()
+            if name in _LSF_RUSAGE_KEYWORDS:
+                self.error(f"a resource name (rusage {name}= is not supported: {_LSF_RUSAGE_KEYWORDS[name]})",
+                           start, name)
             try:
                 # Requests may consume xce.io/ resources; only defining them is reserved.
                 validate_resource_name(name, allow_reserved=True)
@@ -279,7 +290,9 @@ class _Parser:
             self.error("a smaller number", start, m.group())
         return amount
 
-    def parse_span(self) -> tuple[Optional[int], Optional[int]]:
+    def parse_span(self, tasks: int) -> tuple[Optional[int], Optional[int]]:
+        """``span[hosts=N]`` (exactly N hosts, ``ceil(tasks / N)`` tasks on each but the last, as
+        ``sbatch -N``; only an N that this spread really fills) or ``span[ptile=p]``."""
         self.skip()
         m = IDENT_RE.match(self.text, self.pos)
         if not m or m.group() not in ("hosts", "ptile"):
@@ -289,16 +302,20 @@ class _Parser:
         self.expect("=", '"="')
         self.skip()
         start = self.pos
-        expected = "1" if key == "hosts" else "a whole number of at least 1"
+        expected = "a whole number of at least 1"
+        if key == "hosts":
+            fits = [k for k in range(1, min(tasks, 8) + 1) if -(-tasks // -(-tasks // k)) == k]
+            expected = "1" if tasks == 1 else (f"a host count that {tasks} tasks fill evenly, "
+                                               f"such as {', '.join(map(str, fits))}")
         m = INT_RE.match(self.text, self.pos)
         if not m or len(m.group()) > MAX_DIGITS or self._tail_at(m.end()):
             self.error(expected)
         value = int(m.group())
-        if (key == "hosts" and value != 1) or value < 1:
+        if value < 1 or (key == "hosts" and (value > tasks or -(-tasks // -(-tasks // value)) != value)):
             self.error(expected, start)
         self.pos = m.end()
         self.expect("]", '"]"')
-        return (1, None) if key == "hosts" else (None, value)
+        return (value, None) if key == "hosts" else (None, value)
 
     # -- numbers ---------------------------------------------------------------------
 

@@ -22,6 +22,13 @@ SPAWNER = "spawner"
 VISITOR_MIN_MEM = 64 << 20
 
 
+#: The ``--limit`` names a worker holds a job to by itself: through its control group (``mem``,
+#: ``xce.io/cpu-milli``, ``pids``) and by which GPUs it lets the job see (``xce.io/gpu``). Any other
+#: limit needs a resource provider that enforces it (``ResourceProvider.enforces_limits``); the
+#: controller refuses the rest at submission rather than show a cap nobody keeps.
+ENFORCED_LIMITS = frozenset({"mem", "xce.io/cpu-milli", "pids", "xce.io/gpu"})
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     """What the kernel enforces for one job; None is no limit."""
@@ -32,10 +39,11 @@ class Limits:
 
     @classmethod
     def of(cls, limits: dict[str, int], *pids: int) -> "Limits":
-        """The job's ``limits``, and the smallest of the pids limits that apply to it (the worker's
-        ``--pids-max``, its queue's ``process_limit``)."""
+        """The job's ``limits``, and the smallest of the pids limits that apply to it (its own
+        ``--limit pids=N``, the worker's ``--pids-max``, its queue's ``process_limit``)."""
         mem = limits.get("mem")
         cpu = limits.get("xce.io/cpu-milli")
+        pids = (*pids, int(limits["pids"])) if limits.get("pids") else pids
         return cls(int(mem) if mem else None, int(cpu) if cpu else None, min(pids) if pids else None)
 
     def admit_visitor(self) -> bool:

@@ -1,0 +1,207 @@
+"""Where and on how much a job runs, from the options LSF and Slurm users write: several ``-R``
+merged into one requirement, host lists, per-host amounts turned into XCE's per-slot ones.
+
+XCE reserves resources per slot (``--request`` and ``rusage[]`` are per task, a task is a slot);
+Slurm counts memory and GPUs per node, per CPU or per task, LSF's ``-gpu`` per host. An amount is
+translated only when the slots each host gets are known and it divides evenly; otherwise the
+submission is refused with what to write instead, never rounded into a different job.
+
+Standard library only (the submit command's start-up stays cheap).
+"""
+
+from __future__ import annotations
+
+from xce.cli.jobscript import Refused
+
+_CLAUSES = ("select", "order", "rusage", "span")
+
+
+def _clauses(text: str) -> list[tuple[str, str]]:
+    """``select[a] rusage[b]`` as [("select", "a"), ("rusage", "b")]; Refused for anything else."""
+    out: list[tuple[str, str]] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i].isspace():
+            i += 1
+        if i == n:
+            return out
+        j = i
+        while j < n and text[j].isalpha():
+            j += 1
+        word = text[i:j]
+        if word not in _CLAUSES or j == n or text[j] != "[":
+            raise Refused(f"-R {text!r}: only requirements made of select[], order[], rusage[] and span[] "
+                          "can be combined with another -R (give one -R for a compound requirement)")
+        depth, k, quoted = 0, j, False
+        while k < n:
+            c = text[k]
+            if quoted:
+                if c == "\\":
+                    k += 1
+                elif c == '"':
+                    quoted = False
+            elif c == '"':
+                quoted = True
+            elif c == "[":
+                depth += 1
+            elif c == "]":
+                depth -= 1
+                if depth == 0:
+                    break
+            k += 1
+        if k == n:
+            raise Refused(f"-R {text!r}: {word}[ is not closed")
+        out.append((word, text[j + 1:k].strip()))
+        i = k + 1
+
+
+def _rusage_items(body: str) -> list[tuple[str, str]]:
+    items = []
+    for piece in body.replace(",", ":").split(":"):
+        name, eq, value = piece.partition("=")
+        if piece.strip():
+            items.append((name.strip(), value.strip()) if eq else (piece.strip(), ""))
+    return items
+
+
+def merge_requirements(texts: list[str]) -> str:
+    """Several ``-R`` as LSF merges them: the selects AND-ed, the rusage entries together, one order
+    and one span (the same one given twice is fine; two different ones are refused). One ``-R``
+    is passed as written, so the controller's errors point into the user's own text."""
+    texts = [t for t in texts if t.strip()]
+    if len(texts) <= 1:
+        return texts[0] if texts else ""
+    selects: list[str] = []
+    rusage: dict[str, str] = {}
+    single: dict[str, str] = {}
+    for text in texts:
+        for word, body in _clauses(text):
+            if word == "select":
+                selects.append(body)
+            elif word == "rusage":
+                for name, value in _rusage_items(body):
+                    if rusage.get(name, value) != value:
+                        raise Refused(f"-R: rusage[{name}] is given twice with different amounts ({rusage[name]} "
+                                      f"and {value}); give it once")
+                    rusage[name] = value
+            elif single.get(word, body) != body:
+                raise Refused(f"-R: two different {word}[] ({single[word]} and {body}); a job has one {word}")
+            else:
+                single[word] = body
+    parts = []
+    if selects:
+        parts.append("select[" + (selects[0] if len(selects) == 1 else " && ".join(f"({s})" for s in selects)) + "]")
+    if "order" in single:
+        parts.append(f"order[{single['order']}]")
+    if rusage:
+        parts.append("rusage[" + ":".join(f"{n}={v}" if v else n for n, v in rusage.items()) + "]")
+    if "span" in single:
+        parts.append(f"span[{single['span']}]")
+    return " ".join(parts)
+
+
+def host_list(texts: list[str] | None) -> list[str] | None:
+    """``-m "a b g1"``, ``-w a,b``, ``-w node[1-3,05]``: the names, ranges expanded. LSF's ``+N``
+    preference marks are dropped (every named host is a candidate); ``others`` (any other host)
+    makes the list no restriction at all."""
+    if not texts:
+        return None
+    names: list[str] = []
+    for text in texts:
+        for word in _split_top(text.replace(" ", ",").replace("\t", ",")):
+            if word == "others":
+                return None
+            names += _expand_range(word.rstrip("+0123456789") if "+" in word else word)
+    return list(dict.fromkeys(names)) or None
+
+
+def _split_top(text: str) -> list[str]:
+    """Commas outside brackets."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += (c == "[") - (c == "]")
+        if c == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return [w.strip() for w in out if w.strip()]
+
+
+def _expand_range(word: str) -> list[str]:
+    """``node[1-3,05]`` -> node1 node2 node3 node05 (Slurm's host list; the width of a zero-padded
+    bound is kept)."""
+    if "[" not in word:
+        return [word]
+    head, _, rest = word.partition("[")
+    inside, close, tail = rest.partition("]")
+    if not close or "[" in tail:
+        raise Refused(f"host list {word!r}: expected NAME[RANGES], e.g. node[1-3,5] (one bracket)")
+    out = []
+    for part in inside.split(","):
+        low, dash, high = part.strip().partition("-")
+        if not low.isdigit() or (dash and not high.isdigit()):
+            raise Refused(f"host list {word!r}: expected numbers or ranges inside the brackets, e.g. node[1-3,5]")
+        width = len(low) if low.startswith("0") else 0
+        for number in range(int(low), int(high if dash else low) + 1):
+            out.append(f"{head}{str(number).zfill(width)}{tail}")
+    return out
+
+
+def warning(signal: str | None, warn_signal: str | None, warn_time: int | None) -> dict:
+    """sbatch's ``--signal=[B:]SIG[@SECONDS]`` or bsub's ``-wa SIG -wt TIME``: the API's warning fields."""
+    if signal is not None:
+        if warn_signal is not None or warn_time is not None:
+            raise Refused("--signal and --warn-signal/--warn-time both set the warning signal; give one")
+        where, colon, rest = signal.partition(":")
+        if not colon:
+            where, rest = "", signal
+        if where.upper() not in ("", "B", "R", "BR", "RB"):
+            raise Refused(f"--signal {signal!r}: expected [B:]SIG[@SECONDS], e.g. B:USR2@90")
+        sig, at, seconds = rest.partition("@")
+        if at and not seconds.strip().isdigit():
+            raise Refused(f"--signal {signal!r}: expected [B:]SIG[@SECONDS], e.g. B:USR2@90")
+        out = {"warn_signal": sig.strip(), "warn_time": int(seconds) if at else 60}  # Slurm's default: 60 s
+        if "B" in where.upper():
+            out["warn_batch_only"] = True
+        return out
+    if (warn_signal is None) != (warn_time is None):
+        raise Refused("give --warn-signal (bsub -wa) and --warn-time (bsub -wt) together")
+    return {} if warn_signal is None else {"warn_signal": warn_signal, "warn_time": warn_time}
+
+
+def per_slot(amount: int, over: int | None, what: str, fix: str, of: str = "per host") -> int:
+    """``amount`` spread over ``over`` slots (``of``: per host, per task, of the job), which must
+    divide it (resources are reserved per slot here)."""
+    if over is None:
+        raise Refused(f"{what} cannot be given per slot: the slots each host gets are not known ({fix})")
+    if amount % over:
+        raise Refused(f"{what} over {over} slots {of} is not a whole amount per slot, and this cluster "
+                      f"reserves per slot ({fix})")
+    return amount // over
+
+
+def gpu_count(text: str, option: str) -> int:
+    """``N`` or ``gpu:N``; a GPU type cannot be chosen here."""
+    words = text.strip().split(":")
+    if words[0] == "gpu":
+        words = words[1:]
+    if len(words) != 1 or not words[0].isdigit():
+        raise Refused(f"{option} {text!r}: expected a GPU count (GPUs are not chosen by type here; "
+                      "write -R 'select[...]' on host resources instead)")
+    return int(words[0])
+
+
+def gres_gpus(texts: list[str]) -> int:
+    """``--gres=gpu:2`` or ``--gres=gpu:2,gpu:1``: GPUs per node; other generic resources are refused."""
+    total = 0
+    for text in texts:
+        for item in _split_top(text):
+            if item in ("none", "NONE"):
+                continue
+            name = item.split(":", 1)[0].split("/", 1)[0]
+            if name != "gpu":
+                raise Refused(f"--gres {item!r}: this cluster has no generic resource {name!r} (only gpu; other "
+                              "resources are reserved with --request NAME=QTY)")
+            count = item.split(":")[1:] or ["1"]
+            total += gpu_count(":".join(count), "--gres")
+    return total
