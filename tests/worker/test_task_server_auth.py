@@ -141,3 +141,15 @@ def test_beyond_so_many_silent_callers_a_new_one_is_turned_away(server):
                 break
         assert time.monotonic() < deadline, "the server stayed full after its callers left"
         time.sleep(0.05)
+
+
+def test_an_attach_that_comes_before_the_start_is_told_to_retry_one_to_a_batch_job_is_not(server):
+    """The user's ``xce submit -I`` hears "started" from the controller and may reach the head host
+    before its worker has had the start (seen in CI): it must be told to retry, not that the job
+    has no terminal. A running batch job has none, and retrying would not change that."""
+    _, port = server
+    attach = {"attach": True, "rows": 24, "cols": 80, "raw": False}
+    on_its_way = _ask(port, lambda n: taskauth.sign(KEY, n, attach | {"jobid": 9}))[1]
+    assert on_its_way[0]["retry"] is True and "job 9 has no terminal on h1" in on_its_way[0]["error"]
+    batch = _ask(port, lambda n: taskauth.sign(KEY, n, attach | {"jobid": 5}))[1]
+    assert batch[0]["retry"] is False and "not an interactive job" in batch[0]["error"]

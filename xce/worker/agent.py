@@ -361,6 +361,11 @@ class Agent:
                              f"{len(self.gpu_ids)} are free on this host")
         return free[:n]
 
+    def not_seen(self, jobid: int) -> bool:
+        """Neither running on this host nor ended here (its start may still be on its way)."""
+        with self.lock:
+            return jobid not in self.jobs and jobid not in self.done
+
     def _remember_done(self, jobid: int) -> None:
         with self.lock:
             self.done[jobid] = self.runs.pop(jobid, None)

@@ -104,8 +104,10 @@ def serve(agent: "Agent", conn: socket.socket, req: dict[str, Any], challenge: s
         return
     term = terminals(agent).get(jobid)
     if term is None:
+        # Its user's ``xce`` hears the job started as soon as the controller placed it, and may come
+        # before this worker has had the start: worth a retry while the job has neither run nor ended here.
         _reply(conn, {"error": f"job {jobid} has no terminal on {agent.name} (it is not an interactive job "
-                               f"running there)"})
+                               f"running there)", "retry": agent.not_seen(jobid)})
         return
     term.attach(conn, req, challenge)
 
