@@ -3,15 +3,18 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup system-packages demo test soak faults bench screenshots docs-reference man fuzz-api clean
+.PHONY: setup system-packages demo test soak faults bench fleet-bench screenshots docs-reference man fuzz-api clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[test]'
+	$(VENV)/bin/pip install --quiet -e '.[compat-clients]'
 	touch $(STAMP)
 
+# The LSF/Slurm front-ends go into a directory of their own, off PATH (`xce compat path`).
 setup: $(STAMP)
+	$(VENV)/bin/xce compat install
 
 demo: $(STAMP)
 	$(VENV)/bin/xce demo
@@ -42,6 +45,9 @@ faults: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/python -m bench
+
+fleet-bench: $(STAMP)
+	$(VENV)/bin/python -m bench.fleet
 
 screenshots: $(STAMP) system-packages
 	$(VENV)/bin/python -m bench.ui_screenshots docs/screenshots

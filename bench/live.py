@@ -389,16 +389,25 @@ def submit_db(clients_list=(1, 16), per_client_total: int = 3000) -> list[dict]:
 
                 metrics = lambda: httpx.get(f"{ctl.url}/metrics",  # noqa: E731
                                             headers={"Authorization": f"Bearer {ctl.token('admin')}"}).text
+                import psutil
+
+                proc = psutil.Process(ctl.pid)
                 for clients in clients_list:
                     per = max(1, per_client_total // clients)
                     before = _metric(metrics(), "xce_submit_commits_total")
+                    cpu0 = sum(proc.cpu_times()[:2])
+                    load1 = os.getloadavg()[0]
                     dt, lat = _submit_storm(ctl.url, ctl.token("admin"), clients, per)
+                    # The controller's own CPU per job: steadier than the rate on a shared machine, where
+                    # the clients, the database server and everybody else compete for the same CPUs.
+                    cpu = sum(proc.cpu_times()[:2]) - cpu0
                     commits = _metric(metrics(), "xce_submit_commits_total") - before - clients  # warm-ups
                     total = clients * per
                     row = {"figure": "live_submit_db", "db": db, "clients": clients, "jobs": total,
                            "seconds": round(dt, 2), "per_s": round(total / dt),
                            "p50_ms": round(_pct(lat, 50) * 1e3, 2), "p99_ms": round(_pct(lat, 99) * 1e3, 2),
-                           "jobs_per_commit": round(total / max(commits, 1), 1)}
+                           "jobs_per_commit": round(total / max(commits, 1), 1),
+                           "controller_cpu_ms_per_job": round(cpu / total * 1e3, 3), "load1": round(load1, 2)}
                     if db == "postgresql" and clients > 1:
                         row.update(target_per_s=1000, met=total / dt >= 1000)
                     rows.append(_emit(row))

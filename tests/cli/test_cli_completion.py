@@ -14,7 +14,7 @@ from xce.cli.completion import DIRS, FILES, candidates
 
 @pytest.mark.parametrize("done,current,expected", [
     ([], "su", ["submit", "suspend"]),
-    ([], "co", ["controller", "config", "completion"]),
+    ([], "co", ["controller", "config", "completion", "compat"]),
     (["sim"], "", ["run", "compare"]),
     (["submit"], "--q", ["--queue"]),
     (["submit", "-q", "x"], "--q", []),            # given once already

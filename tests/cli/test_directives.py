@@ -90,9 +90,9 @@ ROWS = [
     ("#SBATCH -n 4", {"tasks": 4, **TRUNC}),
     ("#SBATCH -n4", {"tasks": 4, **TRUNC}),
     ("#SBATCH -N 2", {"nodes": 2, "tasks": 2, **TRUNC}),
-    ("#SBATCH -N 2 --ntasks-per-node=3", {"nodes": 2, "tasks": 6, "request": "span[ptile=3]", **TRUNC}),
-    ("#SBATCH -N 2 --ntasks-per-node=2 -c 4", {"nodes": 2, "tasks": 16, "cpus_per_task": 4,
-                                                "request": "span[ptile=8]", **TRUNC}),
+    # with -N the hosts are given and the tasks spread evenly: no span besides (the API refuses both)
+    ("#SBATCH -N 2 --ntasks-per-node=3", {"nodes": 2, "tasks": 6, **TRUNC}),
+    ("#SBATCH -N 2 --ntasks-per-node=2 -c 4", {"nodes": 2, "tasks": 16, "cpus_per_task": 4, **TRUNC}),
     ("#SBATCH --ntasks-per-n=2", {"tasks": 2, "request": "span[ptile=2]", **TRUNC}),  # getopt's prefixes
     ("#SBATCH -c 4", {"tasks": 4, "cpus_per_task": 4, **TRUNC}),
     ("#SBATCH -n 2 -c 3", {"tasks": 6, "cpus_per_task": 3, **TRUNC}),

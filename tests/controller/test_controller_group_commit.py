@@ -129,3 +129,34 @@ def test_retries_under_one_key_create_their_jobs_once_even_in_one_group(tmp_path
         assert sorted(j["jobid"] for j in jobs) == sorted(i for ids in answers.values() for i in ids)
     finally:
         ctl.stop()
+
+
+def test_every_key_of_a_shared_commit_is_kept_for_later_retries(tmp_path, db_url):
+    """Many clients, each submission under its own key, so that commits carry many keys at once (they
+    are written in one statement): a retry of any of them afterwards gets the first's job ids and
+    creates nothing."""
+    ctl = start_controller(tmp_path, db=db_url)
+    try:
+        headers = {"Authorization": f"Bearer {ctl.token('admin')}"}
+        first: dict[str, int] = {}
+        lock = threading.Lock()
+
+        def submit(c: httpx.Client, n: int, i: int) -> None:
+            key = f"c{n}-s{i}"
+            r = c.post("/v1/jobs", json={"command": ["true"]}, headers={"Idempotency-Key": key})
+            assert r.status_code == 201, r.text
+            with lock:
+                first[key] = r.json()["jobid"]
+
+        _storm(ctl, headers, submit)
+        assert len(first) == len(set(first.values())) == CLIENTS * EACH
+        metrics = httpx.get(f"{ctl.url}/metrics", headers=headers).text
+        assert _counter(metrics, "xce_submit_commits_total") < CLIENTS * EACH  # some commits held several keys
+        with httpx.Client(base_url=ctl.url, headers=headers, timeout=60) as c:
+            for key, jobid in first.items():
+                again = c.post("/v1/jobs", json={"command": ["true"]}, headers={"Idempotency-Key": key})
+                assert again.status_code == 201 and again.json()["jobid"] == jobid, (key, again.text)
+            jobs = c.get("/v1/jobs", params={"user": "all", "limit": 1000}).json()["jobs"]
+        assert sorted(j["jobid"] for j in jobs) == sorted(first.values())
+    finally:
+        ctl.stop()

@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SECONDS = int(os.environ.get("XCE_FUZZ_SECONDS", "25"))
 #: Long-polls would wait up to a minute for each generated call; their parameters are the same
 #: cursors the other feed endpoints take, which are fuzzed.
-LONG_POLLS = r"^/v1/(sched/(events|control)|workers/\{name\}/actions)$"
+LONG_POLLS = r"^/v1/(sched/(events|control)|workers/\{name\}/actions|workers/poll)$"
 
 
 @pytest.fixture(scope="module")

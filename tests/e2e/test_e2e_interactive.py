@@ -211,6 +211,22 @@ def test_without_a_pty_mode_input_and_output_pass_through_unchanged(make_cluster
     assert re.search(r"^<<Starting on \S+>>$", r.stderr, re.M)
 
 
+def test_a_job_that_ends_before_its_user_attaches_still_shows_its_output_and_status(make_cluster):
+    """``bsub -I hostname``: the job is often over before its user's ``xce`` looks again; its output
+    and exit status are kept on its host for it. A job that could not start says why."""
+    cluster, cli = make_cluster(workers=1, slots=2)
+    clients = [subprocess.Popen([sys.executable, "-m", "xce.cli.main", "submit", "-I", "--", "sh", "-c",
+                                 f"echo quick-{i}; exit 3"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=cluster.env(), cwd=cli.cwd, text=True) for i in range(4)]
+    for i, c in enumerate(clients):
+        out, err = c.communicate(timeout=60)
+        assert (c.returncode, out) == (3, f"quick-{i}\n"), err
+    r = subprocess.run([sys.executable, "-m", "xce.cli.main", "submit", "-I", "--", "no-such-command-here"],
+                       stdin=subprocess.DEVNULL, env=cluster.env(), cwd=cli.cwd, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode != 0 and "ended before its terminal was attached" in r.stderr, r.stderr
+
+
 def test_attach_is_refused_for_a_batch_job_and_one_not_started(make_cluster):
     cluster, cli = make_cluster(workers=1, slots=1)
 

@@ -61,13 +61,20 @@ def test_the_warning_signal_comes_before_the_run_limit(cluster, tmp_path):
     shell_only = _submit(cluster, tmp_path, command=["sh", "-c", "trap 'kill -0 $child && echo child-alive; kill "
                                                      "$child' USR1; sleep 30 & child=$!; wait; wait"],
                          run_limit=30, warn_signal="SIGUSR1", warn_time=28, warn_batch_only=True, stdout="b.out")
+    # A job that runs a step (srun, xce launch): the step hears it, the batch shell waiting for it does not
+    # (it traps nothing and would die of it), as Slurm does without B:.
+    step = (f"{sys.executable} -m xce.cli.main launch sh -c \"trap 'echo step; exit 0' USR2; sleep 30 & wait\"; "
+            f"echo shell-alive")
+    steps = _submit(cluster, tmp_path, command=["sh", "-c", step], run_limit=30, warn_signal="USR2", warn_time=27,
+                    stdout="steps.out", env=cluster.env())
     started = time.monotonic()
-    for jobid in (everyone, shell_only):
+    for jobid in (everyone, shell_only, steps):
         job = _wait(cluster, jobid, timeout=25)
         assert job["state"] == "DONE", job["reason"]
     assert time.monotonic() - started < 20, "the warning did not come before the run limit"
     assert sorted((tmp_path / "all.out").read_text().split()) == ["inner", "outer"]
     assert (tmp_path / "b.out").read_text().split() == ["child-alive"]
+    assert (tmp_path / "steps.out").read_text().split() == ["step", "shell-alive"]
     shown = cluster.request("GET", f"/v1/jobs/{everyone}")
     assert shown["state"] == "DONE"
 

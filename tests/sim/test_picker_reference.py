@@ -155,5 +155,7 @@ def test_sim_compare_prints_one_table_and_draws_the_comparison(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "xce.cli.main", "sim", "compare", "--pickers", "easy_backfill,nope",
                           str(trace)], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2
+    from xce.core.pickers.registry import available
+
     assert bad.stderr.strip().splitlines() == [
-        "xce sim compare: --pickers: unknown picker 'nope' (registered: builtin_fcfs, easy_backfill, fairshare, strict_fcfs)"]
+        f"xce sim compare: --pickers: unknown picker 'nope' (registered: {', '.join(available())})"]

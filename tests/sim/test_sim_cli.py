@@ -31,7 +31,7 @@ def test_json_summary_and_files(tmp_path):
         assert key in s
     rows = list(csv.DictReader(open(tmp_path / "jobs.csv")))
     assert [r["jobid"] for r in rows][:3] == ["1", "2", "3"] and rows[2]["start"] == "100"
-    assert rows[2]["hosts"] == "h001:2 h002:2"
+    assert rows[2]["hosts"] == "h[001-002]:2"  # host ranges, as Slurm writes node lists
     assert json.loads((tmp_path / "summary.json").read_text())["jobs_simulated"] == 8
     assert not list(tmp_path.glob("*.png")), "plots are drawn only with --plots"
     assert "2 malformed line(s) skipped, the first at" in res.stderr and "hand.swf:10" in res.stderr

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from xce.sim.hostlist import expand
+
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ROOT / "examples" / "traces"
 
@@ -22,8 +24,7 @@ def _check_slots(rows, slots_per_host: int) -> None:
     for r in rows:
         if not r["start"]:
             continue
-        for part in r["hosts"].split():
-            host, tasks = part.rsplit(":", 1)
+        for host, tasks in expand(r["hosts"]):
             events.setdefault(host, []).append((int(r["start"]), 1, int(tasks)))
             events.setdefault(host, []).append((int(r["end"]), 0, -int(tasks)))
     assert events
@@ -50,5 +51,5 @@ def test_trace_end_to_end(tmp_path, name, hosts):
     for r in rows:
         assert int(r["start"]) >= int(r["submit"])
         assert int(r["end"]) == int(r["start"]) + int(r["run"])
-        assert sum(int(p.rsplit(":", 1)[1]) for p in r["hosts"].split()) == int(r["tasks"])
+        assert sum(t for _, t in expand(r["hosts"])) == int(r["tasks"])
     _check_slots(rows, 1)

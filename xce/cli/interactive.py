@@ -56,6 +56,20 @@ def follow(client: Client, submitted: dict, raw: bool) -> int:
         return Session(grant, raw).run()
     except KeyboardInterrupt:  # before the terminal was attached: its worker hangs the job up
         return 130
+    except NoTerminal as exc:  # a job that could not start has none: say how it ended, if it did
+        job = client.get("/v1/jobs", id=jobid, all="true")["jobs"][0]
+        if job["state"] not in ENDED:
+            fail(str(exc))
+        return _ended(job)
+
+
+class NoTerminal(Exception):
+    """The head host has no terminal for the job (and waiting would not make one)."""
+
+
+def _ended(job: dict) -> int:
+    say(f"<<Job {job['jobid']} ended before its terminal was attached: {job.get('reason') or job['state']}>>")
+    return int(job["exit_code"]) if job.get("exit_code") is not None else EXIT_FAILED
 
 
 class _Interrupted(Exception):
@@ -96,8 +110,10 @@ def _wait_for_start(client: Client, jobid: int) -> dict | int:
                 continue
             unreachable = False
             if job["state"] in ENDED:
-                say(f"<<Job {jobid} ended before its terminal was attached: {job.get('reason') or job['state']}>>")
-                return int(job["exit_code"]) if job.get("exit_code") is not None else EXIT_FAILED
+                try:  # ended before this look: its head host may still hold its output for us
+                    return client.post(f"/v1/jobs/{jobid}/attach")
+                except ApiError:
+                    return _ended(job)
             time.sleep(delay)
             delay = min(1.0, delay * 1.5)
     except _Interrupted as exc:
@@ -158,7 +174,7 @@ class Session:
                 return
             self.sock.close()
             if not reply.get("retry") or time.monotonic() > deadline:
-                fail(f"{reply.get('error') or 'attaching refused'} (on {self.grant['host']})")
+                raise NoTerminal(f"{reply.get('error') or 'attaching refused'} (on {self.grant['host']})")
             time.sleep(0.1)
 
     def _handshake(self, addr: str, port: int) -> dict:

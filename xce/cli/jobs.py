@@ -46,7 +46,7 @@ def _how_it_starts(d: dict[str, Any]) -> list[str]:
             value = o[key]
             out.append(f"{label}: {' '.join(value) if isinstance(value, list) else value}")
     if o.get("warn_signal"):
-        where = "its script's shell" if o.get("warn_batch_only") else "every process"
+        where = "its script's shell" if o.get("warn_batch_only") else "its steps (every process if it runs none)"
         out.append(f"Warning: {o['warn_signal']} to {where} {o['warn_time']}s before the run limit")
     if o.get("open_mode") == "truncate":
         out.append("Output files: truncated at the start")

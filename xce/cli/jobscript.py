@@ -52,6 +52,33 @@ def lsf_memory(text: str) -> str:
     return format_quantity("mem", amount)
 
 
+def lsf_resreq(text: str) -> str:
+    """bsub's ``-R``: a bare ``mem=N`` inside ``rusage[...]`` is in LSF_UNIT_FOR_LIMITS, as LSF reads it
+    (xce's own grammar reads a bare memory amount as MiB); everything else is kept as written."""
+    out, pos = [], 0
+    while (at := text.find("rusage[", pos)) >= 0 and (end := text.find("]", at)) >= 0:
+        out += [text[pos:at], _rusage_in_unit(text[at:end + 1])]
+        pos = end + 1
+    return "".join(out) + text[pos:]
+
+
+def _rusage_in_unit(section: str) -> str:
+    from xce.core.quantity import format_quantity
+
+    out, pos = [], 0
+    while (at := section.find("mem=", pos)) >= 0:
+        start = stop = at + 4
+        while stop < len(section) and (section[stop].isdigit() or section[stop] == "."):
+            stop += 1
+        number = section[start:stop]
+        whole_key = at == 0 or section[at - 1] in "[,: ("
+        bare = number and number != "." and (stop == len(section) or not section[stop].isalpha())
+        out.append(section[pos:start])
+        out.append(format_quantity("mem", int(float(number) * lsf_unit())) if whole_key and bare else number)
+        pos = stop
+    return "".join(out) + section[pos:]
+
+
 def lsf_slots(text: str) -> str:
     """bsub's ``-n MIN,MAX``: the job runs on MAX slots (XCE starts a job on a fixed count)."""
     return text.rpartition(",")[2].strip()
@@ -154,7 +181,7 @@ _NO_FEATURES = ("hosts here have no Slurm node features; write the condition on 
 BSUB = {
     "-J": (True, _same("-J")), "-q": (True, _same("-q")), "-P": (True, _same("-P")),
     "-n": (True, lambda v: ["-n", lsf_slots(v)]), "-nnodes": (True, lambda v: ["--nodes", v, "-x"]),
-    "-R": (True, _same("-R")), "-M": (True, lambda v: ["--limit", "mem=" + lsf_memory(v)]),
+    "-R": (True, lambda v: ["-R", lsf_resreq(v)]), "-M": (True, lambda v: ["--limit", "mem=" + lsf_memory(v)]),
     "-W": (True, _same("-W")), "-We": (True, _record("estimated_run_time")),
     "-o": (True, _same("-o")), "-oo": (True, lambda v: ["-o", v, "--open-mode", "truncate"]),
     "-e": (True, _same("-e")), "-eo": (True, lambda v: ["-e", v, "--open-mode", "truncate"]),

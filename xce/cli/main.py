@@ -60,12 +60,14 @@ COMMANDS: dict[str, str] = {
     "controller": "xce.cli.controller",
     "scheduler": "xce.cli.scheduler_cmd",
     "worker": "xce.cli.worker",
+    "emulate-hosts": "xce.cli.emulate",
     "config": "xce.cli.config_cmd",
     "sim": "xce.cli.sim_cmd",
     "workload": "xce.cli.whatif_cmd",
     "cluster": "xce.cli.whatif_cmd",
     "whatif": "xce.cli.whatif_cmd",
     "completion": "xce.cli.completion",
+    "compat": "xce.cli.compat_cmd",
 }
 
 XCE = Program("xce", "XCE: submit and watch batch jobs, and run the cluster's services.", COMMANDS,

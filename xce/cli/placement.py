@@ -12,6 +12,7 @@ Standard library only (the submit command's start-up stays cheap).
 from __future__ import annotations
 
 from xce.cli.jobscript import Refused
+from xce.hostlist import expand_word, split_top
 
 _CLAUSES = ("select", "order", "rusage", "span")
 
@@ -108,43 +109,14 @@ def host_list(texts: list[str] | None) -> list[str] | None:
         return None
     names: list[str] = []
     for text in texts:
-        for word in _split_top(text.replace(" ", ",").replace("\t", ",")):
+        for word in split_top(text.replace(" ", ",").replace("\t", ",")):
             if word == "others":
                 return None
-            names += _expand_range(word.rstrip("+0123456789") if "+" in word else word)
+            try:
+                names += expand_word(word.rstrip("+0123456789") if "+" in word else word)
+            except ValueError as exc:
+                raise Refused(str(exc)) from None
     return list(dict.fromkeys(names)) or None
-
-
-def _split_top(text: str) -> list[str]:
-    """Commas outside brackets."""
-    out, depth, start = [], 0, 0
-    for i, c in enumerate(text):
-        depth += (c == "[") - (c == "]")
-        if c == "," and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-    out.append(text[start:])
-    return [w.strip() for w in out if w.strip()]
-
-
-def _expand_range(word: str) -> list[str]:
-    """``node[1-3,05]`` -> node1 node2 node3 node05 (Slurm's host list; the width of a zero-padded
-    bound is kept)."""
-    if "[" not in word:
-        return [word]
-    head, _, rest = word.partition("[")
-    inside, close, tail = rest.partition("]")
-    if not close or "[" in tail:
-        raise Refused(f"host list {word!r}: expected NAME[RANGES], e.g. node[1-3,5] (one bracket)")
-    out = []
-    for part in inside.split(","):
-        low, dash, high = part.strip().partition("-")
-        if not low.isdigit() or (dash and not high.isdigit()):
-            raise Refused(f"host list {word!r}: expected numbers or ranges inside the brackets, e.g. node[1-3,5]")
-        width = len(low) if low.startswith("0") else 0
-        for number in range(int(low), int(high if dash else low) + 1):
-            out.append(f"{head}{str(number).zfill(width)}{tail}")
-    return out
 
 
 def warning(signal: str | None, warn_signal: str | None, warn_time: int | None) -> dict:
@@ -195,7 +167,7 @@ def gres_gpus(texts: list[str]) -> int:
     """``--gres=gpu:2`` or ``--gres=gpu:2,gpu:1``: GPUs per node; other generic resources are refused."""
     total = 0
     for text in texts:
-        for item in _split_top(text):
+        for item in split_top(text):
             if item in ("none", "NONE"):
                 continue
             name = item.split(":", 1)[0].split("/", 1)[0]

@@ -68,7 +68,7 @@ def run(workload: Path, hosts: Optional[int], slots_per_host: Optional[int], mem
         cluster: Optional[Path], picker: Optional[str], seed: int, record: Optional[Path], snapshot_interval: int,
         out: Optional[Path], json_out: bool, queues_from_trace: bool, plots: bool, report_file: Optional[Path],
         csv_layout: str, gantt_window: Optional[str], max_jobs: Optional[int], skip_malformed: bool,
-        drift_min_samples: int) -> None:
+        drift_min_samples: int, full_placement: bool = False) -> None:
     """Run a trace to completion on a simulated cluster and report waits, slowdown and utilization."""
     from xce.sim import report
     from xce.sim.engine import SimulationError, simulate
@@ -104,10 +104,14 @@ def run(workload: Path, hosts: Optional[int], slots_per_host: Optional[int], mem
     sim_cluster = sim_cluster.with_picker(picker)
     if picker:
         from xce.core.pickers import registry
-        from xce.plugins import load_entry_points
 
-        for problem in load_entry_points():
-            print(f"xce sim run: warning: {problem}", file=sys.stderr)
+        # Installed plugins are looked for only when they can matter: reading the package metadata
+        # costs more than simulating a small trace, and no plugin may take a builtin's name.
+        if picker not in registry.available() or cluster is not None:
+            from xce.plugins import load_entry_points
+
+            for problem in load_entry_points():
+                print(f"xce sim run: warning: {problem}", file=sys.stderr)
 
         if picker not in registry.available():
             _fail(f"unknown picker {picker!r} (registered: {', '.join(sorted(registry.available()))})")
@@ -133,7 +137,7 @@ def run(workload: Path, hosts: Optional[int], slots_per_host: Optional[int], mem
     written: list[str] = []
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        report.write_jobs_csv(result, out / "jobs.csv", csv_layout)
+        report.write_jobs_csv(result, out / "jobs.csv", csv_layout, full_placement=full_placement)
         (out / "drift.txt").write_text(report.drift_text(drift) + "\n", encoding="utf-8")
         written += [str(out / "jobs.csv"), str(out / "summary.json"), str(out / "drift.txt")]
         if plots:
@@ -226,6 +230,9 @@ RUN = Command(
             help="Simulate the readable jobs even when many lines are malformed (counted)."),
         Opt("drift_min_samples", ("--drift-min-samples",), int, 20, min=1, metavar="N",
             help="Fewest runs of a job type for a drift verdict."),
+        Opt("full_placement", ("--full-placement",), bool, False,
+            help="Write every host of every job in jobs.csv (h001:1 h002:1 ...) instead of host ranges "
+                 "(h[001-002]:1)."),
     ],
     run,
     examples=("xce sim run --workload NASA-iPSC-1993-3.1-cln.swf --report nasa.html",
@@ -235,65 +242,97 @@ RUN = Command(
               "xce sim run --workload trace.swf --record run.jsonl && xce scheduler --sim run.jsonl --sim-verify"),
 )
 
-def compare(trace_path: Path, pickers: str, hosts: Optional[int], slots_per_host: Optional[int],
-            cluster: Optional[Path], out: Optional[Path], report_file: Optional[Path], json_out: bool,
-            max_jobs: Optional[int]) -> None:
+#: Suffixes ``--plot FILE`` can write.
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def _ratio_text(row: dict, key: str) -> str:
+    vs = row.get("vs_easy_backfill")
+    if not vs or vs.get(key) is None:
+        return "-"
+    return f"{vs[key]:.2f}x"
+
+
+def compare(trace_path: Path, pickers: Optional[str], hosts: Optional[int], slots_per_host: Optional[int],
+            mem_per_host: Optional[str], cluster: Optional[Path], seed: int, queues_from_trace: bool,
+            out: Optional[Path], plot: Optional[Path], report_file: Optional[Path], json_out: bool,
+            max_jobs: Optional[int], skip_malformed: bool) -> None:
     """Run one trace under several pickers; one table of their figures (and the comparison plots)."""
     from xce.cli.output import table
     from xce.core.pickers import registry
     from xce.plugins import load_entry_points
-    from xce.sim import report
-    from xce.sim.engine import SimulationError, simulate
-    from xce.sim.swf import SwfError, read_swf
+    from xce.sim import compare as cmp
+    from xce.sim.engine import SimulationError
+    from xce.sim.swf import SwfError
+    from xce.sim.workload import read_workload
 
     _prog[0] = "xce sim compare"
-    names = [p.strip() for p in pickers.split(",") if p.strip()]
-    if not names:
-        _fail("--pickers: expected a comma-separated list of picker names, e.g. builtin_fcfs,easy_backfill")
+    for problem in load_entry_points():
+        print(f"xce sim compare: warning: {problem}", file=sys.stderr)
+    if pickers is None:
+        names = cmp.default_pickers()
+    else:
+        names = [p.strip() for p in pickers.split(",") if p.strip()]
+        if not names:
+            _fail("--pickers: expected a comma-separated list of picker names, e.g. builtin_fcfs,easy_backfill")
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         _fail(f"--pickers: {', '.join(twice)} named twice")
-    for problem in load_entry_points():
-        print(f"xce sim compare: warning: {problem}", file=sys.stderr)
     unknown = [n for n in names if n not in registry.available()]
     if unknown:
         _fail(f"--pickers: unknown picker {unknown[0]!r} (registered: {', '.join(registry.available())})")
-    if cluster is not None and (hosts is not None or slots_per_host is not None):
-        _fail("give either --cluster FILE or --hosts/--slots-per-host, not both")
+    if cluster is not None and (hosts is not None or slots_per_host is not None or mem_per_host is not None):
+        _fail("give either --cluster FILE or --hosts/--slots-per-host/--mem-per-host, not both")
+    if plot is not None and plot.suffix.lower() not in PLOT_SUFFIXES:
+        _fail(f"--plot: the file's suffix names its format, one of {', '.join(PLOT_SUFFIXES)}; got {str(plot)!r}")
     try:
-        trace = read_swf(trace_path, max_jobs=max_jobs)
+        trace = read_workload(trace_path, max_jobs=max_jobs, skip_malformed=skip_malformed)
     except SwfError as exc:
         _fail(str(exc), 1)
     except OSError as exc:
         _fail(f"cannot read the workload {trace_path}: {exc.strerror or exc}", 1)
-    base = _cluster(trace, trace_path, cluster, hosts, slots_per_host, None)
-    runs, summaries = [], []
-    for name in names:
-        try:
-            result = simulate(trace, base.with_picker(name))
-        except SimulationError as exc:
-            _fail(f"{name}: {exc}", 1)
-        runs.append((name, result))
-        summaries.append(report.summary(result))
+    if trace.malformed:
+        line, detail = trace.first_malformed or (0, "")
+        print(f"xce sim compare: warning: {trace.malformed} malformed line(s) skipped, the first at "
+              f"{trace_path}:{line}: {detail}", file=sys.stderr)
+    base = _cluster(trace, trace_path, cluster, hosts, slots_per_host, mem_per_host)
+    try:
+        runs = cmp.run_all(trace, base, names, seed=seed, queues_from_trace=queues_from_trace)
+    except SimulationError as exc:
+        _fail(str(exc), 1)
+    if runs and len(runs[0].result.too_large) == len(trace):
+        _fail(f"no job of {trace_path} fits the simulated cluster ({base.total_slots} slot(s); the largest job "
+              f"needs {max(trace.procs)} processors): give --hosts/--slots-per-host or --cluster for a bigger one", 1)
+    summaries = [r.summary for r in runs]
+    pairs = [(r.picker, r.result) for r in runs]
+    rows = cmp.rows(summaries)
     if json_out:
-        print(json.dumps({"trace": str(trace_path), "runs": summaries}, indent=2))
+        print(json.dumps({"trace": str(trace_path), "baseline": cmp.BASELINE, "table": rows, "runs": summaries},
+                         indent=2))
     else:
-        table(["PICKER", "MEAN WAIT", "P95 WAIT", "MEAN BSLD", "P95 BSLD", "UTILIZATION", "MAKESPAN", "TIME"],
-              [[name, f"{s['wait_mean_s']:.0f} s", f"{s['wait_p95_s']:.0f} s", f"{s['bounded_slowdown_mean']:.2f}",
-                f"{s['bounded_slowdown_p95']:.2f}", f"{s['utilization'] * 100:.1f}%", f"{s['makespan_s']} s",
-                f"{s['sim_wall_s']:.1f} s"] for (name, _), s in zip(runs, summaries)])
+        table(["PICKER", "MEAN WAIT", "P95 WAIT", "MAX WAIT", "MEAN BSLD", "UTILIZATION", "JOBS",
+               "WAIT/EASY", "MAXWAIT/EASY", "BSLD/EASY", "TIME"],
+              [[r["picker"], f"{r['wait_mean_s']:.0f} s", f"{r['wait_p95_s']:.0f} s", f"{r['wait_max_s']} s",
+                f"{r['bounded_slowdown_mean']:.2f}", f"{r['utilization'] * 100:.1f}%", str(r["jobs_finished"]),
+                _ratio_text(r, "wait_mean_s"), _ratio_text(r, "wait_max_s"), _ratio_text(r, "bounded_slowdown_mean"),
+                f"{r['sim_wall_s']:.1f} s"] for r in rows])
     written = []
+    if plot is not None:
+        from xce.sim.plots import write_wait_distribution
+
+        plot.parent.mkdir(parents=True, exist_ok=True)
+        written.append(str(write_wait_distribution(pairs, plot)))
     if out is not None:
         from xce.sim.plots import write_comparison_plots
 
         out.mkdir(parents=True, exist_ok=True)
         (out / "summaries.json").write_text(json.dumps(summaries, indent=2) + "\n", encoding="utf-8")
-        files = write_comparison_plots(runs, summaries, out)
+        files = write_comparison_plots(pairs, summaries, out)
         written += [str(out / "summaries.json"), f"{len(files)} plot files in {out}"]
     if report_file is not None:
         from xce.sim.html_report import write_compare_report
 
-        write_compare_report(report_file, runs, summaries)
+        write_compare_report(report_file, pairs, summaries)
         written.append(str(report_file))
     if written and not json_out:
         print("Wrote " + ", ".join(written))
@@ -302,24 +341,38 @@ def compare(trace_path: Path, pickers: str, hosts: Optional[int], slots_per_host
 COMPARE = Command(
     "compare", "Run one trace under several pickers and compare waits, slowdown and utilization in one table.",
     [
-        Arg("trace_path", path, help="Trace in the Standard Workload Format (.swf, or compressed).", metavar="TRACE"),
-        Opt("pickers", ("--pickers",), required=True, metavar="A,B,...",
-            help="Comma-separated picker names, e.g. builtin_fcfs,strict_fcfs,easy_backfill."),
+        Arg("trace_path", path, help="Trace in the Standard Workload Format (.swf, or compressed), or an XCE "
+                                     "JSON-lines workload.", metavar="TRACE"),
+        Opt("pickers", ("--pickers",), metavar="A,B,...",
+            help="Comma-separated picker names, e.g. builtin_fcfs,strict_fcfs,easy_backfill (default: every "
+                 "registered picker, easy_backfill first)."),
         Opt("hosts", ("--hosts",), int, None, min=1, metavar="N",
             help="Number of identical hosts (default: the trace header's MaxNodes)."),
         Opt("slots_per_host", ("--slots-per-host",), int, None, min=1, metavar="N", help="Slots on each host."),
+        Opt("mem_per_host", ("--mem-per-host",), metavar="SIZE",
+            help="Memory of each host (e.g. 32G); enables the trace's memory requests."),
         Opt("cluster", ("--cluster",), path, metavar="FILE", help="Cluster file (see xce sim run --cluster)."),
+        Opt("seed", ("--seed",), int, 0, show_default=False, help="Seed of the core's random generator."),
+        Opt("queues_from_trace", ("--queues-from-trace",), bool, False,
+            help="Put each job in queue q<N> for its SWF queue number N (default: one queue)."),
         Opt("out", ("--out",), path, metavar="DIR", complete="dir",
             help="Directory for summaries.json and the comparison plots (PNG and SVG)."),
+        Opt("plot", ("--plot",), path, metavar="FILE",
+            help="Draw every picker's wait-time distribution (CDF) into FILE (.png, .svg or .pdf)."),
         Opt("report_file", ("--report",), path, metavar="FILE",
             help="One self-contained HTML page: the table and the comparison plots."),
-        Opt("json_out", ("--json",), bool, False, help="Print every run's summary as JSON on stdout."),
+        Opt("json_out", ("--json",), bool, False,
+            help="Print the table (with the ratios to easy_backfill) and every run's summary as JSON."),
         Opt("max_jobs", ("--max-jobs",), int, None, min=1, metavar="N", help="Simulate only the first N jobs."),
+        Opt("skip_malformed", ("--skip-malformed",), bool, False,
+            help="Simulate the readable jobs even when many lines are malformed (counted)."),
     ],
     compare,
-    examples=("xce sim compare --pickers builtin_fcfs,strict_fcfs,easy_backfill lublin_256.swf",
+    examples=("xce sim compare lublin_256.swf",
+              "xce sim compare --pickers builtin_fcfs,strict_fcfs,easy_backfill lublin_256.swf --plot waits.png",
               "xce sim compare --pickers strict_fcfs,easy_backfill NASA-iPSC-1993-3.1-cln.swf --out cmp --report cmp.html"),
 )
+
 
 SIM = Group("sim", "Simulate a workload trace (SWF) on a simulated cluster with the real scheduling core.", [RUN, COMPARE],
             examples=("xce sim run --workload trace.swf --report report.html",))

@@ -267,7 +267,9 @@ def _slots(g: dict) -> tuple[int, int, int | None, str | None]:
         tasks = (nodes or 1) * per_node if per_node else (nodes or 1)
     slots = tasks * cpus
     span = None
-    if per_node:
+    if per_node and nodes:  # sbatch -N 2 --ntasks-per-node=4: the hosts are given, tasks spread evenly
+        host_slots = slots // nodes if slots % nodes == 0 else None
+    elif per_node:
         span = f"span[ptile={per_node * cpus}]"
         host_slots = per_node * cpus
     elif nodes:

@@ -51,8 +51,11 @@ _PENDING = Prepared(sa.select(actions).where(actions.c.host == sa.bindparam("h")
                     .order_by(actions.c.id).limit(sa.bindparam("lim")))
 _DELIVERED = Prepared(sa.update(actions).where(actions.c.id.in_(sa.bindparam("ids", expanding=True)))
                       .values(delivered=sa.bindparam("at")), "ids")
+_NEW_HOST = Prepared(sa.insert(hosts))
+_HOST_BACK = Prepared(sa.update(hosts).where(hosts.c.name == sa.bindparam("h")))
+# An attach key stays: a job that ended before its user attached keeps its terminal's output for them.
 _DONE_ACTIONS = Prepared(sa.delete(actions).where(actions.c.jobid == sa.bindparam("jid"),
-                                                   actions.c.host == sa.bindparam("h")))
+                                                   actions.c.host == sa.bindparam("h"), actions.c.kind != "attach"))
 
 SHIPPED_PROVIDERS = frozenset({"xce.io/cpu-milli", "xce.io/memory-bytes", "xce.io/gpu"})
 STRING_VALUED = frozenset({"type", "model"})
@@ -155,7 +158,9 @@ def _check_identity(req: RegisterRequest, resources: dict[str, Any], errors: lis
                                   "value_error.quantity"))
 
 
-def register(ctl: Controller, req: RegisterRequest) -> dict[str, Any]:
+def register(ctl: Controller, req: RegisterRequest, publish: bool = True) -> dict[str, Any]:
+    """Register a host, or take it back after its worker restarted. ``publish=False`` leaves the
+    events telling the scheduler to the caller (:func:`register_many` sends one for all hosts)."""
     errors: list[dict[str, Any]] = []
     resources = _validate_values("resources", req.resources, errors, whole=True)
     _check_identity(req, resources, errors)
@@ -171,24 +176,36 @@ def register(ctl: Controller, req: RegisterRequest) -> dict[str, Any]:
         row = {"status": "ok", "resources": dumps(resources), "load": dumps(load), "last_seen": now,
                "containment": req.containment}
         if old is None:
-            conn.execute(sa.insert(hosts).values(name=name, registered=now, **row))
+            _NEW_HOST.execute(conn, {"name": name, "registered": now, **row})
         else:
-            conn.execute(sa.update(hosts).where(hosts.c.name == name).values(**row))
+            _HOST_BACK.execute(conn, {"h": name, **row})
         ctl.hosts[name] = HostLive(name, "ok", resources, load, old.registered if old else now, now,
                                    containment=req.containment, closed=old.closed if old else None,
                                    task_address=req.task_address, enforces=tuple(req.enforces))
-        ctl.publish("WORKERS_PUSH", ctl.workers_payload([name]))
-        ctl.publish("RESVALS_FULL", {"values": {name: dict(sorted(load.items()))}})
+        if publish:
+            ctl.publish("WORKERS_PUSH", ctl.workers_payload([name]))
+            ctl.publish("RESVALS_FULL", {"values": {name: dict(sorted(load.items()))}})
         log.log(logging.WARNING if old is not None and old.status != "ok" else logging.INFO,
                 "worker %s registered (%s slots%s)", name, resources.get("slots"),
                 f", was {old.status}" if old is not None and old.status != "ok" else "",
                 extra={"fields": {"host": name, "slots": resources.get("slots")}})
-        if req.running is not None:
+        if req.running is not None and old is None:
+            # A host this controller has never had holds none of its jobs: whatever it runs is a
+            # stranger (killed), and nothing is lost (no statement: thousands of hosts register at once).
+            kill = sorted(set(req.running))
+        elif req.running is not None:
             earlier = _earlier_runs(ctl, req)
             kill, lost = _reconcile(ctl, name, set(req.running) - earlier, registering=True)
             kill = sorted(set(kill) | earlier)
     return {"name": name, "status": "ok", "worker_timeout": ctl.settings.worker_timeout,
-            "heartbeat_interval": max(1.0, ctl.settings.worker_timeout / 6), "kill": kill, "lost": lost}
+            "heartbeat_interval": heartbeat_interval(ctl.settings.worker_timeout), "kill": kill, "lost": lost}
+
+
+def heartbeat_interval(worker_timeout: float) -> float:
+    """How often a worker with nothing new to say reports anyway (handed out at registration):
+    four heartbeats fit in the worker timeout, so one or two lost to a blip declare nothing down,
+    and a host silent for half of it (``xceadmin check``'s warning) has missed two."""
+    return max(0.1, worker_timeout / 4)
 
 
 def _earlier_runs(ctl: Controller, req: RegisterRequest) -> set[int]:
@@ -255,6 +272,10 @@ def report_load(ctl: Controller, name: str, rep: LoadReport) -> dict[str, Any]:
     kill: list[int] = []
     if rep.task_address:
         h.task_address = rep.task_address
+    if h.status == "ok" and not delta and not rep.usage and not rep.trouble and \
+            not (h.closed and h.closed.startswith(TROUBLE_PREFIX)):
+        _touch(ctl, h)  # a heartbeat that changes nothing: no transaction
+        return {"name": name, "status": h.status, "kill": kill}
     with ctl.tx() as conn:
         if h.status == "unreach":
             # Back without restarting (a network partition): the usage it reports is what it runs.
@@ -295,6 +316,8 @@ def _trouble(ctl: Controller, h: HostLive, trouble: str | None) -> None:
 
 def fetch_actions(ctl: Controller, name: str, after: int, limit: int) -> dict[str, Any]:
     _host(ctl, name)
+    if name in ctl.quiet_hosts:  # nothing queued, nothing to acknowledge: no transaction
+        return {"actions": [], "last_id": after}
     with ctl.tx() as conn:
         if after > 0:
             _ACKED.execute(conn, {"h": name, "after": after})
@@ -302,9 +325,134 @@ def fetch_actions(ctl: Controller, name: str, after: int, limit: int) -> dict[st
         fresh = [r["id"] for r in rows if r["delivered"] is None]
         if fresh:
             _DELIVERED.execute(conn, {"ids": fresh, "at": time.time_ns()})
-    out = [{"id": r["id"], "kind": r["kind"], "jobid": r["jobid"], "created": r["created"], **json.loads(r["payload"])}
-           for r in rows]
+    if not rows:
+        ctl.quiet_hosts.add(name)
+    out = [_action(r) for r in rows]
     return {"actions": out, "last_id": out[-1]["id"] if out else after}
+
+
+def _action(r: Any) -> dict[str, Any]:
+    return {"id": r["id"], "kind": r["kind"], "jobid": r["jobid"], "created": r["created"], **json.loads(r["payload"])}
+
+
+#: Hosts per statement of a many-host poll (well under SQLite's limit on bound parameters).
+_CHUNK = 500
+
+
+def fetch_actions_many(ctl: Controller, names: list[str], after: int, limit: int) -> dict[str, Any]:
+    """The actions of several hosts served by one process (``xce emulate-hosts``), in id order.
+
+    Action ids are one sequence over all hosts, so one cursor serves them all: ``after`` says
+    every action up to it, of any of these hosts, has been carried out (acknowledged and deleted).
+    Hosts known to have nothing queued cost no statement, so an idle fleet's poll is answered from
+    memory; ``unknown`` lists names that are not registered (the caller registers them again).
+    """
+    unknown = [n for n in names if n not in ctl.hosts]
+    busy = [n for n in names if n not in ctl.quiet_hosts and n in ctl.hosts]
+    rows: list[Any] = []
+    emptied: list[str] = []
+    if busy:
+        with ctl.tx() as conn:
+            for i in range(0, len(busy), _CHUNK):
+                chunk = busy[i:i + _CHUNK]
+                if after > 0:
+                    conn.execute(sa.delete(actions).where(actions.c.host.in_(chunk), actions.c.id <= after))
+                got = list(conn.execute(sa.select(actions).where(actions.c.host.in_(chunk), actions.c.id > after)
+                                        .order_by(actions.c.id).limit(limit)).mappings())
+                if len(got) < limit:  # every action of the chunk's hosts is here: the others have none
+                    holding = {r["host"] for r in got}
+                    emptied += [n for n in chunk if n not in holding]
+                rows += got
+            rows = sorted(rows, key=lambda r: r["id"])[:limit]
+            fresh = [r["id"] for r in rows if r["delivered"] is None]
+            if fresh:
+                _DELIVERED.execute(conn, {"ids": fresh, "at": time.time_ns()})
+        ctl.quiet_hosts.update(emptied)
+    out = [dict(_action(r), host=r["host"]) for r in rows]
+    return {"actions": out, "last_id": out[-1]["id"] if out else after, "unknown": unknown}
+
+
+def heartbeat_many(ctl: Controller, alive: list[str], reports: dict[str, LoadReport]) -> dict[str, Any]:
+    """Heartbeats and load reports of several hosts in one request. A host whose report changes
+    nothing (it is ``ok``, its load the same, no usage, no trouble) is only marked alive, in memory:
+    the idle fleet's heartbeat needs no transaction. The others go through :func:`report_load`
+    (a host given up as ``unreach`` comes back there)."""
+    kill: dict[str, list[int]] = {}
+    errors: dict[str, Any] = {}
+    unknown: list[str] = []
+    slow: list[str] = []
+    now_mono, now_ns = time.monotonic(), time.time_ns()
+    nothing = LoadReport()
+    for name in alive:
+        if name in reports:
+            continue
+        h = ctl.hosts.get(name)
+        if h is None:
+            unknown.append(name)
+        elif h.status == "ok" and not (h.closed and h.closed.startswith(TROUBLE_PREFIX)):
+            h.seen_mono, h.last_seen_ns = now_mono, now_ns
+        else:
+            slow.append(name)
+            reports[name] = nothing
+    for name, rep in list(reports.items()):
+        h = ctl.hosts.get(name)
+        if h is None:
+            unknown.append(name)
+        elif rep is nothing:
+            continue
+        elif (h.status == "ok" and not rep.usage and not rep.trouble and not rep.task_address
+              and not (h.closed or "").startswith(TROUBLE_PREFIX)
+              and all(h.load.get(k) == v for k, v in rep.load.items())):
+            h.seen_mono, h.last_seen_ns = now_mono, now_ns
+        else:
+            slow.append(name)
+    if slow:
+        with ctl.tx():
+            for name in slow:
+                try:
+                    out = report_load(ctl, name, reports[name])
+                except FieldErrors as exc:
+                    errors[name] = exc.errors
+                    continue
+                if out["kill"]:
+                    kill[name] = out["kill"]
+    return {"kill": kill, "unknown": unknown, "errors": errors}
+
+
+def reports_many(ctl: Controller, batches: dict[str, list[JobReport]]) -> dict[str, Any]:
+    """Job reports of several hosts (each host's in order) in one transaction; ``unknown`` names
+    hosts that are not registered (their reports are not applied: the caller registers them and
+    sends them again)."""
+    results: dict[str, list[dict[str, Any]]] = {}
+    unknown: list[str] = []
+    with ctl.tx():
+        for name, reports in batches.items():
+            if name not in ctl.hosts:
+                unknown.append(name)
+                continue
+            results[name] = job_reports(ctl, name, reports)["results"]
+    return {"results": results, "unknown": unknown}
+
+
+def register_many(ctl: Controller, reqs: list[RegisterRequest]) -> dict[str, Any]:
+    """Several hosts register in one transaction (a process serving many host identities starts
+    in seconds, not in one transaction per host); each gets its own answer or refusal."""
+    results: list[dict[str, Any]] = []
+    done: list[str] = []
+    with ctl.tx():
+        for req in reqs:
+            try:
+                results.append(register(ctl, req, publish=False))
+            except FieldErrors as exc:
+                results.append({"name": req.name, "error": exc.errors, "status": 422})
+                continue
+            done.append(req.name)
+        if done:
+            # One event each for the whole batch: the scheduler re-indexes its hosts once, not once a host.
+            names = sorted(set(done))
+            ctl.publish("WORKERS_PUSH", ctl.workers_payload(names))
+            ctl.publish("RESVALS_FULL", {"values": {n: dict(sorted(ctl.hosts[n].load.items())) for n in names}})
+    return {"results": results}
 
 
 def _fold_usage(stored: dict[str, Any], tick: dict[str, int], ts: int) -> dict[str, Any]:
@@ -486,7 +634,8 @@ def check_liveness(ctl: Controller, now_mono: float | None = None) -> list[str]:
     """Give up on hosts silent for longer than the worker timeout; returns their names."""
     now_mono = time.monotonic() if now_mono is None else now_mono
     timeout = ctl.settings.worker_timeout
-    silent = sorted(n for n, h in ctl.hosts.items() if h.status == "ok" and now_mono - h.seen_mono > timeout)
+    cutoff = now_mono - timeout  # one comparison per host: this scan runs every second over the whole fleet
+    silent = sorted(n for n, h in ctl.hosts.items() if h.seen_mono < cutoff and h.status == "ok")
     if not silent:
         return []
     with ctl.tx() as conn:

@@ -7,8 +7,8 @@ per submission therefore caps a controller at a few hundred submissions per seco
 clients submit at once. Here a submission is validated and given its job ids in its own request
 (a refusal is answered at once and never joins a group), then queued; one task writes everything
 queued in one transaction and answers each request after that commit. Idempotency-Keys are
-checked there too, one query for the whole group (a retry of a submission already committed
-gets the first's answer). While it writes, the event loop is busy, so the next requests wait in
+claimed there too, one statement for the whole group (a retry of a submission already committed
+gets the first's answer; see ``submission._claim_keys``). While it writes, the event loop is busy, so the next requests wait in
 their sockets and form the next group: one client alone sees no added delay, many clients share
 fsyncs.
 """

@@ -182,6 +182,10 @@ class Controller:
         self.events_signal = Signal()
         self.control_signal = Signal()
         self.action_signals: dict[str, Signal] = {}
+        #: Hosts known to have no action queued at all: their polls answer from memory, without a
+        #: transaction (an idle fleet's polls cost next to nothing). A commit that queues an action
+        #: for a host takes it out; a reload forgets them all.
+        self.quiet_hosts: set[str] = set()
         self.sched_cursor = 0  # the last seq the scheduler asked to read after (for the lag metric)
         self.sched_watch = SchedulerWatch()
         self.slots = SlotTally()  # slots held per host, kept as jobs move
@@ -342,6 +346,7 @@ class Controller:
     def _reload(self) -> None:
         """Counters, host table and job counts from the store (at start, and after a rollback)."""
         c = self.conn
+        self.quiet_hosts = set()
         with self._begin():
             # Never below the ids handed to submissions still waiting for their commit (see alloc_jobids).
             self.next_job = max(self._reserved_jobs, (c.execute(sa.select(sa.func.max(jobs.c.id))).scalar() or 0) + 1)
@@ -416,6 +421,7 @@ class Controller:
             self._events_written = False
             self.events_signal.fire()
         for h in self._wake_hosts:
+            self.quiet_hosts.discard(h)
             sig = self.action_signals.get(h)
             if sig is not None:
                 sig.fire()

@@ -436,14 +436,27 @@ def jobspec_json(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _applied(ctl: Controller, conn: sa.engine.Connection, prepared: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """The answers to submissions already applied under their keys (a client's retry after a
-    failover), by position in ``prepared``: one query for a whole group, inside its transaction."""
+def _claim_keys(ctl: Controller, conn: sa.engine.Connection,
+                prepared: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """Record the Idempotency-Keys of a group, inside its transaction, and answer those already applied
+    (a client's retry after a failover) with their first submission's jobs, by position in ``prepared``.
+
+    One statement for the whole group, which claims every key not yet taken and says which it took
+    (``ON CONFLICT DO NOTHING RETURNING``, PostgreSQL and SQLite alike): on PostgreSQL one round trip
+    where a lookup and then an insert took two, while the whole event loop waits for this commit.
+    Only keys taken before are looked up, which happens only for retries."""
     keyed = {(p["user"], p["key"]): i for i, p in enumerate(prepared) if p["key"] is not None}
     if not keyed:
         return {}
+    claim = _upsert(conn.dialect.name)(submit_keys).on_conflict_do_nothing()
+    claimed = conn.execute(claim.returning(submit_keys.c.user, submit_keys.c.key), [
+        {"user": user, "key": key, "jobid": prepared[i]["first"], "count": prepared[i]["count"],
+         "ts": prepared[i]["now"]} for (user, key), i in keyed.items()]).all()
+    taken = keyed.keys() - {(row.user, row.key) for row in claimed}
+    if not taken:
+        return {}
     hits = conn.execute(sa.select(submit_keys.c.user, submit_keys.c.key, submit_keys.c.jobid, submit_keys.c.count)
-                        .where(sa.tuple_(submit_keys.c.user, submit_keys.c.key).in_(list(keyed)))).all()
+                        .where(sa.tuple_(submit_keys.c.user, submit_keys.c.key).in_(list(taken)))).all()
     out = {}
     for hit in hits:
         row = ctl.job(hit.jobid)
@@ -452,6 +465,15 @@ def _applied(ctl: Controller, conn: sa.engine.Connection, prepared: list[dict[st
             "array_id": row["array_id"], "queue": row["queue"], "user": hit.user, "state": PEND, "row": row,
             "duplicate": True}
     return out
+
+
+def _upsert(dialect: str) -> Any:
+    """The dialect's INSERT with ``on_conflict_do_nothing`` (both stores have one)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert
 
 
 def check_key(key: str | None) -> str | None:
@@ -523,7 +545,7 @@ def commit(ctl: Controller, prepared: list[dict[str, Any]]) -> list[dict[str, An
     whose Idempotency-Key was already applied writes nothing and answers with the jobs of the first
     (the job ids it was given stay unused)."""
     with ctl.tx() as conn:
-        done = _applied(ctl, conn, prepared)
+        done = _claim_keys(ctl, conn, prepared)
         fresh = [p for i, p in enumerate(prepared) if i not in done]
         if fresh:
             conn.execute(jobs.insert(), [row for p in fresh for row in p["rows"]])
@@ -535,16 +557,12 @@ def commit(ctl: Controller, prepared: list[dict[str, Any]]) -> list[dict[str, An
             for row in p["rows"]:
                 ctl.history(row["id"], None, PEND, "submitted", p["user"], p["now"])
             spec = jobspec_json(p["rows"][0])
-            first, count = p["first"], p["count"]
             # A gated job (held, not before its begin time, beyond its array's limit) is not shown to
             # the scheduler until it is eligible (xce.controller.gates).
             ready = [r["id"] for r in p["rows"] if r["gate"] is None]
             for start in range(0, len(ready), JOBS_PER_PUSH):
                 chunk = [dict(spec, jobid=i) for i in ready[start:start + JOBS_PER_PUSH]]
                 ctl.publish("JOBS_PUSH", {"njobs": len(chunk), "jobs": chunk}, ts=p["now"])
-            if p["key"] is not None:
-                conn.execute(sa.insert(submit_keys).values(user=p["user"], key=p["key"], jobid=first, count=count,
-                                                           ts=p["now"]))
     out = []
     for i, p in enumerate(prepared):
         if i in done:

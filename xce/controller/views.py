@@ -135,29 +135,75 @@ def history_of(ctl: Controller, jobid: int) -> list[dict[str, Any]]:
             sa.select(job_history).where(job_history.c.jobid == jobid).order_by(job_history.c.id)).mappings()]
 
 
-def list_jobs(ctl: Controller, *, user: str | None, queue: str | None, states: list[str] | None,
-              include_finished: bool, jobids: list[int] | None, limit: int, name: str | None = None,
-              ended_after: int | None = None) -> dict[str, Any]:
+def list_jobs(ctl: Controller, *, user: str | list[str] | None, queue: str | None, states: list[str] | None,
+              include_finished: bool, jobids: list[int] | None, limit: int, name: str | list[str] | None = None,
+              ended_after: int | None = None, active_after: int | None = None,
+              submitted_before: int | None = None) -> dict[str, Any]:
+    """Jobs by the filters ``xce jobs``, ``bjobs``, ``squeue`` and ``sacct`` need, in one query.
+
+    Several users or names are any of them (``squeue -u a,b --name 'x*,y'``). ``active_after`` (ns)
+    keeps jobs unfinished or ended since then, finished ones included: Slurm's ``sacct -S`` and the
+    recently ended jobs ``squeue -t all`` shows; ``submitted_before`` is ``sacct -E``. Each summary
+    also carries what those listings print beside it: ``run_limit`` (s), ``exit_signal``, ``cwd``."""
     q = sa.select(jobs)
     if ended_after is not None:
         q = q.where(jobs.c.end_time >= ended_after)
-    if name is not None:
-        q = q.where(name_filter(ctl, name))
+    if active_after is not None:
+        q = q.where(sa.or_(jobs.c.end_time.is_(None), jobs.c.end_time >= active_after))
+    if submitted_before is not None:
+        q = q.where(jobs.c.submit_time <= submitted_before)
+    names = [name] if isinstance(name, str) else list(name or ())
+    if names:
+        q = q.where(sa.or_(*(name_filter(ctl, n) for n in names)))
     if jobids:
         q = q.where(jobs.c.id.in_(jobids))
-    if user is not None:
-        q = q.where(jobs.c.user == user)
+    users = [user] if isinstance(user, str) else list(user or ())
+    if users:
+        q = q.where(jobs.c.user == users[0] if len(users) == 1 else jobs.c.user.in_(users))
     if queue is not None:
         q = q.where(jobs.c.queue == queue)
     if states:
         q = q.where(jobs.c.state.in_(states))
-    elif not include_finished and not jobids:
+    elif not include_finished and not jobids and active_after is None:
         q = q.where(jobs.c.state.in_(UNFINISHED))
     q = q.order_by(jobs.c.id).limit(limit + 1)
     with ctl.tx() as conn:
         rows = [dict(r) for r in conn.execute(q).mappings()]
         killers = ended_by(conn, rows[:limit])
-    return {"jobs": [job_summary(r, killers.get(r["id"])) for r in rows[:limit]], "truncated": len(rows) > limit}
+    return {"jobs": [{**job_summary(r, killers.get(r["id"])), "run_limit": r.get("run_limit"),
+                      "exit_signal": r.get("exit_signal"), "cwd": r.get("cwd")} for r in rows[:limit]],
+            "truncated": len(rows) > limit}
+
+
+def ids_of(ctl: Controller, refs: list[tuple[int, tuple[int, ...] | None]]) -> list[list[int] | None]:
+    """Job ids and array elements (``12``, ``12_3``, ``12[1-5]``) resolved in one query, as
+    :func:`xce.controller.control.resolve` resolves each: an array's id names all its elements, any
+    other id its own job. None for a reference that names nothing, or not all it asks for (its
+    caller resolves that one alone, for the sentence saying why): ``squeue -j`` of ten ids costs one
+    query, not twenty."""
+    heads = sorted({jobid for jobid, _ in refs})
+    rows: list[tuple[int, int | None, int | None]] = []
+    with ctl.tx() as conn:
+        for i in range(0, len(heads), 500):
+            part = heads[i:i + 500]
+            rows += conn.execute(sa.select(jobs.c.id, jobs.c.array_id, jobs.c.array_index)
+                                 .where(sa.or_(jobs.c.id.in_(part), jobs.c.array_id.in_(part)))).all()
+    elements: dict[int, dict[int, int]] = {}
+    plain: set[int] = set()
+    for jobid, array_id, index in rows:
+        plain.add(jobid)
+        if array_id is not None:
+            elements.setdefault(array_id, {})[index] = jobid
+    out: list[list[int] | None] = []
+    for jobid, indexes in refs:
+        members = elements.get(jobid)
+        if indexes is None:
+            out.append(sorted(members.values()) if members else ([jobid] if jobid in plain else None))
+        elif members and all(i in members for i in indexes):
+            out.append(sorted(members[i] for i in indexes))
+        else:
+            out.append(None)
+    return out
 
 
 #: The category of a pending job no round has considered yet.

@@ -68,6 +68,10 @@ class SchedulerCore:
         self._seq = 0
         self.picker = pickers.create(self.config.job_pick_plugin)
         self.picker.init(self)
+        #: The picker's ``on_job_rusage`` (None for the base class's, which does nothing), looked up
+        #: once per picker: a replay pushes a usage tick for most of its events.
+        self._rusage_picker: Any = None
+        self._rusage_hook: Callable[..., None] | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             ev.ConfigPush: self._on_config, ev.JobsPush: self._on_jobs,
             ev.WorkersPush: self._on_workers, ev.ResourcesPush: self._on_resources,
@@ -330,7 +334,10 @@ class SchedulerCore:
         if job is None:
             return
         job.last_usage = dict(e.usage)
-        hook = getattr(self.picker, "on_job_rusage", None)
+        picker = self.picker
+        if picker is not self._rusage_picker:
+            self._rusage_picker, self._rusage_hook = picker, _rusage_hook(picker)
+        hook = self._rusage_hook
         if hook is not None:
             hook(job, job.last_usage)
         self.ledger.reconcile(job, e.usage, self.resource_names, self.catalog)
@@ -639,3 +646,13 @@ class SchedulerCore:
     def validate(self) -> None:
         """Check the invariants (``xce.core.invariants``); raises AssertionError naming the broken one."""
         invariants.validate(self)
+
+
+def _rusage_hook(picker: Any) -> Callable[..., None] | None:
+    """``picker.on_job_rusage``, or None where it is the base class's (it does nothing)."""
+    from xce.core.pickers.base import BasePicker
+
+    hook = getattr(picker, "on_job_rusage", None)
+    if hook is not None and getattr(hook, "__func__", None) is BasePicker.on_job_rusage:
+        return None
+    return hook

@@ -27,6 +27,7 @@ TABLE: tuple[tuple[str, str, str], ...] = (
     ("wait_mean_s", "mean wait (s)", "{:,.1f}"),
     ("wait_median_s", "median wait (s)", "{:,.1f}"),
     ("wait_p95_s", "p95 wait (s)", "{:,.1f}"),
+    ("wait_max_s", "max wait (s)", "{:,}"),
     ("bounded_slowdown_mean", "mean bounded slowdown", "{:,.2f}"),
     ("utilization", "utilization", "{:.1%}"),
     ("makespan_s", "makespan (s)", "{:,}"),

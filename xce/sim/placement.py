@@ -39,6 +39,10 @@ class Placements:
             runs.extend((first, count, tasks))
         self._packed[i] = runs.tobytes()
 
+    def packed(self, i: int) -> bytes | None:
+        """Job ``i``'s runs as packed bytes (None: never started): equal bytes, equal placement."""
+        return self._packed[i]
+
     def runs(self, i: int) -> list[tuple[int, int, int]]:
         """(first host index, hosts, tasks per host) runs of job ``i``, in host order."""
         blob = self._packed[i]

@@ -369,9 +369,12 @@ SCALARS: tuple[tuple[str, str], ...] = (
 
 
 def _runs_title(runs: Runs) -> str:
+    import textwrap
+
     r = runs[0][1]
     base = describe(r).rsplit(", picker ", 1)[0]
-    return f"{base}; " + ", ".join(label for label, _ in runs)
+    # Eight pickers overflow one line of a figure's width: wrap rather than cut.
+    return "\n".join(textwrap.wrap(f"{base}; " + ", ".join(label for label, _ in runs), 110))
 
 
 def compare_wait_cdf_figure(runs: Runs) -> "Figure":
@@ -489,6 +492,17 @@ def write_comparison_plots(runs: Runs, summaries: Sequence[dict[str, Any]], out:
         files += save(fig, out, stem, formats)
         plt.close(fig)
     return files
+
+
+def write_wait_distribution(runs: Runs, path: str | Path) -> Path:
+    """For ``xce sim compare --plot FILE``: the wait-time CDFs of every run in one figure, in the
+    format the file's suffix names (one of :data:`FORMATS` or ``pdf``)."""
+    plt = _pyplot()
+    path = Path(path)
+    fig = compare_wait_cdf_figure(runs)
+    fig.savefig(path, dpi=DPI, metadata={"Date": None} if path.suffix == ".svg" else None)
+    plt.close(fig)
+    return path
 
 
 def _duration(seconds: float) -> str:

@@ -50,8 +50,12 @@ def placement_text(placement: Iterable[tuple[str, int]]) -> str:
     return " ".join(f"{h}:{t}" for h, t in placement)
 
 
-def write_jobs_csv(result: SimResult, path: str | Path, layout: str = "xce") -> None:
-    """One row per job in trace order (``xce``), or Batsim's ``_jobs.csv`` layout (``batsim``)."""
+def write_jobs_csv(result: SimResult, path: str | Path, layout: str = "xce", *, full_placement: bool = False) -> None:
+    """One row per job in trace order (``xce``), or Batsim's ``_jobs.csv`` layout (``batsim``).
+
+    The ``hosts`` column is a compact host list (:mod:`xce.sim.hostlist`) unless ``full_placement``
+    asks for every host written out; :func:`xce.sim.hostlist.expand` reads both.
+    """
     if layout == "batsim":
         write_batsim_csv(result, path)
         return
@@ -59,19 +63,43 @@ def write_jobs_csv(result: SimResult, path: str | Path, layout: str = "xce") -> 
         raise ValueError(f"unknown CSV layout {layout!r} (expected one of {', '.join(CSV_LAYOUTS)})")
     tr = result.trace
     runs = runs_for(tr)
+    if full_placement:
+        hosts = result.placement.text
+    else:
+        from xce.sim.hostlist import CompactWriter
+
+        text, packed, unpack = CompactWriter(result.placement.names).packed_text, result.placement.packed, \
+            result.placement.runs
+
+        def hosts(i: int) -> str:
+            blob = packed(i)
+            return text(blob, unpack(i)) if blob else ""
+    users: dict[int, str] = {}
+
+    def user_of(u: int) -> str:
+        name = users.get(u)
+        if name is None:
+            name = users[u] = f"u{u}" if u >= 0 else "unknown"
+        return name
+
+    start, end, submit, jobid, procs, req_time = result.start, result.end, tr.submit, tr.jobid, tr.procs, tr.req_time
+    queue_of, preemptions, bounded_slowdown = result.queue_of, result.preemptions, metrics.bounded_slowdown
+    named = tr.names.user if tr.names is not None else None
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["jobid", "user", "queue", "submit", "start", "end", "wait", "run", "requested", "bsld", "tasks",
                     "hosts", "preemptions"])
+        row = w.writerow
         for i in range(len(tr)):
-            s, e = result.start[i], result.end[i]
-            user = tr.names.user[i] if tr.names is not None else f"u{tr.user[i]}" if tr.user[i] >= 0 else "unknown"
-            wait = s - tr.submit[i] if s >= 0 else ""
-            bsld = f"{metrics.bounded_slowdown(e - tr.submit[i] - runs[i], runs[i]):.4g}" if e >= 0 and s >= 0 else ""
-            w.writerow([tr.jobid[i], user, result.queue_of[i],
-                        tr.submit[i], s if s >= 0 else "", e if e >= 0 else "", wait, runs[i],
-                        tr.req_time[i] if tr.req_time[i] > 0 else "", bsld, tr.procs[i],
-                        result.placement.text(i), result.preemptions[i]])
+            s, e, sub, r, req = start[i], end[i], submit[i], runs[i], req_time[i]
+            if s >= 0:
+                bsld = f"{bounded_slowdown(e - sub - r, r):.4g}" if e >= 0 else ""
+                row([jobid[i], named[i] if named is not None else user_of(tr.user[i]), queue_of[i], sub, s,
+                     e if e >= 0 else "", s - sub, r, req if req > 0 else "", bsld, procs[i], hosts(i),
+                     preemptions[i]])
+            else:
+                row([jobid[i], named[i] if named is not None else user_of(tr.user[i]), queue_of[i], sub, "", "", "",
+                     r, req if req > 0 else "", "", procs[i], hosts(i), preemptions[i]])
 
 
 def write_batsim_csv(result: SimResult, path: str | Path) -> None:
@@ -136,6 +164,7 @@ def summary(result: SimResult, *, drift: dict[str, Any] | None = None, extra: di
         "wait_mean_s": sum(waits) / len(waits) if waits else 0.0,
         "wait_median_s": median(waits),
         "wait_p95_s": percentile(waits, 95),
+        "wait_max_s": waits[-1] if waits else 0,
         "bounded_slowdown_mean": float(m.bsld.mean()) if len(m) else 0.0,
         "bounded_slowdown_p95": float(np.percentile(m.bsld, 95)) if len(m) else 0.0,
         "bounded_slowdown_tau_s": TAU,

@@ -267,7 +267,7 @@ def parse_lines(lines: Iterable[str], source: str = "<lines>", max_jobs: int | N
         f = None
         if s.isascii() and "_" not in s:
             try:
-                f = [int(p) for p in parts[:NFIELDS]]
+                f = list(map(int, parts[:NFIELDS]))
             except ValueError:
                 f = None
             if f is not None and (max(f) > MAX_SECONDS or min(f) < -MAX_OTHER):

@@ -3,11 +3,15 @@
 Three threads, each with one job, so that a slow request never delays a job's start or its reaping:
 
 * the **main thread** long-polls ``GET /v1/workers/NAME/actions`` and carries each action out
-  (start, suspend, resume, kill), acknowledging it with the next poll's ``after``;
+  (start, suspend, resume, kill), acknowledging it with the next poll's ``after``. The poll waits
+  up to :data:`POLL_WAIT_S`: the controller answers the moment an action is queued for this host,
+  so an idle worker costs it one request every half minute, not one a second (the request itself
+  runs on a short-lived daemon thread, so that a stop is not held up by a poll in flight);
 * the **monitor** reaps ended jobs (at once when a job's process exits, which its spawner tells,
   or a task's, which the **child watcher** thread notices with ``waitid``; otherwise every few
   tens of milliseconds, for jobs adopted after a restart), samples usage and load every report interval, and enforces memory
-  limits;
+  limits. What it samples is sent when it says something new (usage of running jobs, a load that
+  moved) and otherwise at the heartbeat interval the controller hands out at registration;
 * the **poster** sends every report in the order it was made (``started`` before ``usage`` before
   ``finished``), retrying while the controller is unreachable, so nothing is lost to a blip. All
   job reports queued while a request was on its way go together in the next one: a short job's
@@ -55,7 +59,12 @@ STARTED_HOLD_S = 0.25
 #: one start delivery for all of them (fewer requests is what lets 2 CPUs run more jobs).
 LINGER_S = 0.01
 LIMIT_CHECK_S = 0.25
-POLL_WAIT_S = 1.0
+#: How long one action poll waits for an action (the controller answers as soon as one is queued).
+POLL_WAIT_S = 25.0
+#: A load index that moved by more than this fraction of its last reported value (or by more than
+#: LOAD_STEP in absolute terms, for indices near zero) is reported before the next heartbeat.
+LOAD_CHANGE = 0.1
+LOAD_STEP = 0.25
 #: How long a re-registering worker waits for a run the controller gave up on to end once killed.
 DISCARD_WAIT_S = 10.0
 
@@ -98,6 +107,10 @@ class Agent:
         self.sampler = measure.LoadSampler()
         self.rss_name = "memory_rss"
         self.after = 0
+        #: Seconds between load reports that say nothing new (the controller's ``heartbeat_interval``).
+        self.heartbeat_s = report_interval
+        self._sent_load: dict[str, Any] | None = None
+        self._next_beat = 0.0
         self.need_register = threading.Event()
         self.gpu_ids: list[str] = []
         #: Reads the utilisation of the GPUs jobs hold, for their usage ticks (monitor thread only).
@@ -165,7 +178,9 @@ class Agent:
                 self._discard(jp)
         for jobid in out.get("lost", []):
             log.warning("job %s was placed here but is not running: the controller recorded it as lost", jobid)
-        self.report_interval = min(self.report_interval, float(out.get("heartbeat_interval", self.report_interval)))
+        self.heartbeat_s = float(out.get("heartbeat_interval", self.report_interval))
+        self.report_interval = min(self.report_interval, self.heartbeat_s)
+        self._next_beat = 0.0  # the first report after a registration goes whatever it says
         log.warning("worker %s registered with %s (slots %s, report every %.2fs, adopted %s)", self.name, self.url,
                     resources["slots"], self.report_interval, running or "no jobs")
         return out
@@ -474,6 +489,12 @@ class Agent:
         body = {"load": self.sampler.sample(), "usage": ticks}
         if self.tasks.address:
             body["task_address"] = self.tasks.address
+        now = time.monotonic()
+        if not ticks and not self.state.trouble and now < self._next_beat and \
+                not load_moved(self._sent_load, body["load"]):
+            return  # nothing new: the controller hears from this host at the next heartbeat
+        self._sent_load = body["load"]
+        self._next_beat = now + self.heartbeat_s
         self.outbox.put(("load", f"/v1/workers/{self.name}/load", body, None))
 
     def _post_status(self, jobid: int, body: dict[str, Any], then: Callable[[], None] | None = None) -> None:
@@ -654,8 +675,9 @@ class Agent:
                     print(f"xce worker: re-registration refused:\n{exc}", file=sys.stderr)
                     return 1
             try:
-                r = http.get(f"/v1/workers/{self.name}/actions", params={"after": self.after, "wait": POLL_WAIT_S},
-                             timeout=POLL_WAIT_S + 10)  # a paused controller: move on to the leader
+                r = self._poll(http)
+                if r is None:
+                    break  # stopping
             except follow.Unreachable as exc:
                 log.warning("controller unreachable (%s); retrying", exc)
                 self.stopping.wait(1.0)
@@ -674,6 +696,30 @@ class Agent:
                     log.exception("action %s failed", action)
                 self.after = max(self.after, int(action["id"]))
         return self._shutdown(threads)
+
+    def _poll(self, http: follow.Session) -> Response | None:
+        """One long-poll for actions, on a daemon thread of its own so that a stop is not held up by
+        a poll that may wait half a minute (None: the worker is stopping; the poll is left behind)."""
+        out: dict[str, Any] = {}
+        done = threading.Event()
+
+        def poll() -> None:
+            try:
+                out["r"] = http.get(f"/v1/workers/{self.name}/actions",
+                                    params={"after": self.after, "wait": POLL_WAIT_S},
+                                    timeout=POLL_WAIT_S + 10)  # a paused controller: move on to the leader
+            except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
+                out["exc"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=poll, name="poll", daemon=True).start()
+        while not done.wait(0.5):
+            if self.stopping.is_set():
+                return None
+        if "exc" in out:
+            raise out["exc"]
+        return out["r"]
 
     def _shutdown(self, threads: list[threading.Thread]) -> int:
         self.tasks.stop()
@@ -713,6 +759,21 @@ def _vital(target: Callable[[], None], name: str) -> Callable[[], None]:
             os._exit(THREAD_DIED)
 
     return run
+
+
+def load_moved(before: dict[str, Any] | None, now: dict[str, Any]) -> bool:
+    """Whether a load sample says something the last report did not (an index moved by more than
+    :data:`LOAD_CHANGE` of its value, or :data:`LOAD_STEP` near zero, or appeared)."""
+    if before is None:
+        return True
+    for k, v in now.items():
+        old = before.get(k)
+        if not isinstance(old, (int, float)) or not isinstance(v, (int, float)):
+            if old != v:
+                return True
+        elif abs(v - old) > max(LOAD_STEP, LOAD_CHANGE * abs(old)):
+            return True
+    return False
 
 
 def _describe(r: Response) -> str:

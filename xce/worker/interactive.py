@@ -24,7 +24,9 @@ connection's nonce, the key never crosses the network). One client at a time.
 key may simply not have arrived here yet). Then :mod:`xce.worker.ttywire` frames both ways; the
 last one is the job's end.
 
-**Ends.** Nobody attached within :data:`ATTACH_WITHIN_S` of the start, or the client went away
+**Ends.** A job that ends before its user's ``xce`` attaches (``bsub -I hostname``: quicker than the
+user's next look) keeps its terminal, its output and its exit status until its user attaches or
+:data:`ATTACH_WITHIN_S` after the start has passed. Nobody attached within :data:`ATTACH_WITHIN_S` of the start, or the client went away
 (killed, its network gone: TCP keepalives find that out), and the job is hung up as a terminal
 would be (SIGHUP, then SIGKILL after :data:`HANGUP_GRACE_S`) with a reason that says so, reported
 through the worker's normal path. Its output is held (up to :data:`HELD_OUTPUT`, then the job
@@ -238,8 +240,9 @@ class _Relay:
                 self._take(term.conn)
             if ended_at is None and term.jp.popen is not None and term.jp.popen.returncode is not None:
                 ended_at = now
-            if ended_at is not None and (self.eof or now - ended_at >= DRAIN_S):
-                break
+            if ended_at is not None and (self.eof or now - ended_at >= DRAIN_S) and \
+                    (self.conn is not None or self.hung_up or now >= term.deadline):
+                break  # a job that ended before its user attached keeps its output for them until the deadline
             if not term.claimed and not self.hung_up and now >= term.deadline:
                 self.hung_up = True
                 term.hang_up(f"killed: no terminal attached within {ATTACH_WITHIN_S:g}s (its xce submit -I "

@@ -29,7 +29,7 @@ MANAGED = frozenset({
     "SLURM_CPUS_ON_NODE", "SLURM_CPUS_PER_TASK", "SLURM_JOB_NUM_NODES", "SLURM_NNODES", "SLURM_JOB_NODELIST",
     "SLURM_NODELIST", "SLURM_SUBMIT_DIR", "SLURM_SUBMIT_HOST", "SLURM_JOB_PARTITION", "SLURMD_NODENAME",
     "SLURM_NODEID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_TASKS_PER_NODE", "SLURM_JOB_CPUS_PER_NODE",
-    "SLURM_JOB_USER", "SLURM_JOB_UID", "SLURM_JOB_ACCOUNT", "SLURM_STEP_ID", "SLURM_TASK_PID",
+    "SLURM_JOB_USER", "SLURM_JOB_UID", "SLURM_JOB_ACCOUNT", "SLURM_STEP_ID", "SLURM_TASK_PID", "SLURM_OPEN_MODE",
 })
 
 
@@ -98,6 +98,8 @@ def job_vars(job: dict[str, Any], *, host: str, uid: int, families: list[str], h
             "SLURM_JOB_USER": str(job.get("user") or ""), "SLURM_JOB_UID": str(uid),
             "SLURMD_NODENAME": host, "SLURM_NODEID": str(names.index(host) if host in names else 0),
             "SLURM_PROCID": str(task[0]), "SLURM_LOCALID": str(task[1]),
+            # srun's files open as the job's own do: a requeued job that appends keeps its steps' logs too
+            "SLURM_OPEN_MODE": str((job.get("options") or {}).get("open_mode") or "append"),
         })
         span = job.get("array")
         if array_id is not None and index is not None:

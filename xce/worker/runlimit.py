@@ -9,8 +9,11 @@ Reaching the limit means SIGTERM, then SIGKILL after ``GRACE_S`` (LSF's JOB_TERM
 Slurm's KillWait), and the job's end reason names the limit.
 
 A job may ask to be warned first (``sbatch --signal=[B:]SIG@SECONDS``, ``bsub -wa SIG -wt MIN``): SIG
-is sent that long before the limit, once, to every process of the job (with ``B:``, to its batch
-shell only), so it can checkpoint or requeue itself. The warning is kept beside the limit; a worker
+is sent that long before the limit, once, so the job can checkpoint or requeue itself: with ``B:``
+to its batch shell only; otherwise, as Slurm does, to its steps (the tasks ``srun``/``xce launch``
+runs on its head host) and not to the shell waiting for them, which would die of a signal it does
+not trap (submitit's requeue relies on this). A job running no step then gets it in every process
+(Slurm would send it nowhere; LSF's ``-wa`` signals the whole job). The warning is kept beside the limit; a worker
 restarted after the warning time takes it as sent (it cannot know whether it was, and a second
 warning could make a job checkpoint twice).
 """
@@ -78,6 +81,8 @@ def enforce(jobs: Iterable[Any], now: float | None = None) -> None:
             log.info("job %s: signal %s, %ss before its run limit", jp.jobid, sig, jp.limits[WARN_BEFORE_KEY])
             if jp.limits.get(WARN_BATCH_KEY):
                 jp.signal_leader(sig)
+            elif jp.steps:  # Slurm's rule: its steps, not the batch shell that waits for them
+                jp.signal_steps(sig)
             else:
                 jp.signal(sig)
         if now - jp.started >= limit:

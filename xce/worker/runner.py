@@ -68,6 +68,8 @@ class JobProcess:
     exit_file: str | None = None  # where its spawner writes its wait status (read after a restart)
     dead_since: float | None = None  # an adopted job's leader was seen gone (its status may follow)
     warned: bool = False  # the warning before its run limit was sent (xce.worker.runlimit)
+    #: Process groups of the tasks ``xce launch`` (``srun``) runs for it here now: its job steps.
+    steps: set[int] = field(default_factory=set)
 
     def record(self) -> JobRecord:
         return JobRecord(self.jobid, self.pid, self.pgid, self.create_time, dict(self.limits), list(self.gpus),
@@ -93,6 +95,14 @@ class JobProcess:
             os.kill(self.pid, sig)
         except ProcessLookupError:
             pass
+
+    def signal_steps(self, sig: int) -> None:
+        """``sig`` to every task ``xce launch`` started for the job here, not to its batch shell."""
+        for pgid in list(self.steps):
+            try:
+                os.killpg(pgid, sig)
+            except ProcessLookupError:
+                pass
 
     def suspend(self, sig: int) -> None:
         self.box.suspend(self.jobid, sig)

@@ -137,14 +137,23 @@ class TaskServer:
             except (OSError, ValueError) as exc:
                 log.warning("a task request failed: %s", exc)
                 return
+            steps = self._steps(req)
+            steps.update(t.child.pid for t in tasks)  # each task leads its own process group
             try:
                 _Relay(conn, tasks).run()
             finally:
+                steps.difference_update(t.child.pid for t in tasks)
                 for t in tasks:
                     if t.child.poll() is None:
                         _killpg(t.child.pid, signal.SIGKILL)
                         t.child.wait(5.0)
                     t.close()
+
+    def _steps(self, req: dict[str, Any]) -> set[int]:
+        """The job's set of running task groups (a set of its own if the job is already gone)."""
+        with self.agent.lock:
+            jp = self.agent.jobs.get(int(req["jobid"]))
+        return jp.steps if jp is not None else set()
 
     def _start(self, req: dict[str, Any], challenge: str) -> list["_Task"]:
         agent = self.agent

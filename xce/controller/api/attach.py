@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -22,7 +23,12 @@ from xce.controller.errors import Conflict
 from xce.controller.security import people
 from xce.controller.service import Controller
 from xce.controller.tokens import Principal
-from xce.core.specs import PEND, RUN, SSUSP, USUSP
+from xce.endcodes import NOT_STARTED
+from xce.core.specs import DONE, EXIT, PEND, RUN, SSUSP, USUSP
+
+#: How long after its start a job that ended before its user attached still has its terminal (its
+#: output and exit status) on its head host: the worker's ``xce.worker.interactive.ATTACH_WITHIN_S``.
+ENDED_TERMINAL_S = 60
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=COMMON)
 Caller = Annotated[Principal, Depends(people)]
@@ -41,7 +47,9 @@ def grant(ctl: Controller, p: Principal, jobid: int) -> dict[str, Any]:
     options = json.loads(job["options"]) if job.get("options") else {}
     if not options.get("interactive"):
         raise Conflict(f"job {jobid} is not interactive (submitted without -I): it has no terminal to attach to")
-    if job["state"] not in (RUN, USUSP, SSUSP):
+    just_ended = job["state"] in (DONE, EXIT) and job.get("end_code") != NOT_STARTED and job.get("start_time") \
+        and job.get("head_host") and time.time_ns() - int(job["start_time"]) < ENDED_TERMINAL_S * 10**9
+    if job["state"] not in (RUN, USUSP, SSUSP) and not just_ended:
         waiting = job["state"] == PEND or job["state"].startswith("P")
         raise Conflict(f"job {jobid} is {job['state']}: " + ("its terminal exists once it starts" if waiting
                                                                else "it has no terminal any more"))

@@ -39,24 +39,33 @@ async def submit(body: SubmitRequest, request: Request, p: Caller,
 async def list_jobs(
     request: Request,
     p: Caller,
-    user: str | None = Query(None, description="A user name, or 'all'; default: the caller's own jobs"),
+    user: list[str] | None = Query(None, description="A user name, or 'all'; repeatable or comma-separated for "
+                                   "several users (`squeue -u a,b`); default: the caller's own jobs"),
     queue: str | None = None,
     state: list[str] | None = Query(None, description="Repeatable, or comma-separated: PEND,RUN,..."),
     include_finished: bool = Query(False, alias="all", description="Include finished jobs (DONE, EXIT)"),
     id: list[int] | None = Query(None, description="Only these job ids (repeatable)"),
     job: list[str] | None = Query(None, description="Only these jobs as people write them: 12, 12[3], 12[1-5], "
-                                  "NAME (repeatable); an unknown one is a 404"),
-    name: str | None = Query(None, description="Only jobs of this name; `*` matches any run of characters "
-                             "(`sweep*`)"),
+                                  "NAME (repeatable); one that names nothing is reported in `errors`, the "
+                                  "others listed"),
+    name: list[str] | None = Query(None, description="Only jobs of this name; `*` matches any run of characters "
+                                   "(`sweep*`); repeatable: jobs of any of these names (`squeue --name a,b`)"),
     ended_within: int | None = Query(None, ge=1, le=MAX_ID // 10**9, description="Only jobs that ended within "
                                      "this many seconds (`xce jobs -d`: LSF's recently finished jobs)"),
-    limit: int = Query(10_000, ge=1, le=100_000),
+    since: int | None = Query(None, ge=0, le=MAX_ID // 10**9, description="Only jobs active at or after this time "
+                              "(seconds since the epoch): unfinished, or ended since then; finished jobs included "
+                              "(`sacct -S`, `squeue -t all`)"),
+    until: int | None = Query(None, ge=0, le=MAX_ID // 10**9, description="Only jobs submitted at or before this "
+                              "time (seconds since the epoch; `sacct -E`)"),
+    limit: int = Query(10_000, ge=1, le=100_000, description="At most this many jobs (`truncated` says when more "
+                       "matched); a listing by `id`/`job` is never cut below the number of jobs it names"),
 ):
     if id and any(not 1 <= i <= MAX_ID for i in id):
         raise FieldErrors.one(["query", "id"], f"job ids are whole numbers from 1 to {MAX_ID}", "value_error.id")
     problems: list[str] = []
     if job:
         found: set[int] = set(id or ())
+        job = _by_ids(ctl_of(request), job, found)
         for text in job:
             try:
                 found.update(r["id"] for r in control.resolve(ctl_of(request), p, text))
@@ -70,16 +79,50 @@ async def list_jobs(
     if bad:
         raise FieldErrors.one(["query", "state"], f"unknown state {bad[0]!r} (expected one of: {', '.join(JOB_STATES)})",
                               "value_error.state")
-    who = None if user == "all" or (user is None and id) else (user or p.name)
+    users = [u.strip() for part in (user or []) for u in part.split(",") if u.strip()]
+    who = None if "all" in users or (not users and id) else (users or [p.name])
+    if since is not None and until is not None and until < since:
+        raise FieldErrors.one(["query", "until"], "the window ends before it starts (until < since)",
+                              "value_error.window")
     ctl = ctl_of(request)
     result = views.list_jobs(ctl, user=who, queue=queue, states=states or None,
-                             include_finished=include_finished, jobids=id, limit=limit, name=name,
-                             ended_after=None if ended_within is None else time.time_ns() - ended_within * 10**9)
+                             include_finished=include_finished, jobids=id, limit=max(limit, len(id or ())),
+                             name=name or None,
+                             ended_after=None if ended_within is None else time.time_ns() - ended_within * 10**9,
+                             active_after=None if since is None else since * 10**9,
+                             submitted_before=None if until is None else until * 10**9)
     show_all = ctl.config.privacy.show_all_jobs
     result["jobs"] = [views.redact(j, p, show_all) for j in result["jobs"]]
     if job:
         result["errors"] = problems
     return json_response(result)
+
+
+def _by_ids(ctl, refs: list[str], found: set[int]) -> list[str]:
+    """Adds to ``found`` the jobs of the references that are ids or array elements (one query for
+    all); the others (names, and ids that name nothing) are left for :func:`control.resolve`."""
+    from xce.jobref import RefError, parse_ref
+
+    numeric: list[tuple[int, tuple[int, ...] | None]] = []
+    texts: list[str] = []
+    rest: list[str] = []
+    for text in refs:
+        try:
+            ref = parse_ref(text)
+        except RefError:
+            rest.append(text)
+            continue
+        if ref.id is None or not 1 <= ref.id <= MAX_ID:
+            rest.append(text)
+        else:
+            numeric.append((ref.id, ref.indexes))
+            texts.append(text)
+    for text, ids in zip(texts, views.ids_of(ctl, numeric) if numeric else []):
+        if ids is None:
+            rest.append(text)
+        else:
+            found.update(ids)
+    return rest
 
 
 @router.get("/{jobid}", summary="One job: placement, pend reasons, state history, usage", responses=documented(404))

@@ -3,6 +3,10 @@
 ``POST /v1/workers/NAME/reports`` is what workers send: every job report made since the last
 request (``started`` and ``finished`` of a short job together), applied in one transaction.
 ``.../jobs/ID/status`` takes one report, for tools and older workers.
+
+A process that serves many host identities (``xce emulate-hosts``) registers, polls and beats for
+all of them with one request each (``register-many``, ``poll``, ``heartbeat``): the same checks, a
+worker token speaks only for the hosts it may act for (every name is checked).
 """
 
 from __future__ import annotations
@@ -10,11 +14,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
+from pydantic import Field
 
 from xce.controller import fleet
 from xce.controller.api.fastlane import hot
-from xce.controller.api.responses import COMMON, Cursor, JobId, MAX_WAIT_S, ctl_of, documented, json_response, long_poll
-from xce.controller.models import JobReportBatch, JobStatusReport, LoadReport, RegisterRequest
+from xce.controller.api.responses import COMMON, MAX_ID, Cursor, JobId, MAX_WAIT_S, ctl_of, documented, json_response, long_poll
+from xce.controller.models import JobReport, JobReportBatch, JobStatusReport, LoadReport, Name, RegisterRequest, _Body
 from xce.controller.security import worker_role
 from xce.controller.service import Signal
 from xce.controller.tokens import Principal
@@ -49,6 +54,86 @@ async def actions(name: str, request: Request, p: Worker, after: Cursor = 0,
     out = await long_poll(signal, wait, lambda: fleet.fetch_actions(ctl, name, after, limit),
                           lambda r: not r["actions"])
     return json_response(out)
+
+
+#: Most hosts one many-host request may name.
+MAX_HOSTS = 20_000
+
+
+class RegisterMany(_Body):
+    hosts: list[RegisterRequest] = Field(..., min_length=1, max_length=MAX_HOSTS)
+
+
+class PollMany(_Body):
+    hosts: list[Name] = Field(..., min_length=1, max_length=MAX_HOSTS)
+    after: int = Field(0, ge=0, le=MAX_ID, description="Every action of these hosts up to this id is carried out.")
+    wait: float = Field(0.0, ge=0, le=MAX_WAIT_S)
+    limit: int = Field(1000, ge=1, le=10_000)
+
+
+class HeartbeatMany(_Body):
+    alive: list[Name] = Field(default_factory=list, max_length=MAX_HOSTS,
+                              description="Hosts with nothing new to report: the heartbeat alone.")
+    hosts: dict[Name, LoadReport] = Field(default_factory=dict, max_length=MAX_HOSTS,
+                                          description="Load reports of hosts that have one.")
+
+
+class ReportsMany(_Body):
+    hosts: dict[Name, list[JobReport]] = Field(..., min_length=1, max_length=MAX_HOSTS)
+
+
+def _check_all(p: Principal, names) -> None:
+    if p.is_admin or (p.role == "worker" and p.name == "*"):
+        return
+    for name in names:
+        fleet.check_worker(p, name)
+
+
+@router.post("/register-many", summary="Register several hosts in one transaction (emulated hosts)",
+             responses=documented(413))
+async def register_many(body: RegisterMany, request: Request, p: Worker):
+    _check_all(p, [h.name for h in body.hosts])
+    return json_response(fleet.register_many(ctl_of(request), body.hosts))
+
+
+def _group_signal(ctl, names: list[str]) -> Signal:
+    """One wake-up for every host of a many-host poll: any action queued for one of them wakes it."""
+    sig = ctl.action_signals.get(names[0])
+    if sig is not None and all(ctl.action_signals.get(n) is sig for n in names):
+        return sig
+    sig = Signal()
+    for n in names:
+        ctl.action_signals[n] = sig
+    return sig
+
+
+@hot
+@router.post("/poll", summary="Actions of several hosts with id > after; acknowledges those <= after (long-poll)",
+             responses=documented(413))
+async def poll_many(body: PollMany, request: Request, p: Worker):
+    _check_all(p, body.hosts)
+    ctl = ctl_of(request)
+    out = await long_poll(_group_signal(ctl, body.hosts), body.wait,
+                          lambda: fleet.fetch_actions_many(ctl, body.hosts, body.after, body.limit),
+                          lambda r: not r["actions"] and not r["unknown"])
+    return json_response(out)
+
+
+@hot
+@router.post("/heartbeat", summary="Load reports (the heartbeat) of several hosts in one request",
+             responses=documented(413))
+async def heartbeat_many(body: HeartbeatMany, request: Request, p: Worker):
+    _check_all(p, body.alive)
+    _check_all(p, body.hosts)
+    return json_response(fleet.heartbeat_many(ctl_of(request), body.alive, body.hosts))
+
+
+@hot
+@router.post("/reports", summary="Job reports of several hosts, each host's in order, in one transaction",
+             responses=documented(413))
+async def reports_many(body: ReportsMany, request: Request, p: Worker):
+    _check_all(p, body.hosts)
+    return json_response(fleet.reports_many(ctl_of(request), body.hosts))
 
 
 @router.post("/{name}/jobs/{jobid}/status", summary="started / usage / running / finished / rejected / start_failed",

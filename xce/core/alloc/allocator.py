@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Callable
 
 import numpy as np
@@ -30,6 +31,10 @@ from xce.core.cluster import Cluster
 from xce.core.decisions import PendReason
 from xce.core.reasons import format_quantity, make_pend_reason
 from xce.core.session import Session
+
+#: ``ndarray.sum`` without its Python wrapper (asked once per parallel job a round looks at).
+_total = np.add.reduce
+_second = itemgetter(1)
 
 
 @dataclass(slots=True)
@@ -155,7 +160,7 @@ class Allocator:
         cap = self.capacity(primary)
         if empty is not None:
             cap = np.where(empty, cap, 0)  # a copy: the kept vector stays as it is
-        if n > 1 and int(cap.sum()) < n:
+        if n > 1 and int(_total(cap)) < n:
             return False
         if n == 1:
             # The same walk in the request's order.
@@ -297,7 +302,7 @@ class Allocator:
                     insort(pairs, (new, i))
                     moved = True
             if moved:
-                order = np.fromiter((i for _, i in pairs), dtype=np.int64, count=len(pairs))
+                order = np.fromiter(map(_second, pairs), dtype=np.int64, count=len(pairs))
             return keys, pairs, order
 
         return self.cluster.derived(("order", id(primary)),

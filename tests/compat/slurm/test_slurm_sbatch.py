@@ -1,0 +1,192 @@
+"""``sbatch`` against a live cluster: what it prints (and every client's parser of it), how Slurm's
+options become the job, where the script comes from, where its output goes, and what it refuses."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+SCRIPT = "#!/bin/sh\n#SBATCH -J fromscript\n#SBATCH -t 10\n#SBATCH --mem-per-cpu=100\necho args: \"$@\"\necho to-stderr >&2\n"
+
+
+def submitted(slurm, *args: str, input: str | None = None) -> int:
+    r = slurm("sbatch", "--parsable", *args, input=input)
+    assert r.code == 0, r.err
+    assert re.fullmatch(r"\d+\n", r.out), r.out
+    return int(r.out)
+
+
+# -- what it prints ------------------------------------------------------------------------------
+
+#: How workflow tools read sbatch's answer (front-ends.md 3.5): each must find the job's id.
+PARSERS = {
+    "digits": lambda out: re.search(r"\d+", out).group(0),
+    "job N": lambda out: re.search(r"job (?P<id>[0-9]+)", out).group("id"),
+    "line start": lambda out: next(m.group("id") for line in out.splitlines()
+                                   if (m := re.match(r"Submitted batch job (?P<id>\S*)", line))),
+    "last word": lambda out: out.split()[-1],
+    "fourth word": lambda out: out.strip().split(" ")[3],
+    "prefix": lambda out: re.search(r"(.*:\s*)?[Ss]ubmitted batch job\s+(\d+)", out).group(2),
+}
+
+
+def test_the_answer_is_slurms_line_and_every_client_parser_finds_the_job(slurm):
+    r = slurm("sbatch", "--hold", "--wrap", "true")
+    assert r.code == 0 and r.err == ""
+    m = re.fullmatch(r"Submitted batch job (\d+)\n", r.out)
+    assert m, r.out
+    jobid = int(m.group(1))
+    assert slurm.detail(jobid)["jobid"] == jobid
+    for name, parser in PARSERS.items():
+        assert parser(r.out) == str(jobid), name
+
+
+def test_parsable_is_the_id_alone_and_with_clusters_id_semicolon_cluster(slurm):
+    r = slurm("sbatch", "--parsable", "--hold", "--wrap", "true")
+    assert r.code == 0 and re.fullmatch(r"\d+\n", r.out)
+    for parse in (lambda o: o.strip().split(";")[0], lambda o: o.strip().split(":")[0]):
+        assert parse(r.out).isdigit()
+    r = slurm("sbatch", "--parsable", "--hold", "-M", "site", "--wrap", "true")
+    jobid, cluster = r.out.strip().split(";")
+    assert jobid.isdigit() and cluster == "site"
+
+
+def test_an_array_answers_with_the_array_id(slurm):
+    jobid = submitted(slurm, "--hold", "-a", "1-3%2", "--wrap", "true")
+    job = slurm.job(f"{jobid}_1")
+    assert job["array_id"] == jobid and job["array_limit"] == 2
+
+
+# -- options as the job ----------------------------------------------------------------------------
+
+#: What a job's ``options`` leave out because it is XCE's default.
+OPTION_DEFAULTS = {"open_mode": "append"}
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["-n", "2", "-c", "2", "-N", "1"], {"tasks": 4, "options": {"cpus_per_task": 2, "nodes": 1}}),
+    (["--ntasks=3"], {"tasks": 3}),
+    (["--cpus-per-task=2"], {"tasks": 2}),
+    (["-N", "1", "-n", "2", "--mem=2G"], {"requests": {"mem": 2**30}}),  # per node, over its 2 slots
+    (["-c", "2", "--mem-per-cpu=500"], {"requests": {"mem": 500 * 2**20}}),  # bare = MB
+    (["-t", "90"], {"run_limit": 5400}),
+    (["-t", "1:30"], {"run_limit": 90}),
+    (["--time=0:45"], {"run_limit": 45}),
+    (["-t", "2-0"], {"run_limit": 172800}),
+    (["-t", "1-2:03:04"], {"run_limit": 93784}),
+    (["-p", "normal,other"], {"queue": "normal"}),
+    (["-J", "a (b) [c]: d*"], {"name": "a (b) [c]: d*"}),
+    (["--job-n=short"], {"name": "short"}),  # a prefix, as getopt takes it
+    (["--exclusive"], {"exclusive": True}),
+    (["--signal=B:USR2@90"], {"options": {"warn_signal": "SIGUSR2", "warn_time": 90}}),
+    (["--open-mode=append"], {"options": {"open_mode": "append"}}),
+    (["--comment", "c", "--qos=q", "--mail-type=END", "--wckey", "w", "-L", "lic"],
+     {"options": {"recorded": {"comment": "c", "qos": "q", "mail_type": "END", "wckey": "w", "licenses": "lic"}}}),
+    (["-o", "out-%j.txt", "-e", "err.txt"], {"stderr": "err.txt"}),
+])
+def test_options_become_the_job(slurm, args, expected):
+    jobid = submitted(slurm, "--hold", *args, "--wrap", "true")
+    job = slurm.detail(jobid)
+    for key, value in expected.items():
+        if isinstance(value, dict):
+            for k, v in value.items():
+                assert job[key].get(k, OPTION_DEFAULTS.get(k)) == v, (key, k, job[key])
+        else:
+            assert job[key] == value, (key, job[key])
+
+
+def test_defaults_output_in_the_submit_dir_truncated_named_after_the_script(slurm, tmp_path):
+    script = tmp_path / "job.sh"
+    script.write_text(SCRIPT)
+    jobid = submitted(slurm, "--hold", str(script))
+    job = slurm.detail(jobid)
+    assert job["name"] == "fromscript"
+    assert job["stdout"] == f"slurm-{jobid}.out" and job["stderr"] is None  # stderr goes with stdout
+    assert job["cwd"] == str(slurm.work)
+    assert job["options"]["open_mode"] == "truncate"
+    wrapped = slurm.detail(submitted(slurm, "--hold", "--wrap", "true"))
+    assert wrapped["name"] == "wrap"
+
+
+def test_the_command_line_wins_over_sbatch_lines_and_arguments_reach_the_script(slurm, tmp_path):
+    script = tmp_path / "job.sh"
+    script.write_text(SCRIPT)
+    jobid = submitted(slurm, "-J", "fromcli", str(script), "one", "two words")
+    script.unlink()  # spooled: the file may go once sbatch returns
+    job = slurm.wait_state(str(jobid), ("DONE", "EXIT"))
+    detail = slurm.detail(jobid)
+    assert job["state"] == "DONE" and detail["name"] == "fromcli"
+    assert detail["run_limit"] == 600 and detail["requests"]["mem"] == 100 * 2**20  # from the script
+    out = (slurm.work / f"slurm-{jobid}.out").read_text()
+    assert out == "args: one two words\nto-stderr\n"
+
+
+def test_array_elements_write_slurm_A_a_files(slurm):
+    jobid = submitted(slurm, "-a", "1-2", "--wrap", "echo element $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_JOB_ID")
+    for i in (1, 2):
+        slurm.wait_state(f"{jobid}_{i}", ("DONE",))
+        assert (slurm.work / f"slurm-{jobid}_{i}.out").read_text() == f"element {i} of {jobid}\n"
+
+
+@pytest.mark.parametrize("args", [[], ["/dev/stdin"]])
+def test_the_script_on_standard_input(slurm, args):
+    jobid = submitted(slurm, *args, input="#!/bin/sh\n#SBATCH -o stdin-%j.out\necho from stdin\n")
+    slurm.wait_state(str(jobid), ("DONE",))
+    assert (slurm.work / f"stdin-{jobid}.out").read_text() == "from stdin\n"
+
+
+# -- refusals --------------------------------------------------------------------------------------
+
+NOT_A_SCRIPT = ("sbatch: error: This does not look like a batch script.  The first\n"
+                "sbatch: error: line must start with #! followed by the path to an interpreter.\n"
+                "sbatch: error: For instance: #!/bin/sh\n")
+
+
+@pytest.mark.parametrize("args, input, err", [
+    (["--bogus", "x.sh"], None, "sbatch: unrecognized option '--bogus'\nTry \"sbatch --help\" for more information\n"),
+    (["-y"], None, "sbatch: invalid option -- 'y'\nTry \"sbatch --help\" for more information\n"),
+    (["--mem"], None, "sbatch: option '--mem' requires an argument\nTry \"sbatch --help\" for more information\n"),
+    (["@noshebang"], None, NOT_A_SCRIPT),
+    ([], "echo no interpreter line\n", NOT_A_SCRIPT),
+    ([], "", "sbatch: error: Batch script is empty!\n"),
+    (["does-not-exist.sh"], None, "sbatch: error: Unable to open file does-not-exist.sh\n"),
+    (["--wrap", "true", "extra"], None, "sbatch: error: Script arguments not permitted with --wrap option\n"),
+])
+def test_what_sbatch_refuses_exits_1_with_its_message(slurm, args, input, err):
+    if args == ["@noshebang"]:
+        (slurm.work / "noshebang.sh").write_text("echo hi\n")
+        args = ["noshebang.sh"]
+    r = slurm("sbatch", *args, input=input)
+    assert (r.code, r.out, r.err) == (1, "", err)
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--constraint=fast"], "--constraint: hosts here have no Slurm node features"),
+    (["--gpus-per-node=1", "-c", "10"], "is not a whole amount per slot"),  # per node, over 10 slots: refused
+    (["--ntasks-per-gpu=2"], "--ntasks-per-gpu"),
+    (["-t", "soon"], "invalid time 'soon'"),
+    (["--test-only"], "--test-only"),
+])
+def test_what_cannot_be_honoured_is_refused_clearly(slurm, args, fragment):
+    r = slurm("sbatch", *args, "--wrap", "true")
+    assert r.code == 1 and r.out == ""
+    assert r.err.startswith("sbatch: error: ") and fragment in r.err and len(r.err.splitlines()) == 1, r.err
+    assert "Traceback" not in r.err
+
+
+def test_a_per_node_gpu_request_with_tasks_that_divide_it_is_translated(slurm):
+    """``--gpus-per-node=2 --ntasks-per-node=2``: one GPU per task, reserved per slot."""
+    r = slurm("sbatch", "--parsable", "--hold", "-N", "1", "--ntasks-per-node=2", "--gpus-per-node=2",
+              "--wrap", "true")
+    assert r.code == 0, r.err
+    assert slurm.detail(int(r.out))["requests"]["xce.io/gpu"] == 1
+
+
+def test_help_and_version_exit_0(slurm):
+    assert slurm("sbatch", "--help").code == 0
+    r = slurm("sbatch", "--version")
+    assert r.code == 0 and r.out.startswith("slurm ")

@@ -1,0 +1,254 @@
+"""``squeue``, ``sacct``, ``scancel``, ``scontrol`` and ``sinfo`` against a live cluster holding jobs
+in every state a client polls for: each table row is a command line and the lines Slurm prints."""
+
+from __future__ import annotations
+
+import pwd
+import re
+
+import pytest
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def submit(slurm, *args: str) -> int:
+    r = slurm("sbatch", "--parsable", *args)
+    assert r.code == 0, r.err
+    return int(r.out)
+
+
+@pytest.fixture(scope="module")
+def jobs(slurm):
+    """Jobs ended every way, one running, pending ones; their ids and the user's name and uid."""
+    ids = {
+        "done": submit(slurm, "--wrap", "true"),
+        "failed": submit(slurm, "--wrap", "exit 3"),
+        "cancelled": submit(slurm, "--wrap", "sleep 300"),
+        "timeout": submit(slurm, "-t", "0:01", "--wrap", "sleep 300"),
+        "running": submit(slurm, "-J", "runner", "-t", "10", "--wrap", "sleep 300"),
+        "waiter": submit(slurm, "-H", "-J", "waiter", "--wrap", "true"),
+        "array": submit(slurm, "-H", "-a", "1-3", "--wrap", "true"),
+    }
+    slurm.wait_state(str(ids["cancelled"]), ("RUN",))
+    r = slurm("scancel", str(ids["cancelled"]))
+    assert (r.code, r.out, r.err) == (0, "", "")
+    for key in ("done", "failed", "cancelled", "timeout"):
+        slurm.wait_state(str(ids[key]), ("DONE", "EXIT"))
+    slurm.wait_state(str(ids["running"]), ("RUN",))
+    user = slurm.job(str(ids["done"]))["user"]
+    try:
+        uid = pwd.getpwnam(user).pw_uid
+    except KeyError:
+        uid = 0
+    element = slurm.job(f"{ids['array']}_2")["jobid"]
+    return {**ids, "user": user, "uid": uid, "element2": element, "host": slurm.job(str(ids["running"]))
+            ["placement"][0]["host"]}
+
+
+def lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+def fill(template, j: dict):
+    return [t.format(**j) for t in template] if isinstance(template, list) else template.format(**j)
+
+
+# -- squeue ----------------------------------------------------------------------------------------
+
+SQUEUE = [
+    (["-h", "-j", "{done},{failed},{cancelled},{timeout},{running}", "-o", "%i %t %T %r"],
+     ["{done} CD COMPLETED None", "{failed} F FAILED None", "{cancelled} CA CANCELLED None",
+      "{timeout} TO TIMEOUT None", "{running} R RUNNING None"]),
+    (["-h", "-u", "{user}", "-o", "%i %t %j"],  # default states: what is still in the system
+     ["{running} R runner", "{waiter} PD waiter", "{array}_[1-3] PD wrap"]),
+    (["-h", "-r", "-t", "PD", "-o", "%i|%A|%F|%K|%R"],
+     ["{waiter}|{waiter}|{waiter}|N/A|(JobHeldUser)", "{array}_1|{array}|{array}|1|(JobHeldUser)",
+      "{array}_2|{element2}|{array}|2|(JobHeldUser)", "{array}_3|{element3}|{array}|3|(JobHeldUser)"]),
+    (["-h", "--name", "runner,wait*", "-o", "%j %u %P"], ["runner {user} normal", "waiter {user} normal"]),
+    (["-h", "-t", "CD,CA", "-o", "%i"], ["{done}", "{cancelled}"]),
+    (["-t", "R", "-o", "%.18i %.9P %.8j %.8u %.2t %.6D %R"],
+     ["             JOBID PARTITION     NAME     USER ST  NODES NODELIST(REASON)",
+      "{running:>18} {p:>9} {n:>8} {u:>8} {st:>2} {d:>6} {host}"]),
+    (["-h", "-j", "{running}", "-o", '"%u"'], ["{user}"]),  # the quotes inside the word are dropped
+    (["-j", "{running}", "-O", "JobID,StateCompact,Name:8,NumNodes:.6,Partition:4"],  # a width cuts
+     ["JOBID               ST                  NAME     NODESPART", "{running:<20}R                   runner       1norm"]),
+    (["-h", "-j", "{running},999999999", "-o", "%i %l"], ["{running} 10:00"]),  # an unknown one beside: exit 0
+]
+
+
+@pytest.mark.parametrize("args, expected", SQUEUE)
+def test_squeue_lines(slurm, jobs, args, expected):
+    values = {**jobs, "p": "normal", "n": "runner", "u": jobs["user"][:8], "st": "R", "d": "1",
+              "element3": jobs["element2"] + 1}
+    r = slurm("squeue", *fill(args, values))
+    assert (r.code, r.err) == (0, "")
+    assert lines(r.out) == fill(expected, values)
+
+
+def test_squeue_default_format(slurm, jobs):
+    r = slurm("squeue", "-j", str(jobs["running"]))
+    header, row = lines(r.out)
+    assert header == "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)"
+    assert re.fullmatch(rf" *{jobs['running']}    normal   runner {jobs['user'][:8]:>8}  R +\d+:\d\d      1 "
+                        rf"{re.escape(jobs['host'])}", row), row
+
+
+def test_squeue_long_starts_with_the_time(slurm, jobs):
+    r = slurm("squeue", "-l", "-j", str(jobs["running"]))
+    when, header, row = lines(r.out)
+    assert re.fullmatch(r"\w{3} \w{3} \d\d \d\d:\d\d:\d\d \d{4}", when)
+    assert header.split() == ["JOBID", "PARTITION", "NAME", "USER", "STATE", "TIME", "TIME_LIMI", "NODES",
+                              "NODELIST(REASON)"]
+    assert "RUNNING" in row and "10:00" in row
+
+
+@pytest.mark.parametrize("args, err", [
+    (["-j", "999999999"], "slurm_load_jobs error: Invalid job id specified\n"),
+    (["--bogus"], "squeue: unrecognized option '--bogus'\nTry \"squeue --help\" for more information\n"),
+    (["-o", "%.5z"], "squeue: error: Invalid job format specification: z\n"),
+    (["-t", "WAITING"], "squeue: error: Invalid job state specified: WAITING\n"),
+])
+def test_squeue_refusals(slurm, jobs, args, err):
+    r = slurm("squeue", *args)
+    assert (r.code, r.out, r.err) == (1, "", err)
+
+
+# -- sacct -----------------------------------------------------------------------------------------
+
+SACCT = [
+    (["-X", "-P", "-n", "-j", "{done},{failed},{cancelled}", "-o", "JobID,JobIDRaw,JobName,State,ExitCode"],
+     ["{done}|{done}|wrap|COMPLETED|0:0", "{failed}|{failed}|wrap|FAILED|3:0",
+      "{cancelled}|{cancelled}|wrap|CANCELLED by {uid}|0:15"]),
+    (["-X", "-P", "-n", "-j", "{timeout}", "-o", "JobID,State,Timelimit"], ["{timeout}|TIMEOUT|00:00:01"]),
+    (["-P", "-n", "-j", "{done}", "-o", "JobID,JobName,State,ExitCode"],
+     ["{done}|wrap|COMPLETED|0:0", "{done}.batch|batch|COMPLETED|0:0", "{done}.extern|extern|COMPLETED|0:0"]),
+    (["-P", "-j", "{cancelled}", "--format=JobID,State"],
+     ["JobID|State", "{cancelled}|CANCELLED by {uid}", "{cancelled}.batch|CANCELLED", "{cancelled}.extern|COMPLETED"]),
+    (["-X", "-p", "-n", "-j", "{array}_2", "-o", "JobID,JobIDRaw,State,Reason"],
+     ["{array}_2|{element2}|PENDING|JobHeldUser|"]),
+    (["-X", "-j", "{done}", "-o", "JobID,State,ExitCode,JobName%4"],
+     ["JobID             State ExitCode JobN ", "------------ ---------- -------- ---- ",
+      "{done:<12}  COMPLETED      0:0 wrap "]),
+    (["-X", "-n", "-P", "--name", "runner,waiter", "-o", "JobName,State"], ["runner|RUNNING", "waiter|PENDING"]),
+    (["-X", "-nP", "-S", "now-1hour", "-E", "now", "-s", "F,TO", "-o", "jobidraw,state"],
+     ["{failed}|FAILED", "{timeout}|TIMEOUT"]),  # field names in any case
+    (["-X", "-n", "-P", "-j", "999999999"], []),  # nothing: exit 0 (a client's probe)
+    (["-X", "-n", "-P", "-a", "-s", "R", "-o", "User,NodeList,AllocCPUS"], ["{user}|{host}|1"]),
+    (["-X", "-n", "-P", "-s", "CD", "-o", "JobIDRaw"], []),  # -s without -S: in that state now
+    (["-X", "-n", "-P", "-s", "CD", "-S", "midnight", "-o", "JobIDRaw"], ["{done}"]),
+]
+
+
+@pytest.mark.parametrize("args, expected", SACCT)
+def test_sacct_lines(slurm, jobs, args, expected):
+    r = slurm("sacct", *fill(args, jobs))
+    assert (r.code, r.err) == (0, "")
+    assert lines(r.out) == fill(expected, jobs)
+
+
+def test_sacct_default_fields(slurm, jobs):
+    r = slurm("sacct", "-j", str(jobs["failed"]))
+    assert lines(r.out)[:3] == [
+        "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode ",
+        "------------ ---------- ---------- ---------- ---------- ---------- -------- ",
+        f"{jobs['failed']:<12}       wrap     normal    default          1     FAILED      3:0 "]
+
+
+def test_sacct_helpformat_lists_the_fields(slurm):
+    r = slurm("sacct", "--helpformat")
+    names = r.out.split()
+    assert r.code == 0 and {"JobID", "JobIDRaw", "State", "ExitCode", "Elapsed", "NodeList"} <= set(names)
+
+
+@pytest.mark.parametrize("args, err", [
+    (["-o", "Bogus"], 'sacct: error: Invalid field requested: "Bogus"\n'),
+    (["--bogus"], "sacct: unrecognized option '--bogus'\nTry \"sacct --help\" for more information\n"),
+    (["-S", "whenever"], "sacct: error: Invalid time specification (pos=0): whenever\n"),
+])
+def test_sacct_refusals(slurm, args, err):
+    r = slurm("sacct", *args)
+    assert (r.code, r.out, r.err) == (1, "", err)
+
+
+# -- scancel ---------------------------------------------------------------------------------------
+
+def test_scancel_of_finished_and_unknown_jobs(slurm, jobs):
+    r = slurm("scancel", str(jobs["done"]))
+    assert (r.code, r.out, r.err) == (0, "", f"scancel: error: Kill job error on job id {jobs['done']}: "
+                                             "Job/step already completing or completed\n")
+    assert slurm("scancel", "-Q", str(jobs["done"])).err == ""
+    r = slurm("scancel", "999999999")
+    assert (r.code, r.err) == (1, "scancel: error: Invalid job id 999999999\n")
+    r = slurm("scancel")
+    assert (r.code, r.err) == (1, "scancel: error: No job identification provided\n")
+
+
+def test_scancel_by_element_name_and_signal(slurm, jobs):
+    a = submit(slurm, "-H", "-a", "1-2", "--wrap", "true")
+    assert slurm("scancel", f"{a}_2").code == 0
+    assert [slurm.job(f"{a}_{i}")["state"] for i in (1, 2)] == ["PEND", "EXIT"]
+    named = submit(slurm, "-H", "-J", "cancel-me", "--wrap", "true")
+    assert slurm("scancel", "--name", "cancel-me").code == 0
+    assert slurm.wait_state(str(named), ("EXIT",))["end"]["code"] == "KILLED"
+    trapped = submit(slurm, "--wrap", "trap 'echo got-usr1; exit 0' USR1; while :; do sleep 0.1; done")
+    slurm.wait_state(str(trapped), ("RUN",))
+    import time
+
+    time.sleep(0.5)  # the trap is set once the shell runs
+    assert slurm("scancel", "-s", "USR1", str(trapped)).code == 0
+    assert slurm.wait_state(str(trapped), ("DONE", "EXIT"))["state"] == "DONE"
+    assert "got-usr1\n" in (slurm.work / f"slurm-{trapped}.out").read_text()
+    assert slurm("scancel", "-s", "NOSUCH", str(trapped)).err == "scancel: error: Invalid job signal: NOSUCH\n"
+
+
+# -- scontrol and sinfo ----------------------------------------------------------------------------
+
+def test_scontrol_show_config_answers_the_probes(slurm):
+    r = slurm("scontrol", "show", "config")
+    assert r.code == 0
+    assert re.search(r"^MinJobAge\s*=\s*300 sec$", r.out, re.M)
+    assert int(re.search(r"^MaxArraySize\s*=\s*(\d+)$", r.out, re.M).group(1)) >= 1000
+    assert re.search(r"^ClusterName\s*=\s*\S+$", r.out, re.M)
+
+
+def test_scontrol_show_job(slurm, jobs):
+    r = slurm("scontrol", "show", "job", str(jobs["failed"]))
+    first, *rest = r.out.splitlines()
+    assert first == f"JobId={jobs['failed']} JobName=wrap"
+    assert "   JobState=FAILED Reason=None Dependency=(null)" in rest
+    assert re.search(r"ExitCode=3:0\b", r.out)
+    r = slurm("scontrol", "show", "job", str(jobs["array"]))
+    records = r.out.strip().split("\n\n")
+    assert [rec.splitlines()[0] for rec in records] == [
+        f"JobId={jobs['element2'] + i - 2} ArrayJobId={jobs['array']} ArrayTaskId={i} JobName=wrap" for i in (1, 2, 3)]
+    r = slurm("scontrol", "-o", "show", "job", str(jobs["done"]))
+    assert len(lines(r.out)) == 1 and "JobState=COMPLETED" in r.out
+    r = slurm("scontrol", "show", "job", "999999999")
+    assert (r.code, r.err) == (1, "slurm_load_jobs error: Invalid job id specified\n")
+
+
+def test_scontrol_actions_and_hostnames(slurm, jobs):
+    j = submit(slurm, "-H", "--wrap", "true")
+    assert slurm("scontrol", "release", str(j)).code == 0
+    slurm.wait_state(str(j), ("DONE",))
+    assert slurm("scontrol", "requeue", str(j)).code == 0
+    assert slurm.job(str(j))["state"] in ("PEND", "RUN", "DONE") and len(slurm.detail(j)["history"]) > 4
+    h = submit(slurm, "--begin", "now+1hour", "--wrap", "true")
+    assert slurm("scontrol", "hold", str(h)).code == 0
+    assert slurm.job(str(h))["pend_category"] == "held"
+    r = slurm("scontrol", "show", "hostnames", "n[1-3],x")
+    assert lines(r.out) == ["n1", "n2", "n3", "x"]
+    r = slurm("scontrol", "show", "hostnames", env={"SLURM_JOB_NODELIST": "a[7-8]"})
+    assert lines(r.out) == ["a7", "a8"]
+    r = slurm("scontrol", "bogus")
+    assert (r.code, r.err) == (1, "scontrol: error: invalid keyword: bogus\n")
+
+
+def test_sinfo(slurm, jobs):
+    r = slurm("sinfo")
+    header, *rows = lines(r.out)
+    assert header == "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST"
+    assert rows and all(re.fullmatch(r"normal\*      up   infinite +\d+ +(idle|mix|alloc) \S+", row) for row in rows)
+    assert lines(slurm("sinfo", "-h", "-o", "%P").out)[0] == "normal*"
+    assert lines(slurm("sinfo", "-o", "%P %a %l %G").out)[:2] == ["PARTITION AVAIL TIMELIMIT GRES",
+                                                                 "normal* up infinite (null)"]

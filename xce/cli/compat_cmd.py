@@ -1,0 +1,83 @@
+"""``xce compat``: install the LSF and Slurm front-ends (``bsub``, ``sbatch``, ...) and LSF's files.
+
+The front-ends go into a directory of their own, never on PATH by themselves, so that a machine with
+a real LSF or Slurm keeps it; a site puts ``$(xce compat path)`` first on its users' PATH where XCE is
+the scheduler (docs/compat.md).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from xce.cli.spec import Arg, Command, Group, common_options, path
+
+
+def _install_or_fail(directory: str | None) -> str:
+    from xce.cli.client import fail
+    from xce.compat.install import InstallError, install
+
+    try:
+        where, _ = install(directory)
+    except InstallError as exc:
+        fail(str(exc))
+    return where
+
+
+def install_cmd(directory) -> None:
+    from xce.compat.programs import PROGRAMS
+
+    where = _install_or_fail(str(directory) if directory else None)
+    print(f"{len(PROGRAMS)} commands in {where}: {' '.join(PROGRAMS)}")
+    print(f'Put them first on PATH where XCE is the scheduler: export PATH="{where}:$PATH"')
+
+
+def path_cmd() -> None:
+    """Prints the directory only, for ``PATH="$(xce compat path):$PATH"``; installs first if need be."""
+    from xce.compat.install import default_dir, stale
+
+    where = default_dir()
+    if stale(where):
+        where = _install_or_fail(None)
+    sys.stdout.write(where + "\n")
+
+
+def lsf_conf_cmd(directory, url, token, state_dir) -> None:
+    from xce.cli.client import call, connect, fail
+    from xce.compat import lsfconf
+
+    try:
+        unit = lsfconf.unit_for_limits()
+    except ValueError as exc:
+        fail(str(exc))
+    cluster, queue = call(lsfconf.cluster_settings, connect(url, token, state_dir))
+    try:
+        where = lsfconf.write(str(directory) if directory else None, cluster, queue, unit)
+    except OSError as exc:
+        fail(f"cannot write the LSF files: {exc}")
+    print(f"# LSF files for cluster {cluster} (default queue {queue}, LSF_UNIT_FOR_LIMITS={unit}):")
+    for key in ("lsf.conf", "lsb.params", "lsb.events"):
+        print(f"#   {where[key]}")
+    print("# Clients find them through these variables:")
+    for key in ("LSF_ENVDIR", "LSF_CONFDIR", "LSB_SHAREDIR"):
+        print(f"export {key}={where[key]}")
+
+
+COMPAT = Group("compat", "The LSF and Slurm commands (bsub, bjobs, sbatch, squeue, ...) over XCE, for scripts "
+                         "and workflow tools written for LSF or Slurm.", [
+    Command("install", "Write the LSF and Slurm commands into DIR (default: a directory inside XCE's installation, "
+                       "not on PATH, so that they never shadow a real LSF or Slurm).",
+            [Arg("directory", path, required=False, complete="dir",
+                 help="Where to write them (default: the one `xce compat path` prints).")],
+            install_cmd, examples=("xce compat install", "xce compat install /opt/xce/compat/bin")),
+    Command("path", "Print the directory of the LSF and Slurm commands (installing them first if missing).",
+            [], path_cmd, examples=('export PATH="$(xce compat path):$PATH"',)),
+    Command("lsf-conf", "Write the LSF files clients read (lsf.conf, lsb.params, lsb.events) from the cluster's "
+                        "name and default queue, and print the variables that point at them.",
+            [Arg("directory", path, required=False, complete="dir",
+                 help="Where to write conf/ and work/ (default: where the LSF commands look: $LSF_ENVDIR, "
+                      "$LSF_CONFDIR, $LSB_SHAREDIR, else the state directory's lsf/)."),
+             *common_options()],
+            lsf_conf_cmd, examples=("xce compat lsf-conf", "eval \"$(xce compat lsf-conf /etc/xce/lsf)\"")),
+], examples=('export PATH="$(xce compat path):$PATH"', "xce compat lsf-conf /etc/xce/lsf"))
+
+COMMAND_SPECS = [COMPAT]

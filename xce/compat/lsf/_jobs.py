@@ -1,0 +1,137 @@
+"""A job as LSF's programs show it: ids (an array element is ``ARRAY[INDEX]``), names, hosts, times;
+and the one filtered request that finds the jobs a command line names."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from xce.compat.lsf._args import Failed, Usage
+from xce.compat.lsf._client import request
+
+#: LSF's CLEAN_PERIOD: finished jobs ``bjobs -a``/``-d`` still list without being named.
+CLEAN_PERIOD_S = 3600
+
+
+def job_id(job: dict) -> str:
+    """JOBID: an array element is listed under its array's id (``bjobs`` shows ``name[i]`` as its name)."""
+    return str(job["array_id"] if job.get("array_index") is not None else job["jobid"])
+
+
+def long_id(job: dict) -> str:
+    """``12`` or ``12[3]`` (``Job <12[3]>`` in the long forms and in bkill's answers)."""
+    return job_id(job) if job.get("array_index") is None else f"{job['array_id']}[{job['array_index']}]"
+
+
+def command_text(job: dict) -> str:
+    """The command line as submitted: bsub's ``/bin/sh -c LINE`` is shown as LINE, as LSF shows it."""
+    argv = job.get("command")
+    if argv is None:
+        return ""
+    if len(argv) == 3 and argv[:2] == ["/bin/sh", "-c"]:
+        return argv[2]
+    return " ".join(argv)
+
+
+def job_name(job: dict) -> str:
+    """LSF names a job after its command line when no name was given; elements as ``name[i]``."""
+    name = job.get("name") or command_text(job)
+    return name if job.get("array_index") is None else f"{name}[{job['array_index']}]"
+
+
+def hosts(job: dict) -> list[str]:
+    """EXEC_HOST parts: ``host`` for one slot, ``N*host`` for N."""
+    return [p["host"] if p["tasks"] == 1 else f"{p['tasks']}*{p['host']}" for p in job.get("placement") or []]
+
+
+def short_time(ns: int | None) -> str:
+    """``Dec  3 09:10``, LSF's time in tables."""
+    return "" if not ns else time.strftime("%b %e %H:%M", time.localtime(ns / 1e9))
+
+
+def long_time(ns: int | None) -> str:
+    """``Thu Dec  3 09:10:22``, LSF's time at the start of a line of the long forms."""
+    return "" if not ns else time.strftime("%a %b %e %H:%M:%S", time.localtime(ns / 1e9))
+
+
+def run_seconds(job: dict, now_ns: int | None = None) -> int:
+    start = job.get("start_time")
+    if not start:
+        return 0
+    end = job.get("end_time") or now_ns or time.time_ns()
+    return max(0, (end - start) // 10**9)
+
+
+def matches(text: str, job: dict) -> bool:
+    """Whether ``job`` is one that ``text`` (``12``, ``12[3]``, ``12[1-5]``, ``NAME``) names."""
+    from xce.jobref import RefError, parse_ref
+
+    try:
+        ref = parse_ref(text)
+    except RefError:
+        return False
+    if ref.id is not None:
+        head = job["jobid"] == ref.id or job.get("array_id") == ref.id
+    else:
+        head = job.get("name") == ref.name
+    return head and (ref.indexes is None or job.get("array_index") in ref.indexes)
+
+
+def check_ids(words: list[str]) -> list[str]:
+    """Job references as LSF takes them (``12``, ``12[3]``, ``"12[1-5]"``, Slurm's ``12_3``); a
+    word that is none of them is LSF's ``Bad job ID``."""
+    from xce.jobref import RefError, parse_ref
+
+    out = []
+    for word in words:
+        try:
+            ref = parse_ref(word)
+        except RefError:
+            raise Failed(f"{word}: Illegal job ID.") from None
+        if ref.id is None:
+            raise Failed(f"{word}: Illegal job ID.")
+        out.append(word)
+    return out
+
+
+def listing(client, *, ids: list[str] | None = None, user: str | None = None, queue: str | None = None,
+            name: str | None = None, states: str | None = None, finished: str = "no") -> list[dict]:
+    """The jobs a command line names, from ``GET /v1/jobs`` with the filters on the server.
+
+    ``finished``: ``no`` (unfinished only), ``recent`` (also those that ended within the clean
+    period: ``since``, unfinished or ended since then), ``only`` (ended within the clean period),
+    ``all``. Named jobs are found whatever their state. Always one request."""
+    params: dict = {"user": user, "queue": queue, "name": name, "state": states}
+    if ids:
+        params["job"] = ids
+    elif finished == "only":
+        params.update(state=states or "DONE,EXIT", ended_within=CLEAN_PERIOD_S)
+    elif finished == "all":
+        params["all"] = "true"
+    elif finished == "recent":
+        params["since"] = int(time.time()) - CLEAN_PERIOD_S
+    return request(client, "GET", "/v1/jobs", params=params)["jobs"]
+
+
+def me() -> str:
+    """The name LSF would show for the caller (the account's; XCE checks the token)."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return os.environ.get("USER", "")
+
+
+def not_found(ids: list[str], jobs: list[dict]) -> list[str]:
+    """The references of ``ids`` that name none of ``jobs``, as the user wrote them."""
+    return [text for text in ids if not any(matches(text, j) for j in jobs)]
+
+
+def one_user(opts: dict) -> str | None:
+    from xce.compat.lsf._args import last
+
+    user = last(opts, "u")
+    if user is not None and not user.strip():
+        raise Usage("option requires an argument -- u")
+    return user

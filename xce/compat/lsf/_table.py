@@ -1,0 +1,157 @@
+"""``bjobs -o "FIELD[:[-]WIDTH] ... [delimiter='C']"``, ``-noheader``, ``-w`` and ``-json``: LSF's
+field names, default widths and layout, for whichever program lists jobs.
+
+A column is its value left-justified to its width (``:-W`` right-justifies), columns one space
+apart; an empty value is ``-``; a value wider than its column is cut on the left behind a ``*``
+as LSF cuts it, except under ``-w`` and for job ids. With a delimiter the values are joined by it,
+unpadded. ``-json`` writes LSF's layout: ``{"COMMAND":"bjobs","JOBS":n,"RECORDS":[...]}`` with
+the field names upper-case as keys and every value a string (empty, never ``-``).
+"""
+
+from __future__ import annotations
+
+from xce.compat.lsf import _jobs, _states
+from xce.compat.lsf._args import Usage
+
+
+def _exec_host(job: dict) -> str:
+    return ":".join(_jobs.hosts(job))
+
+
+def _pend_reason(job: dict) -> str:
+    if job["state"] != "PEND":
+        return ""
+    reasons = job.get("pend_reasons") or []
+    return reasons[0].get("text", "") if reasons else "New job is waiting for scheduling"
+
+
+def _run_time(job: dict) -> str:
+    return f"{_jobs.run_seconds(job)} second(s)" if job.get("start_time") else ""
+
+
+#: field -> (header, default width, value). Aliases map to these names.
+FIELDS = {
+    "jobid": ("JOBID", 7, _jobs.job_id),
+    "jobindex": ("JOBINDEX", 8, lambda j: str(j.get("array_index") or 0)),
+    "stat": ("STAT", 5, _states.stat),
+    "user": ("USER", 7, lambda j: j["user"]),
+    "queue": ("QUEUE", 10, lambda j: j["queue"]),
+    "job_name": ("JOB_NAME", 10, _jobs.job_name),
+    "proj_name": ("PROJ_NAME", 11, lambda j: j.get("project") or ""),
+    "command": ("COMMAND", 15, _jobs.command_text),
+    "from_host": ("FROM_HOST", 11, lambda j: j.get("submit_host") or ""),
+    "exec_host": ("EXEC_HOST", 11, _exec_host),
+    "first_host": ("FIRST_HOST", 11, lambda j: (j.get("placement") or [{}])[0].get("host", "")),
+    "nexec_host": ("NEXEC_HOST", 10, lambda j: str(len(j.get("placement") or [])) if j.get("placement") else ""),
+    "slots": ("SLOTS", 5, lambda j: str(j["tasks"])),
+    "nalloc_slot": ("NALLOC_SLOT", 10, lambda j: str(j["tasks"]) if j.get("placement") else ""),
+    "nreq_slot": ("NREQ_SLOT", 10, lambda j: str(j["tasks"])),
+    "min_req_proc": ("MIN_REQ_PROC", 12, lambda j: str(j["tasks"])),
+    "max_req_proc": ("MAX_REQ_PROC", 12, lambda j: str(j["tasks"])),
+    "submit_time": ("SUBMIT_TIME", 15, lambda j: _jobs.short_time(j.get("submit_time"))),
+    "start_time": ("START_TIME", 15, lambda j: _jobs.short_time(j.get("start_time"))),
+    "finish_time": ("FINISH_TIME", 16, lambda j: _jobs.short_time(j.get("end_time"))),
+    "run_time": ("RUN_TIME", 15, _run_time),
+    "%complete": ("%COMPLETE", 11, lambda j: ""),
+    "job_priority": ("JOB_PRIORITY", 12, lambda j: str(j.get("priority", ""))),
+    "exit_code": ("EXIT_CODE", 9, _states.exit_code),
+    "exit_reason": ("EXIT_REASON", 50, _states.exit_reason),
+    "kill_reason": ("KILL_REASON", 50, lambda j: ""),
+    "suspend_reason": ("SUSPEND_REASON", 50,
+                       lambda j: (j.get("reason") or "") if j["state"] in ("USUSP", "SSUSP") else ""),
+    "pend_reason": ("PEND_REASON", 11, _pend_reason),
+    "dependency": ("DEPENDENCY", 15, lambda j: ""),
+    "sub_cwd": ("SUB_CWD", 10, lambda j: j.get("cwd") or ""),
+    "exec_cwd": ("EXEC_CWD", 10, lambda j: (j.get("cwd") or "") if j.get("start_time") else ""),
+    "runtimelimit": ("RUNTIMELIMIT", 12, lambda j: f"{j['run_limit'] / 60:.1f}" if j.get("run_limit") else ""),
+    # Figures the listing does not carry (bjobs -l and bacct have them): shown empty, never refused.
+    **{name: (name.upper(), width, lambda j: "") for name, width in (
+        ("cpu_used", 10), ("mem", 15), ("max_mem", 15), ("avg_mem", 15), ("memlimit", 10), ("swap", 15),
+        ("time_left", 11), ("output_file", 11), ("error_file", 10), ("job_description", 17),
+        ("user_group", 15), ("job_group", 10), ("application", 13), ("service_class", 13),
+        ("estimated_start_time", 20))},
+}
+ALIASES = {"id": "jobid", "name": "job_name", "cmd": "command", "proj": "proj_name", "project": "proj_name",
+           "priority": "job_priority"}
+#: bjobs' own columns (its default output, and -json without -o).
+DEFAULT = ("jobid", "user", "stat", "queue", "from_host", "exec_host", "job_name", "submit_time")
+
+
+class Column:
+    __slots__ = ("field", "header", "width", "right", "value")
+
+    def __init__(self, field: str, width: int | None = None, right: bool = False) -> None:
+        self.field = field
+        self.header, default, self.value = FIELDS[field]
+        self.width = default if width is None else width
+        self.right = right
+
+
+def parse_format(text: str) -> tuple[list[Column], str | None]:
+    """``-o``'s text: its columns and the delimiter (None: padded columns)."""
+    delimiter = None
+    body = text
+    at = text.find("delimiter=")
+    if at >= 0:
+        spec = text[at + len("delimiter="):].strip()
+        quote = spec[:1]
+        if quote in ("'", '"') and spec.find(quote, 1) > 0:
+            delimiter = spec[1:spec.find(quote, 1)]
+        else:
+            delimiter = spec.split()[0] if spec else ""
+        if not delimiter:
+            raise Usage(f"delimiter: the delimiter in -o \"{text}\" is empty")
+        body = text[:at]
+    columns = []
+    for word in body.split():
+        name, _, width = word.partition(":")
+        field = ALIASES.get(name.lower(), name.lower())
+        if field not in FIELDS:
+            raise Usage(f"{name}: Illegal field name in -o")
+        right = width.startswith("-")
+        digits = width.lstrip("-").rstrip("SKMGTPE")
+        if width and not digits.isdigit():
+            raise Usage(f"{word}: Illegal field width in -o")
+        columns.append(Column(field, int(digits) if digits else None, right))
+    if not columns:
+        raise Usage(f"-o \"{text}\": no field named")
+    return columns, delimiter
+
+
+def cell(value: str, width: int, right: bool, wide: bool, cut: bool = True) -> str:
+    value = value or "-"
+    if len(value) > width and cut and not wide:
+        value = "*" + value[len(value) - width + 1:]
+    return value.rjust(width) if right else value.ljust(width)
+
+
+def lines(columns: list[Column], jobs: list[dict], *, header: bool, delimiter: str | None, wide: bool) -> list[str]:
+    out = []
+    if header:
+        out.append(delimiter.join(c.header for c in columns) if delimiter is not None else
+                   " ".join(cell(c.header, c.width, c.right, True) for c in columns))
+    for job in jobs:
+        values = [c.value(job) for c in columns]
+        if delimiter is not None:
+            out.append(delimiter.join(v or "-" for v in values))
+        else:
+            out.append(" ".join(cell(v, c.width, c.right, wide, c.field not in ("jobid", "stat"))
+                                for c, v in zip(columns, values)))
+    return out
+
+
+def _string(text: str) -> str:
+    """A JSON string (``wirejson``: the C codec, without ``import json`` and its regular expressions)."""
+    from xce.wirejson import dumps
+
+    return dumps(text)
+
+
+def json_text(command: str, columns: list[Column], jobs: list[dict], missing: list[str]) -> str:
+    """LSF's ``-json``: two-space indents, ``"KEY":"VALUE"`` with no space, values as strings."""
+    records = [[(c.header, c.value(j)) for c in columns] for j in jobs]
+    records += [[("JOBID", text), ("ERROR", f"Job <{text}> is not found")] for text in missing]
+    body = ",\n".join("    {\n" + ",\n".join(f"      {_string(k)}:{_string(v)}" for k, v in rec) + "\n    }"
+                      for rec in records)
+    return (f'{{\n  "COMMAND":{_string(command)},\n  "JOBS":{len(records)},\n  "RECORDS":[\n'
+            + (body + "\n" if body else "") + "  ]\n}\n")

@@ -1,0 +1,131 @@
+"""``bjobs``: jobs as LSF lists them, from one filtered ``GET /v1/jobs``.
+
+Named jobs (``12``, ``12[3]``, ``"12[1-5]"``) are listed whatever their state; a name that finds
+nothing is ``Job <N> is not found`` on standard error and exit 255, but the others are still
+listed (``-json`` lists it as a record with ``ERROR`` and exits 0). Without names: your
+unfinished jobs, ``-a`` also those that ended in the last hour, ``-d`` only those, ``-p`` pending,
+``-r`` running, ``-s`` suspended. ``-l`` is the long form (one request more per job).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from xce.compat.lsf import _jobs, _table
+from xce.compat.lsf._args import EXIT_FAIL, Usage, last, main_of, parse
+
+USAGE = """Usage: bjobs [-h] [-V] [-w | -l] [-a] [-d] [-p] [-r] [-s] [-noheader] [-json]
+             [-o "field_name[:[-]output_width] ... [delimiter='character']"]
+             [-J job_name] [-q queue_name] [-u user_name | -u all] [-m host_name] [-P project_name]
+             [-UF] [-X] [-W] [-hms] [-G user_group] [-g job_group] [-app application_profile]
+             [-sla service_class_name] [jobId | "jobId[index_list]" ...]"""
+
+FLAGS = frozenset({"a", "d", "p", "r", "s", "w", "l", "noheader", "json", "UF", "X", "W", "hms", "A", "sum",
+                   "x", "N", "aps", "pe", "pi", "psum"})
+VALUED = frozenset({"o", "J", "q", "u", "m", "P", "G", "g", "app", "sla", "Lp", "U"})
+_REFUSED = {"A": "array summaries", "sum": "summaries", "aps": "APS ordering", "N": "host normalisation",
+            "U": "advance reservations", "Lp": "license projects"}
+SEPARATOR = "-" * 78
+#: The default columns and their widths; EXEC_HOST's continuation lines start under its column.
+_DEFAULT = [("JOBID", 7), ("USER", 7), ("STAT", 5), ("QUEUE", 10), ("FROM_HOST", 11), ("EXEC_HOST", 11),
+            ("JOB_NAME", 10), ("SUBMIT_TIME", 0)]
+_EXEC_AT = sum(w + 1 for _, w in _DEFAULT[:5])
+
+
+def _states(opts: dict) -> str | None:
+    views = [s for flag, s in (("p", "PEND"), ("r", "RUN"), ("s", "USUSP,SSUSP")) if opts.get(flag)]
+    if opts.get("d"):
+        views.append("DONE,EXIT")
+    return ",".join(views) or None
+
+
+def _default_lines(jobs: list[dict], header: bool, wide: bool) -> list[str]:
+    out = [" ".join(h.ljust(w) for h, w in _DEFAULT).rstrip()] if header else []
+    for job in jobs:
+        hosts = _jobs.hosts(job)
+        first = (":".join(hosts) if wide else hosts[0]) if hosts else ""
+        values = [_jobs.job_id(job), job["user"], _table.FIELDS["stat"][2](job), job["queue"],
+                  job.get("submit_host") or "-", first, _jobs.job_name(job), _jobs.short_time(job["submit_time"])]
+        cells = []
+        for (_, width), value, cut in zip(_DEFAULT, values, (False, True, False, True, True, True, True, False)):
+            if width == 0:
+                cells.append(value)
+            elif len(value) > width and (wide or not cut):
+                cells.append(value)
+            else:
+                cells.append(value if len(value) <= width else "*" + value[len(value) - width + 1:])
+                cells[-1] = cells[-1].ljust(width)
+        out.append(" ".join(cells))
+        if not wide:
+            out += [" " * _EXEC_AT + h for h in hosts[1:]]
+    return out
+
+
+def _none_message(opts: dict, named: bool) -> str:
+    if opts.get("J") and not opts.get("a"):
+        return f"Job <{last(opts, 'J')}> is not found"
+    if opts.get("a") or named:
+        return "No job found"
+    for flag, word in (("p", "pending"), ("r", "running"), ("s", "suspended"), ("d", "done")):
+        if opts.get(flag) and sum(1 for f in "prsd" if opts.get(f)) == 1:
+            return f"No {word} job found"
+    return "No unfinished job found"
+
+
+def run(argv: list[str]) -> int:
+    opts, words = parse(argv, FLAGS, VALUED)
+    refused = [f for f in _REFUSED if opts.get(f)]
+    if refused:
+        raise Usage(f"-{refused[0]}: {_REFUSED[refused[0]]} are not available on this cluster")
+    if opts.get("l") and opts.get("w"):
+        raise Usage("-l and -w cannot be used together")
+    ids = _jobs.check_ids(words)
+    columns = delimiter = None
+    if opts.get("o"):
+        columns, delimiter = _table.parse_format(last(opts, "o"))
+    user = _jobs.one_user(opts)
+    client = _jobs_client()
+    finished = "only" if opts.get("d") and not (opts.get("p") or opts.get("r") or opts.get("s")) else \
+        "recent" if opts.get("a") or opts.get("d") else "no"
+    jobs = _jobs.listing(client, ids=ids, user=user, queue=last(opts, "q"), name=last(opts, "J"),
+                         states=None if opts.get("a") else _states(opts), finished=finished)
+    jobs = _narrow(jobs, opts)
+    missing = _jobs.not_found(ids, jobs)
+    if opts.get("json"):
+        sys.stdout.write(_table.json_text("bjobs", columns or [_table.Column(f) for f in _table.DEFAULT], jobs,
+                                          missing))
+        return 0
+    for text in missing:
+        print(f"Job <{text}> is not found", file=sys.stderr)
+    if jobs:
+        if opts.get("l"):
+            from xce.compat.lsf._long import bjobs_long
+
+            sys.stdout.write(bjobs_long(client, jobs))
+        elif columns:
+            print("\n".join(_table.lines(columns, jobs, header=not opts.get("noheader"), delimiter=delimiter,
+                                         wide=bool(opts.get("w")))))
+        else:
+            print("\n".join(_default_lines(jobs, not opts.get("noheader"), bool(opts.get("w")))))
+    elif not missing:
+        print(_none_message(opts, bool(ids)), file=sys.stderr)
+    return EXIT_FAIL if missing else 0
+
+
+def _narrow(jobs: list[dict], opts: dict) -> list[dict]:
+    """``-m HOST`` and ``-P PROJECT``, which the API does not filter, on the jobs already read."""
+    host, project = last(opts, "m"), last(opts, "P")
+    if host:
+        jobs = [j for j in jobs if any(p["host"] == host for p in j.get("placement") or [])]
+    if project:
+        jobs = [j for j in jobs if j.get("project") == project]
+    return jobs
+
+
+def _jobs_client():
+    from xce.compat.lsf._client import connect
+
+    return connect()
+
+
+main = main_of("bjobs", USAGE, run)

@@ -1,0 +1,15 @@
+"""``bresume``: resume jobs bstop suspended (a held pending job is released)."""
+
+from __future__ import annotations
+
+from xce.compat.lsf import _act
+from xce.compat.lsf._args import main_of
+
+USAGE = _act.usage_text("bresume")
+
+
+def run(argv: list[str]) -> int:
+    return _act.program("resume", argv, frozenset(), frozenset(), fallback="release")
+
+
+main = main_of("bresume", USAGE, run)

@@ -1,0 +1,1 @@
+"""Slurm commands (``sbatch``, ``squeue``, ...) over XCE."""

@@ -1,0 +1,48 @@
+"""The controller, as a Slurm front-end asks it: one filtered ``GET /v1/jobs`` per status command.
+
+Address and identity are found as ``xce`` finds them (:func:`xce.cli.client.connect`); a refused or
+failed request ends the program with Slurm's ``PROG: error: ...`` line and exit 1."""
+
+from __future__ import annotations
+
+import sys
+
+#: Slurm's ``MinJobAge``: how long an ended job still shows in ``squeue`` (``scontrol show config``).
+MIN_JOB_AGE = 300
+#: The most jobs one listing returns (the API's bound): status queries ask for all that match.
+MAX_LIST = 100_000
+
+
+class Failed(Exception):
+    """The request failed; the message is for ``PROG: error: ``."""
+
+
+def client():
+    from xce.cli.client import connect
+
+    return connect()
+
+
+def request(c, method: str, path: str, body=None, **params):
+    """The answer, or :class:`Failed` with the controller's sentence."""
+    from xce.cli.client import ApiError, Unreachable, describe
+
+    try:
+        if method == "GET":
+            return c.request("GET", path, params=params)
+        return c.request(method, path, body=body)
+    except ApiError as exc:
+        raise Failed("; ".join(describe(exc))) from None
+    except Unreachable as exc:
+        raise Failed(f"Unable to contact slurm controller (connect failure): {exc}") from None
+
+
+def jobs(c, **params) -> dict:
+    """``GET /v1/jobs`` with ``params`` (lists repeat the parameter)."""
+    params.setdefault("limit", MAX_LIST)
+    return request(c, "GET", "/v1/jobs", **{k: v for k, v in params.items() if v is not None})
+
+
+def fail(prog: str, exc: Exception, code: int = 1) -> int:
+    sys.stderr.write(f"{prog}: error: {exc}\n")
+    return code

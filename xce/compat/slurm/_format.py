@@ -1,0 +1,120 @@
+"""Columns and times as Slurm prints them.
+
+squeue's ``-o`` codes are ``%[.][WIDTH]X`` (``.``: right-justified; a width also cuts the value to
+it), sacct's fields ``NAME[%WIDTH]`` (a value too long ends in ``+``); times are local
+``YYYY-MM-DDTHH:MM:SS`` and durations ``[D-]H:MM:SS`` or ``M:SS`` (squeue), ``[D-]HH:MM:SS``
+(sacct)."""
+
+from __future__ import annotations
+
+import time
+
+
+def cell(value: str, width: int | None, right: bool) -> str:
+    """squeue's ``_print_str``: padded to ``width`` and cut to it; as is without a width."""
+    if not width:
+        return value
+    value = value[:width]
+    return value.rjust(width) if right else value.ljust(width)
+
+
+def sacct_cell(value: str, width: int) -> str:
+    """sacct's ``print_fields_str``: negative width left-justifies; a longer value ends in ``+``."""
+    n = abs(width)
+    if len(value) > n:
+        value = value[:n - 1] + "+"
+    return value.ljust(n) if width < 0 else value.rjust(n)
+
+
+def ns(t: int | None) -> float | None:
+    return None if t is None else t / 1e9
+
+
+def clock(t: int | None, missing: str = "N/A") -> str:
+    """A time of the API (ns since the epoch) as Slurm prints one, local time."""
+    if t is None:
+        return missing
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t / 1e9))
+
+
+def duration(seconds: float | None) -> str:
+    """squeue's ``%M``/``%l``: ``M:SS``, ``H:MM:SS`` or ``D-HH:MM:SS``."""
+    s = max(0, int(seconds or 0))
+    days, s = divmod(s, 86400)
+    hours, s = divmod(s, 3600)
+    minutes, s = divmod(s, 60)
+    if days:
+        return f"{days}-{hours:02d}:{minutes:02d}:{s:02d}"
+    if hours:
+        return f"{hours}:{minutes:02d}:{s:02d}"
+    return f"{minutes}:{s:02d}"
+
+
+def elapsed(seconds: float | None) -> str:
+    """sacct's ``Elapsed``: ``HH:MM:SS`` or ``D-HH:MM:SS``."""
+    s = max(0, int(seconds or 0))
+    days, s = divmod(s, 86400)
+    hours, s = divmod(s, 3600)
+    minutes, s = divmod(s, 60)
+    return (f"{days}-" if days else "") + f"{hours:02d}:{minutes:02d}:{s:02d}"
+
+
+def limit(seconds: int | None) -> str:
+    """A time limit: ``UNLIMITED`` when there is none."""
+    return "UNLIMITED" if not seconds else duration(seconds)
+
+
+def used(job: dict, now: float) -> float:
+    """Seconds the job has run (0 while it waits)."""
+    start, end = job.get("start_time"), job.get("end_time")
+    if start is None:
+        return 0.0
+    return ((end / 1e9) if end is not None else now) - start / 1e9
+
+
+def nodes(job: dict) -> list[str]:
+    return [p["host"] for p in job.get("placement") or []]
+
+
+def unquote(text: str) -> str:
+    """A format written with its quotes inside one word (``-o '"%u"'``, as one client does)."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]
+    return text
+
+
+def parse_date(text: str, now: float) -> float | None:
+    """sacct's ``-S``/``-E``: ``now``, ``now-Nunit``, ``today``, ``midnight``, ``YYYY-MM-DD[THH:MM[:SS]]``,
+    ``MM/DD[/YY]``, ``HH:MM[:SS]`` (today); seconds since the epoch, or None if unreadable."""
+    from datetime import datetime
+
+    t = text.strip().lower()
+    if t in ("now", ""):
+        return now
+    if t in ("today", "midnight"):
+        lt = time.localtime(now)
+        return time.mktime((lt.tm_year, lt.tm_mon, lt.tm_mday, 0, 0, 0, 0, 0, -1))
+    if t.startswith("now-") or t.startswith("now+"):
+        sign = -1 if t[3] == "-" else 1
+        amount = t[4:]
+        number = amount.rstrip("abcdefghijklmnopqrstuvwxyz")
+        unit = amount[len(number):] or "seconds"
+        scales = {"s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1, "m": 60, "min": 60, "mins": 60,
+                  "minute": 60, "minutes": 60, "h": 3600, "hour": 3600, "hours": 3600, "d": 86400, "day": 86400,
+                  "days": 86400, "week": 604800, "weeks": 604800}
+        if not number.isdigit() or unit not in scales:
+            return None
+        return now + sign * int(number) * scales[unit]
+    try:
+        if "/" in t:
+            parts = [int(p) for p in t.split("/")]
+            lt = time.localtime(now)
+            year = lt.tm_year if len(parts) == 2 else (parts[2] + 2000 if parts[2] < 100 else parts[2])
+            return time.mktime((year, parts[0], parts[1], 0, 0, 0, 0, 0, -1))
+        if "-" not in t and ":" in t:
+            parts = [int(p) for p in t.split(":")] + [0]
+            lt = time.localtime(now)
+            return time.mktime((lt.tm_year, lt.tm_mon, lt.tm_mday, parts[0], parts[1], parts[2], 0, 0, -1))
+        return datetime.fromisoformat(text.strip().upper().replace("T", "T") if "t" in t else text.strip()).timestamp()
+    except (ValueError, IndexError, OverflowError):
+        return None

@@ -1,0 +1,90 @@
+"""XCE's job states and end codes as Slurm's state words and codes (``RUNNING``/``R``, ...).
+
+A finished job's word comes from its structured end code (:mod:`xce.endcodes`), never from its
+prose ``reason``: ``KILLED`` is ``CANCELLED``, ``RUNLIMIT`` ``TIMEOUT``, ``MEMLIMIT``
+``OUT_OF_MEMORY`` and so on, so that clients polling ``squeue``/``sacct`` see what Slurm would show.
+"""
+
+from __future__ import annotations
+
+CODES = {"PENDING": "PD", "RUNNING": "R", "SUSPENDED": "S", "COMPLETING": "CG", "COMPLETED": "CD",
+         "CANCELLED": "CA", "FAILED": "F", "TIMEOUT": "TO", "OUT_OF_MEMORY": "OOM", "NODE_FAIL": "NF",
+         "PREEMPTED": "PR", "BOOT_FAIL": "BF", "DEADLINE": "DL", "REQUEUED": "RQ", "CONFIGURING": "CF"}
+
+_LIVE = {"PEND": "PENDING", "RUN": "RUNNING", "UNKWN": "RUNNING", "SSUSP": "SUSPENDED", "USUSP": "SUSPENDED",
+         "DONE": "COMPLETED"}
+_ENDS = {"DONE": "COMPLETED", "KILLED": "CANCELLED", "RUNLIMIT": "TIMEOUT", "MEMLIMIT": "OUT_OF_MEMORY",
+         "NODE_FAIL": "NODE_FAIL", "PREEMPTED": "PREEMPTED", "NOT_STARTED": "FAILED", "EXIT": "FAILED"}
+
+#: squeue's default ``-t``: the states of jobs still in the system.
+DEFAULT_SQUEUE = ("PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING")
+
+#: The pend categories XCE gives a waiting job, as squeue's reason for it.
+_PEND_REASONS = {"held": "JobHeldUser", "depend": "Dependency", "begin": "BeginTime", "limit": "JobArrayTaskLimit"}
+
+
+def word(job: dict) -> str:
+    """The Slurm state word of a job record of ``GET /v1/jobs``."""
+    state = job["state"]
+    if state != "EXIT":
+        return _LIVE.get(state, "RUNNING")
+    return _ENDS.get((job.get("end") or {}).get("code") or "EXIT", "FAILED")
+
+
+def code(job: dict) -> str:
+    return CODES[word(job)]
+
+
+def pend_reason(job: dict) -> str:
+    """squeue's ``%r`` for a pending job (``Priority`` when nothing holds it back but its turn)."""
+    category = job.get("pend_category")
+    if category == "held" and job.get("held_by") and job.get("held_by") != job.get("user"):
+        return "JobHeldAdmin"
+    if category in _PEND_REASONS:
+        return _PEND_REASONS[category]
+    if category and ("resource" in category or "slot" in category or "host" in category):
+        return "Resources"
+    return "Priority" if category else "None"
+
+
+def reason(job: dict) -> str:
+    """squeue's ``%r``/sacct's ``Reason``: why it waits, else ``None``."""
+    return pend_reason(job) if job["state"] == "PEND" else "None"
+
+
+def signal_number(name: str | None) -> int:
+    if not name:
+        return 0
+    from xce.signals import parse_signal
+
+    sig = parse_signal(str(name))
+    return int(sig) if sig is not None else 0
+
+
+def exit_code(job: dict) -> str:
+    """``code:signal`` as Slurm writes a job's ``ExitCode`` (``0:15`` after a SIGTERM, ``1:0``)."""
+    sig = signal_number(job.get("exit_signal"))
+    code_ = job.get("exit_code")
+    if code_ is None or code_ < 0 or (sig and code_ >= 128):
+        code_ = 0
+    return f"{code_}:{sig}"
+
+
+def parse_states(text: str) -> tuple[set[str] | None, str | None]:
+    """``-t/--states`` (words or codes, comma-separated, any case; ``all``): the Slurm words asked for
+    (None: all), or the one that is unknown."""
+    wanted: set[str] = set()
+    by_code = {c: w for w, c in CODES.items()}
+    for part in text.split(","):
+        p = part.strip().upper()
+        if not p:
+            continue
+        if p == "ALL":
+            return None, None
+        if p in CODES:
+            wanted.add(p)
+        elif p in by_code:
+            wanted.add(by_code[p])
+        else:
+            return set(), part.strip()
+    return wanted, None

@@ -1,0 +1,307 @@
+"""``sacct``: jobs and their steps as Slurm's accounting lists them, in one request.
+
+A job is a row, followed (unless ``-X``) by the rows of its ``batch`` step (the script) and its
+``extern`` step (the allocation), as sacct shows a batch job. Without ``-j`` it lists the caller's
+jobs active since 00:00 today (``-S``/``-E`` change the window; ``-a``/``-u`` the users).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from xce.compat.slurm import _format as fmt, _ids as ids, _states as states
+from xce.compat.slurm._getopt import NONE, OPTIONAL, REQUIRED, UsageError, parse, refuse
+
+PROG = "sacct"
+LONGS = {"allocations": NONE, "parsable2": NONE, "parsable": NONE, "noheader": NONE, "format": REQUIRED,
+         "jobs": REQUIRED, "starttime": REQUIRED, "endtime": REQUIRED, "name": REQUIRED, "user": REQUIRED,
+         "uid": REQUIRED, "allusers": NONE, "brief": NONE, "clusters": REQUIRED, "allclusters": NONE,
+         "helpformat": NONE, "state": REQUIRED, "long": NONE, "duplicates": NONE, "truncate": NONE,
+         "delimiter": REQUIRED, "partition": REQUIRED, "accounts": REQUIRED, "units": REQUIRED,
+         "noconvert": NONE, "verbose": NONE, "version": NONE, "help": NONE, "usage": NONE, "array": NONE,
+         "local": NONE, "federation": NONE, "json": OPTIONAL, "yaml": OPTIONAL}
+SHORTS = {"X": "allocations", "P": "parsable2", "p": "parsable", "n": "noheader", "o": "format", "j": "jobs",
+          "S": "starttime", "E": "endtime", "u": "user", "a": "allusers", "b": "brief", "M": "clusters",
+          "L": "allclusters", "e": "helpformat", "s": "state", "l": "long", "D": "duplicates", "T": "truncate",
+          "r": "partition", "A": "accounts", "v": "verbose", "V": "version", "h": "help"}
+REFUSED = {"json": "JSON output is not offered here: use -P", "yaml": "YAML output is not offered here: use -P"}
+
+DEFAULT = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
+BRIEF = "JobID,State,ExitCode"
+LONG = ("JobID,JobIDRaw,JobName,Partition,Account,User,AllocCPUS,NNodes,NodeList,Submit,Start,End,Elapsed,"
+        "Timelimit,State,ExitCode,Reason,WorkDir")
+
+
+def _step_state(job: dict, step: str) -> str:
+    word = states.word(job)
+    if step == "extern":
+        return word if word in ("RUNNING", "SUSPENDED") else "COMPLETED"
+    if word in ("TIMEOUT", "CANCELLED"):
+        return "CANCELLED"
+    return word
+
+
+def _state(job: dict, step: str | None) -> str:
+    if step is not None:
+        return _step_state(job, step)
+    word = states.word(job)
+    if word == "CANCELLED":
+        by = (job.get("end") or {}).get("by")
+        return f"CANCELLED by {_uid(by)}" if by else word
+    return word
+
+
+def _uid(user: str | None) -> int:
+    import pwd
+
+    try:
+        return pwd.getpwnam(user or "").pw_uid
+    except KeyError:
+        return 0
+
+
+def _exit(job: dict, step: str | None) -> str:
+    if step == "extern":
+        return "0:0"
+    return states.exit_code(job)
+
+
+def _jobid(job: dict, step: str | None, raw: bool) -> str:
+    head = str(job["jobid"]) if raw else ids.shown(job)
+    return head if step is None else f"{head}.{step}"
+
+
+def _elapsed(job: dict, now: float) -> float:
+    return fmt.used(job, now)
+
+
+def _nodes(job: dict, step: str | None) -> str:
+    hosts = fmt.nodes(job)
+    if not hosts:
+        return "None assigned"
+    return hosts[0] if step == "batch" else ",".join(hosts)
+
+
+def _cpus(job: dict, step: str | None) -> str:
+    placement = job.get("placement") or []
+    if job.get("start_time") is None:
+        return "0" if job["state"] != "PEND" else str(job["tasks"])
+    if step == "batch" and placement:
+        return str(placement[0]["tasks"])
+    return str(job["tasks"])
+
+
+#: Field name -> (width: negative left-justifies, value of (job, step or None, now)).
+FIELDS = {
+    "Account": (10, lambda j, s, n: j.get("project") or ""),
+    "AllocCPUS": (10, lambda j, s, n: _cpus(j, s)),
+    "AllocNodes": (10, lambda j, s, n: str(len(fmt.nodes(j)))),
+    "ArrayJobID": (15, lambda j, s, n: ids.array_job(j) if j.get("array_id") is not None else ""),
+    "ArrayTaskID": (15, lambda j, s, n: str(j["array_index"]) if j.get("array_index") is not None else ""),
+    "Comment": (-12, lambda j, s, n: ""),
+    "CPUTime": (10, lambda j, s, n: fmt.elapsed(_elapsed(j, n) * int(_cpus(j, s)))),
+    "DerivedExitCode": (10, lambda j, s, n: states.exit_code(j) if s is None else ""),
+    "Elapsed": (10, lambda j, s, n: fmt.elapsed(_elapsed(j, n))),
+    "ElapsedRaw": (10, lambda j, s, n: str(int(_elapsed(j, n)))),
+    "Eligible": (19, lambda j, s, n: fmt.clock(j.get("begin_time") or j.get("submit_time"), "Unknown")),
+    "End": (19, lambda j, s, n: fmt.clock(j.get("end_time"), "Unknown")),
+    "ExitCode": (8, lambda j, s, n: _exit(j, s)),
+    "Group": (9, lambda j, s, n: _group(j["user"])),
+    "JobID": (-12, lambda j, s, n: _jobid(j, s, False)),
+    "JobIDRaw": (-12, lambda j, s, n: _jobid(j, s, True)),
+    "JobName": (10, lambda j, s, n: s if s is not None else (j.get("name") or _command_name(j))),
+    "MaxRSS": (10, lambda j, s, n: ""),
+    "NCPUS": (10, lambda j, s, n: _cpus(j, s)),
+    "NNodes": (8, lambda j, s, n: str(len(fmt.nodes(j)) or 1) if s != "batch" else "1"),
+    "NodeList": (15, lambda j, s, n: _nodes(j, s)),
+    "Partition": (10, lambda j, s, n: j["queue"] if s is None else ""),
+    "Priority": (10, lambda j, s, n: str(j.get("priority") or 0) if s is None else ""),
+    "QOS": (10, lambda j, s, n: "normal" if s is None else ""),
+    "Reason": (20, lambda j, s, n: states.reason(j) if s is None else ""),
+    "ReqCPUS": (8, lambda j, s, n: str(j["tasks"])),
+    "Reserved": (10, lambda j, s, n: fmt.elapsed(((j.get("start_time") or n * 1e9) - j["submit_time"]) / 1e9)
+                 if s is None else ""),
+    "Start": (19, lambda j, s, n: fmt.clock(j.get("start_time"), "Unknown")),
+    "State": (10, lambda j, s, n: _state(j, s)),
+    "Submit": (19, lambda j, s, n: fmt.clock(j.get("submit_time"), "Unknown")),
+    "Suspended": (10, lambda j, s, n: "00:00:00"),
+    "Timelimit": (10, lambda j, s, n: ("UNLIMITED" if not j.get("run_limit") else fmt.elapsed(j["run_limit"]))
+                  if s is None else ""),
+    "TimelimitRaw": (10, lambda j, s, n: (str(j["run_limit"] // 60) if j.get("run_limit") else "UNLIMITED")
+                     if s is None else ""),
+    "UID": (6, lambda j, s, n: str(_uid(j["user"])) if s is None else ""),
+    "User": (9, lambda j, s, n: j["user"] if s is None else ""),
+    "WorkDir": (30, lambda j, s, n: (j.get("cwd") or "") if s is None else ""),
+}
+
+
+def _group(user: str) -> str:
+    import grp
+    import pwd
+
+    try:
+        return grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name
+    except KeyError:
+        return ""
+
+
+def _command_name(j: dict) -> str:
+    return (j.get("command") or [""])[0].rpartition("/")[2]
+
+
+def _fields(text: str) -> list[tuple[str, int]]:
+    """``-o NAME[%WIDTH],...``: names in any case, or the first field a name begins (as sacct matches)."""
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, pct, width = item.partition("%")
+        match = next((f for f in FIELDS if f.lower() == name.lower()), None) or \
+            next((f for f in FIELDS if f.lower().startswith(name.lower())), None)
+        if match is None or not name:
+            raise UsageError(f'Invalid field requested: "{name}"')
+        w = FIELDS[match][0]
+        if pct:
+            try:
+                w = int(width) or w
+            except ValueError:
+                raise UsageError(f'Invalid field width: "{item}"') from None
+        out.append((match, w))
+    return out
+
+
+def _helpformat() -> str:
+    names = sorted(FIELDS, key=str.lower)
+    lines = []
+    for i in range(0, len(names), 4):
+        lines.append("".join(f"{n:<20}" for n in names[i:i + 4]).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    from xce.compat.slurm import _api
+
+    try:
+        opts, operands = parse(argv, LONGS, SHORTS)
+        if operands:
+            return _err(f"Unknown arguments: {' '.join(operands)}")
+    except UsageError as exc:
+        return refuse(PROG, str(exc))
+    steps, header, parsable, delim = True, True, None, "|"
+    fields_text, refs, names, users = DEFAULT, [], [], []
+    everyone = False
+    start_text = end_text = None
+    wanted: set[str] | None = None
+    partitions: list[str] = []
+    try:
+        for name, value in opts:
+            if name in REFUSED:
+                return _err(REFUSED[name])
+            if name == "allocations":
+                steps = False
+            elif name == "parsable2":
+                parsable = "nolast"
+            elif name == "parsable":
+                parsable = "last"
+            elif name == "noheader":
+                header = False
+            elif name == "format":
+                fields_text = value or ""
+                _fields(fields_text)
+            elif name == "brief":
+                fields_text = BRIEF
+            elif name == "long":
+                fields_text = LONG
+            elif name == "jobs":
+                refs += ids.split_list([value or ""])
+            elif name == "starttime":
+                start_text = value
+            elif name == "endtime":
+                end_text = value
+            elif name == "name":
+                names += [n for n in (value or "").split(",") if n]
+            elif name in ("user", "uid"):
+                users += [u.strip() for u in (value or "").split(",") if u.strip()]
+            elif name == "allusers":
+                everyone = True
+            elif name == "helpformat":
+                sys.stdout.write(_helpformat())
+                return 0
+            elif name == "state":
+                wanted, bad = states.parse_states(value or "")
+                if bad:
+                    return _err(f"Invalid state specified: {bad}")
+            elif name == "delimiter":
+                delim = value or "|"
+            elif name == "partition":
+                partitions += [p.strip() for p in (value or "").split(",") if p.strip()]
+            elif name in ("help", "usage"):
+                sys.stdout.write("Usage: sacct [-X] [-P|-p] [-n] [-o fields] [-j jobs] [-S start] [-E end] "
+                                 "[--name names] [-u users|-a] [-s states] [-b] [-l] [--helpformat]\n")
+                return 0
+            elif name == "version":
+                sys.stdout.write("slurm 22.05.8\n")
+                return 0
+        fields = _fields(fields_text)
+    except UsageError as exc:
+        return _err(str(exc))
+    bad = ids.check(PROG, refs)
+    if bad is not None:
+        return _err(f"Invalid job id: {bad}")
+    now = time.time()
+    since = until = None
+    if start_text is not None:
+        since = fmt.parse_date(start_text, now)
+        if since is None:
+            return _err(f"Invalid time specification (pos=0): {start_text}")
+    elif not refs:  # Slurm's defaults: 00:00 today; with -s, now (the jobs in those states now)
+        since = fmt.parse_date("midnight", now) if wanted is None else now
+    if end_text is not None:
+        until = fmt.parse_date(end_text, now)
+        if until is None:
+            return _err(f"Invalid time specification (pos=0): {end_text}")
+    if since is not None and until is not None and until < since:
+        return _err("Start time requested is after end time.")
+    params = {"all": True, "job": refs or None, "name": names or None,
+              "user": "all" if everyone else (users or None),
+              "since": None if since is None else max(0, int(since)),
+              "until": None if until is None else int(until) + 1,
+              "queue": partitions[0] if len(partitions) == 1 else None}
+    try:
+        answer = _api.jobs(_api.client(), **params)
+    except _api.Failed as exc:
+        return _api.fail(PROG, exc)
+    found = [j for j in answer["jobs"] if (wanted is None or states.word(j) in wanted)
+             and (not partitions or j["queue"] in partitions)]
+    out = []
+    if header:
+        out.append(_row([(f, w, f) for f, w in fields], parsable, delim) if parsable is not None else
+                   "".join(fmt.cell(f, abs(w), w > 0) + " " for f, w in fields))
+        if parsable is None:
+            out.append(" ".join("-" * abs(w) for _, w in fields) + " ")
+    for j in found:
+        out.append(_row([(f, w, FIELDS[f][1](j, None, now)) for f, w in fields], parsable, delim))
+        if steps and j.get("start_time") is not None:
+            for step in ("batch", "extern"):
+                out.append(_row([(f, w, FIELDS[f][1](j, step, now)) for f, w in fields], parsable, delim))
+    if out:
+        sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+def _row(cells: list[tuple[str, int, str]], parsable: str | None, delim: str) -> str:
+    if parsable is None:
+        return "".join(fmt.sacct_cell(v, w) + " " for _, w, v in cells)
+    text = delim.join(v for _, _, v in cells)
+    return text + delim if parsable == "last" else text
+
+
+def _err(message: str) -> int:
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

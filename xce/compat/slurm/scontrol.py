@@ -1,0 +1,224 @@
+"""``scontrol``: the configuration probes and job actions workflow tools use.
+
+``show config`` (``MinJobAge``, ``MaxArraySize``, ``ClusterName`` ...), ``show job [ID]``,
+``show partition``, ``show hostnames [LIST]``, ``requeue``, ``hold``/``uhold``, ``release``;
+anything else is refused with Slurm's ``invalid keyword`` error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from xce.compat.slurm import _format as fmt, _ids as ids, _states as states
+from xce.compat.slurm._getopt import NONE, REQUIRED, UsageError, parse, refuse
+
+PROG = "scontrol"
+LONGS = {"oneliner": NONE, "details": NONE, "quiet": NONE, "all": NONE, "clusters": REQUIRED, "help": NONE,
+         "usage": NONE, "version": NONE, "verbose": NONE, "hide": NONE, "local": NONE, "federation": NONE,
+         "sibling": NONE}
+SHORTS = {"o": "oneliner", "d": "details", "Q": "quiet", "a": "all", "M": "clusters", "h": "help",
+          "V": "version", "v": "verbose", "u": "usage"}
+VERSION = "22.05.8"
+
+
+def main(argv: list[str]) -> int:
+    try:
+        opts, words = parse(argv, LONGS, SHORTS, stop_at_operand=True)
+    except UsageError as exc:
+        return refuse(PROG, str(exc))
+    names = {n for n, _ in opts}
+    if names & {"help", "usage"}:
+        sys.stdout.write("Usage: scontrol [-o] [-d] [-Q] COMMAND\n  show config | show job [ID] | show partition "
+                         "[NAME] | show hostnames [LIST] | requeue ID | hold ID | uhold ID | release ID\n")
+        return 0
+    if "version" in names or words[:1] == ["version"]:
+        sys.stdout.write(f"slurm {VERSION}\n")
+        return 0
+    if not words:
+        return _err("no command given (scontrol show config, show job ID, requeue ID ...)")
+    command, rest = words[0].lower(), words[1:]
+    one_line = "oneliner" in names
+    if command == "show":
+        if not rest:
+            return _err("too few arguments for keyword:show")
+        what = rest[0].lower()
+        if what == "hostnames" or what == "hostname":
+            return _hostnames(rest[1:])
+        if what in ("config", "conf", "configuration"):
+            return _config()
+        if what in ("job", "jobs", "jobid"):
+            return _jobs(rest[1:], one_line)
+        if what in ("partition", "partitions"):
+            return _partitions(rest[1:], one_line)
+        return _err(f"invalid entity:{rest[0]} for keyword:show")
+    if command in ("requeue", "requeuehold", "hold", "uhold", "release"):
+        if not rest:
+            return _err(f"too few arguments for keyword:{command}")
+        return _act({"requeuehold": "requeue", "uhold": "hold"}.get(command, command), rest,
+                    hold_after=command == "requeuehold", quiet="quiet" in names)
+    return _err(f"invalid keyword: {words[0]}")
+
+
+def _err(message: str) -> int:
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    return 1
+
+
+def _hostnames(rest: list[str]) -> int:
+    from xce.hostlist import expand
+
+    text = rest[0] if rest else os.environ.get("SLURM_JOB_NODELIST", "")
+    if not text:
+        return _err("host list is empty")
+    try:
+        names = expand(text)
+    except ValueError as exc:
+        return _err(str(exc))
+    sys.stdout.write("".join(f"{n}\n" for n in names))
+    return 0
+
+
+def _config() -> int:
+    from xce.compat.slurm import _api
+    from xce.jobref import MAX_ELEMENTS
+
+    try:
+        c = _api.client()
+        me = _api.request(c, "GET", "/v1/whoami")
+    except _api.Failed as exc:
+        return _api.fail(PROG, exc)
+    pairs = [("AccountingStorageType", "accounting_storage/xce"), ("ClusterName", me.get("cluster") or "xce"),
+             ("DefMemPerNode", "UNLIMITED"), ("JobCompType", "jobcomp/none"), ("MaxArraySize", str(MAX_ELEMENTS)),
+             ("MaxJobCount", "100000"), ("MinJobAge", f"{_api.MIN_JOB_AGE} sec"), ("PriorityType", "priority/xce"),
+             ("SchedulerType", "sched/xce"), ("SelectType", "select/cons_tres"), ("SLURM_VERSION", VERSION)]
+    out = [f"Configuration data as of {time.strftime('%Y-%m-%dT%H:%M:%S')}"]
+    out += [f"{k:<23} = {v}" for k, v in pairs]
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+def _record(j: dict, now: float) -> list[str]:
+    """One job as ``scontrol show job`` prints it: lines of ``Key=Value`` pairs."""
+    head = f"JobId={j['jobid']}"
+    if j.get("array_id") is not None:
+        head += f" ArrayJobId={j['array_id']} ArrayTaskId={j['array_index']}"
+    hosts = fmt.nodes(j)
+    uid = _uid(j["user"])
+    word = states.word(j)
+    return [
+        f"{head} JobName={j.get('name') or (j.get('command') or [''])[0].rpartition('/')[2]}",
+        f"UserId={j['user']}({uid}) GroupId={j['user']}({uid}) MCS_label=N/A",
+        f"Priority={j.get('priority') or 0} Nice=0 Account={j.get('project') or ''} QOS=normal",
+        f"JobState={word} Reason={states.reason(j)} Dependency=(null)",
+        f"Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode={states.exit_code(j)}",
+        f"RunTime={fmt.elapsed(fmt.used(j, now))} TimeLimit={fmt.limit(j.get('run_limit'))} TimeMin=N/A",
+        f"SubmitTime={fmt.clock(j.get('submit_time'), 'Unknown')} "
+        f"EligibleTime={fmt.clock(j.get('begin_time') or j.get('submit_time'), 'Unknown')}",
+        f"StartTime={fmt.clock(j.get('start_time'), 'Unknown')} EndTime={fmt.clock(j.get('end_time'), 'Unknown')} "
+        "Deadline=N/A",
+        f"Partition={j['queue']} AllocNode:Sid=(null):0",
+        f"NodeList={','.join(hosts) or '(null)'}",
+        f"BatchHost={hosts[0] if hosts else '(null)'}",
+        f"NumNodes={len(hosts) or 1} NumCPUs={j['tasks']} NumTasks={j['tasks']} CPUs/Task=1",
+        f"WorkDir={j.get('cwd') or '(null)'}",
+    ]
+
+
+def _uid(user: str) -> int:
+    import pwd
+
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return 0
+
+
+def _jobs(rest: list[str], one_line: bool) -> int:
+    from xce.compat.slurm import _api
+
+    refs = ids.split_list(rest[:1])
+    bad = ids.check(PROG, refs)
+    if bad is not None:
+        sys.stderr.write("slurm_load_jobs error: Invalid job id specified\n")
+        return 1
+    now = time.time()
+    params: dict = {"user": "all", "since": int(now) - _api.MIN_JOB_AGE}
+    if refs:
+        params["job"] = refs
+    try:
+        found = _api.jobs(_api.client(), **params)["jobs"]
+    except _api.Failed as exc:
+        return _api.fail(PROG, exc)
+    if not found:
+        if refs:
+            sys.stderr.write("slurm_load_jobs error: Invalid job id specified\n")
+            return 1
+        sys.stdout.write("No jobs in the system\n")
+        return 0
+    out = []
+    for j in found:
+        lines = _record(j, now)
+        out.append(" ".join(lines) if one_line else "\n   ".join(lines) + "\n")
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+def _partitions(rest: list[str], one_line: bool) -> int:
+    from xce.compat.slurm import _api
+
+    try:
+        c = _api.client()
+        queues = _api.request(c, "GET", "/v1/queues")["queues"]
+        hosts = _api.request(c, "GET", "/v1/hosts")["hosts"]
+    except _api.Failed as exc:
+        return _api.fail(PROG, exc)
+    from xce.hostlist import compress
+
+    if rest:
+        queues = [q for q in queues if q["name"] == rest[0]]
+        if not queues:
+            return _err(f"Partition {rest[0]} not found")
+    names = compress([h["name"] for h in hosts])
+    cpus = sum(int(h["resources"].get("slots", 0)) for h in hosts)
+    out = []
+    for q in queues:
+        limit = q.get("max_run_limit") or q.get("run_limit")
+        lines = [f"PartitionName={q['name']}",
+                 f"AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL",
+                 f"Default={'YES' if q.get('default') else 'NO'} QoS=N/A",
+                 f"MaxTime={'UNLIMITED' if not limit else fmt.duration(limit)} MinNodes=0 MaxNodes=UNLIMITED",
+                 f"Nodes={names}",
+                 f"PriorityTier={q.get('priority') or 0} State={'UP' if q.get('status') == 'open' else 'DOWN'}",
+                 f"TotalCPUs={cpus} TotalNodes={len(hosts)}"]
+        out.append(" ".join(lines) if one_line else "\n   ".join(lines) + "\n")
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+def _act(action: str, refs_text: list[str], *, hold_after: bool, quiet: bool) -> int:
+    from xce.compat.slurm import _api
+
+    refs = ids.split_list(refs_text)
+    bad = ids.check(PROG, refs)
+    if bad is not None:
+        return _err(f"Invalid job id specified for job {bad}")
+    code = 0
+    try:
+        c = _api.client()
+        for step in [action] + (["hold"] if hold_after else []):
+            answer = _api.request(c, "POST", "/v1/jobs/act", {"action": step, "jobs": refs})
+            for r in answer.get("results", []):
+                if not r.get("ok"):
+                    code = 1
+                    if not quiet:
+                        what = "Invalid job id specified" if r.get("status") == 404 else r.get("message")
+                        sys.stderr.write(f"{step.capitalize()} of job {r.get('job')} failed: {what}\n")
+    except _api.Failed as exc:
+        return _api.fail(PROG, exc)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,189 @@
+"""``sinfo``: partitions (XCE's queues) and their nodes (hosts), grouped by state as Slurm shows them."""
+
+from __future__ import annotations
+
+import sys
+
+from xce.compat.slurm import _format as fmt
+from xce.compat.slurm._getopt import NONE, REQUIRED, UsageError, parse, refuse
+
+PROG = "sinfo"
+LONGS = {"format": REQUIRED, "Format": REQUIRED, "all": NONE, "noheader": NONE, "partition": REQUIRED,
+         "long": NONE, "Node": NONE, "summarize": NONE, "exact": NONE, "responding": NONE, "dead": NONE,
+         "clusters": REQUIRED, "help": NONE, "usage": NONE, "version": NONE, "verbose": NONE, "hide": NONE,
+         "local": NONE, "states": REQUIRED, "nodes": REQUIRED}
+SHORTS = {"o": "format", "O": "Format", "a": "all", "h": "noheader", "p": "partition", "l": "long", "N": "Node",
+          "s": "summarize", "e": "exact", "r": "responding", "d": "dead", "M": "clusters", "V": "version",
+          "v": "verbose", "t": "states", "n": "nodes"}
+REFUSED = {"Format": "-O is not offered here: use -o"}
+DEFAULT = "%#P %.5a %.10l %.6D %.6t %N"
+LONG = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N"
+NODE = "%#N %.6D %#P %6t"
+
+#: code -> (title, value of (partition, hosts of one group, state word)).
+CODES = {
+    "P": ("PARTITION", lambda q, hs, st: q["name"] + ("*" if q.get("default") else "")),
+    "R": ("PARTITION", lambda q, hs, st: q["name"]),
+    "a": ("AVAIL", lambda q, hs, st: "up" if q.get("active", True) and q.get("status") == "open" else "down"),
+    "l": ("TIMELIMIT", lambda q, hs, st: _limit(q.get("max_run_limit") or q.get("run_limit"))),
+    "L": ("DEFAULTTIME", lambda q, hs, st: _limit(q.get("run_limit")) if q.get("run_limit") else "n/a"),
+    "D": ("NODES", lambda q, hs, st: str(len(hs))),
+    "t": ("STATE", lambda q, hs, st: st),
+    "T": ("STATE", lambda q, hs, st: {"alloc": "allocated", "mix": "mixed", "drain": "drained"}.get(st, st)),
+    "N": ("NODELIST", lambda q, hs, st: _compress([h["name"] for h in hs])),
+    "n": ("HOSTNAMES", lambda q, hs, st: " ".join(h["name"] for h in hs)),
+    "G": ("GRES", lambda q, hs, st: "(null)"),
+    "g": ("GROUPS", lambda q, hs, st: "all"),
+    "p": ("PRIO_TIER", lambda q, hs, st: str(q.get("priority") or 0)),
+    "c": ("CPUS", lambda q, hs, st: _same(hs, lambda h: str(int(h["resources"].get("slots", 0))))),
+    "m": ("MEMORY", lambda q, hs, st: _same(hs, lambda h: str(int(h["resources"].get("maxmem", 0)) // 2**20))),
+    "C": ("CPUS(A/I/O/T)", lambda q, hs, st: _cpus(hs)),
+    "F": ("NODES(A/I/O/T)", lambda q, hs, st: _nodes(hs)),
+    "s": ("JOB_SIZE", lambda q, hs, st: "1-infinite"),
+    "r": ("ROOT", lambda q, hs, st: "no"),
+    "h": ("OVERSUBSCRIBE", lambda q, hs, st: "NO"),
+    "O": ("CPU_LOAD", lambda q, hs, st: _same(hs, lambda h: f"{h.get('load', {}).get('r1m', 0):.2f}")),
+}
+
+
+def _compress(names: list[str]) -> str:
+    from xce.hostlist import compress
+
+    return compress(names)
+
+
+def _limit(seconds: int | None) -> str:
+    return "infinite" if not seconds else fmt.duration(seconds)
+
+
+def _same(hosts: list[dict], value) -> str:
+    values = sorted({value(h) for h in hosts})
+    return values[0] if len(values) == 1 else (f"{values[0]}+" if values else "0")
+
+
+def _state(h: dict) -> str:
+    if h.get("status") != "ok":
+        return "down"
+    if h.get("closed"):
+        return "drain"
+    used, slots = h.get("slots_used", 0), int(h["resources"].get("slots", 0))
+    return "idle" if used == 0 else ("alloc" if used >= slots else "mix")
+
+
+def _cpus(hosts: list[dict]) -> str:
+    total = sum(int(h["resources"].get("slots", 0)) for h in hosts)
+    alloc = sum(min(h.get("slots_used", 0), int(h["resources"].get("slots", 0))) for h in hosts if _state(h) != "down")
+    other = sum(int(h["resources"].get("slots", 0)) for h in hosts if _state(h) in ("down", "drain"))
+    return f"{alloc}/{total - alloc - other}/{other}/{total}"
+
+
+def _nodes(hosts: list[dict]) -> str:
+    states_ = [_state(h) for h in hosts]
+    alloc = sum(s in ("alloc", "mix") for s in states_)
+    other = sum(s in ("down", "drain") for s in states_)
+    return f"{alloc}/{len(hosts) - alloc - other}/{other}/{len(hosts)}"
+
+
+def _parts(text: str) -> list[tuple[str, str | None, int | None, bool]]:
+    parts: list[tuple[str, str | None, int | None, bool]] = []
+    i, lit = 0, ""
+    while i < len(text):
+        if text[i] != "%":
+            lit += text[i]
+            i += 1
+            continue
+        i += 1
+        right = i < len(text) and text[i] == "."
+        i += right
+        sized = i < len(text) and text[i] == "#"
+        i += sized
+        start = i
+        while i < len(text) and text[i].isdigit():
+            i += 1
+        width = int(text[start:i]) if i > start else (-1 if sized else None)
+        if i >= len(text) or text[i] not in CODES:
+            raise UsageError(f"Invalid node format specification: {text[i] if i < len(text) else ''}")
+        if lit:
+            parts.append((lit, None, None, False))
+            lit = ""
+        parts.append(("", text[i], width, right))
+        i += 1
+    if lit:
+        parts.append((lit, None, None, False))
+    return parts
+
+
+def main(argv: list[str]) -> int:
+    from xce.compat.slurm import _api
+
+    try:
+        opts, operands = parse(argv, LONGS, SHORTS)
+    except UsageError as exc:
+        return refuse(PROG, str(exc))
+    if operands:
+        return _err(f"Unrecognized option: {operands[0]}")
+    header, text, partitions, by_node = True, None, None, False
+    try:
+        for name, value in opts:
+            if name in REFUSED:
+                return _err(REFUSED[name])
+            if name == "noheader":
+                header = False
+            elif name == "format":
+                text = fmt.unquote(value or "")
+            elif name == "long":
+                text = text or LONG
+            elif name == "Node":
+                by_node = True
+            elif name == "partition":
+                partitions = [p.strip() for p in (value or "").split(",") if p.strip()]
+            elif name in ("help", "usage"):
+                sys.stdout.write("Usage: sinfo [-o format] [-h] [-a] [-p partitions] [-l] [-N]\n")
+                return 0
+            elif name == "version":
+                sys.stdout.write("slurm 22.05.8\n")
+                return 0
+        parts = _parts(text or (NODE if by_node else DEFAULT))
+    except UsageError as exc:
+        return _err(str(exc))
+    try:
+        c = _api.client()
+        queues = _api.request(c, "GET", "/v1/queues")["queues"]
+        hosts = _api.request(c, "GET", "/v1/hosts")["hosts"]
+    except _api.Failed as exc:
+        return _api.fail(PROG, exc)
+    queues = [q for q in queues if partitions is None or q["name"] in partitions]
+    rows: list[tuple[dict, list[dict], str]] = []
+    for q in queues:
+        if by_node:
+            rows += [(q, [h], _state(h)) for h in hosts]
+            continue
+        groups: dict[str, list[dict]] = {}
+        for h in hosts:
+            groups.setdefault(_state(h), []).append(h)
+        rows += [(q, hs, st) for st, hs in groups.items()] or [(q, [], "n/a")]
+    parts = [(lit, code, _fit(code, width, rows) if width == -1 else width, right)
+             for lit, code, width, right in parts]
+    out = []
+    if header:
+        out.append("".join(lit if code is None else fmt.cell(CODES[code][0], width, right)
+                           for lit, code, width, right in parts))
+    for q, hs, st in rows:
+        out.append("".join(lit if code is None else fmt.cell(CODES[code][1](q, hs, st), width, right)
+                           for lit, code, width, right in parts))
+    sys.stdout.write("\n".join(out) + ("\n" if out else ""))
+    return 0
+
+
+def _fit(code: str, width: int, rows) -> int:
+    """``%#X``: as wide as the title or the widest value."""
+    return max([len(CODES[code][0]), *(len(CODES[code][1](*r)) for r in rows)])
+
+
+def _err(message: str) -> int:
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,303 @@
+"""``squeue``: the jobs in the system, as Slurm lists them (``-o`` codes, ``-O`` fields, states).
+
+One request: ids, users, names, states and the MinJobAge window are filtered by the controller.
+Ended jobs show while younger than MinJobAge when named with ``-j`` or with ``-t all`` (clients
+fall back on seeing ``CD``/``F`` there); ``-j`` of one job that is not there is Slurm's error.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from xce.compat.slurm import _format as fmt, _ids as ids, _states as states
+from xce.compat.slurm._getopt import NONE, OPTIONAL, REQUIRED, UsageError, parse, refuse
+
+PROG = "squeue"
+LONGS = {"noheader": NONE, "format": REQUIRED, "Format": REQUIRED, "states": REQUIRED, "user": REQUIRED,
+         "me": NONE, "jobs": OPTIONAL, "name": REQUIRED, "partition": REQUIRED, "array": NONE,
+         "clusters": REQUIRED, "all": NONE, "long": NONE, "account": REQUIRED, "qos": REQUIRED,
+         "sort": REQUIRED, "nodelist": REQUIRED, "verbose": NONE, "array-unique": NONE, "federation": NONE,
+         "local": NONE, "sibling": NONE, "hide": NONE, "help": NONE, "usage": NONE, "version": NONE,
+         "start": NONE, "steps": OPTIONAL, "iterate": REQUIRED, "only-job-state": NONE}
+SHORTS = {"h": "noheader", "o": "format", "O": "Format", "t": "states", "u": "user", "j": "jobs", "n": "name",
+          "p": "partition", "r": "array", "M": "clusters", "a": "all", "l": "long", "A": "account", "q": "qos",
+          "S": "sort", "w": "nodelist", "v": "verbose", "V": "version", "s": "steps", "i": "iterate"}
+#: Options Slurm has that this one refuses: their answers would be wrong here.
+REFUSED = {"steps": "job steps are not listed by this cluster", "iterate": "use watch(1) to repeat squeue",
+           "start": "this cluster does not forecast start times"}
+
+DEFAULT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+LONG = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
+
+#: ``-o`` codes: (title, value of a job record, now).
+CODES = {
+    "i": ("JOBID", lambda j, n: j["_shown"]),
+    "A": ("JOBID", lambda j, n: str(j["jobid"])),
+    "F": ("ARRAY_JOB_ID", lambda j, n: ids.array_job(j)),
+    "K": ("ARRAY_TASK_ID", lambda j, n: j["_task"]),
+    "a": ("ACCOUNT", lambda j, n: j.get("project") or ""),
+    "t": ("ST", lambda j, n: states.code(j)),
+    "T": ("STATE", lambda j, n: states.word(j)),
+    "j": ("NAME", lambda j, n: _name(j)),
+    "u": ("USER", lambda j, n: j["user"]),
+    "U": ("UID", lambda j, n: str(_uid(j["user"]))),
+    "P": ("PARTITION", lambda j, n: j["queue"]),
+    "M": ("TIME", lambda j, n: fmt.duration(fmt.used(j, n))),
+    "l": ("TIME_LIMIT", lambda j, n: fmt.limit(j.get("run_limit"))),
+    "L": ("TIME_LEFT", lambda j, n: _left(j, n)),
+    "D": ("NODES", lambda j, n: str(len(fmt.nodes(j)) or 1)),
+    "C": ("CPUS", lambda j, n: str(j["tasks"])),
+    "R": ("NODELIST(REASON)", lambda j, n: _where(j)),
+    "r": ("REASON", lambda j, n: states.reason(j)),
+    "N": ("NODELIST", lambda j, n: ",".join(fmt.nodes(j))),
+    "B": ("EXEC_HOST", lambda j, n: (fmt.nodes(j) or ["n/a"])[0]),
+    "S": ("START_TIME", lambda j, n: fmt.clock(j.get("start_time"))),
+    "V": ("SUBMIT_TIME", lambda j, n: fmt.clock(j.get("submit_time"))),
+    "e": ("END_TIME", lambda j, n: fmt.clock(j.get("end_time"))),
+    "Z": ("WORK_DIR", lambda j, n: j.get("cwd") or ""),
+    "m": ("MIN_MEMORY", lambda j, n: "0"),
+    "b": ("TRES_PER_NODE", lambda j, n: "N/A"),
+    "Q": ("PRIORITY", lambda j, n: str(j.get("priority") or 0)),
+    "p": ("PRIORITY", lambda j, n: f"{float(j.get('priority') or 0):.8f}"),
+    "o": ("COMMAND", lambda j, n: " ".join(j.get("command") or [])),
+    "q": ("QOS", lambda j, n: "normal"),
+    "c": ("MIN_CPUS", lambda j, n: "1"),
+    "E": ("DEPENDENCY", lambda j, n: "(null)"),
+    "h": ("OVER_SUBSCRIBE", lambda j, n: "OK"),
+}
+#: ``-O`` names (case-insensitive) -> the ``-o`` code printing the same.
+FIELDS = {"jobarrayid": "i", "jobid": "A", "statecompact": "t", "state": "T", "reason": "r", "name": "j",
+          "username": "u", "userid": "U", "partition": "P", "timeused": "M", "timelimit": "l", "timeleft": "L",
+          "numnodes": "D", "numcpus": "C", "nodelist": "N", "arrayjobid": "F", "arraytaskid": "K",
+          "starttime": "S", "submittime": "V", "endtime": "e", "workdir": "Z", "account": "a", "command": "o",
+          "priority": "p", "prioritylong": "Q", "qos": "q", "minmemory": "m", "tres-per-node": "b",
+          "batchhost": "B", "dependency": "E", "mincpus": "c", "oversubscribe": "h"}
+#: ``-O`` titles where they are not the ``-o`` code's.
+FIELD_TITLES = {"jobarrayid": "JOBID", "nodelist": "NODELIST", "reason": "REASON", "username": "USER",
+                "arraytaskid": "ARRAY_TASK_ID", "prioritylong": "PRIORITY"}
+
+
+def _name(j: dict) -> str:
+    return j.get("name") or (j.get("command") or [""])[0].rpartition("/")[2]
+
+
+def _uid(user: str) -> int:
+    import pwd
+
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return 0
+
+
+def _left(j: dict, now: float) -> str:
+    lim = j.get("run_limit")
+    if not lim:
+        return "UNLIMITED"
+    return fmt.duration(lim - fmt.used(j, now))
+
+
+def _where(j: dict) -> str:
+    if j["state"] == "PEND":
+        return f"({states.pend_reason(j)})"
+    return ",".join(fmt.nodes(j)) or f"({states.reason(j)})"
+
+
+def _format(text: str) -> list[tuple[str, str | None, int | None, bool]]:
+    """``-o`` text as (literal, code, width, right) parts; UsageError for an unknown code."""
+    parts: list[tuple[str, str | None, int | None, bool]] = []
+    i, lit = 0, ""
+    while i < len(text):
+        ch = text[i]
+        if ch != "%":
+            lit += ch
+            i += 1
+            continue
+        i += 1
+        if i < len(text) and text[i] == "%":
+            lit += "%"
+            i += 1
+            continue
+        right = i < len(text) and text[i] == "."
+        i += right
+        start = i
+        while i < len(text) and text[i].isdigit():
+            i += 1
+        width = int(text[start:i]) if i > start else None
+        if i >= len(text) or text[i] not in CODES:
+            raise UsageError(f"Invalid job format specification: {text[i] if i < len(text) else ''}")
+        if lit:
+            parts.append((lit, None, None, False))
+            lit = ""
+        parts.append(("", text[i], width, right))
+        i += 1
+    if lit:
+        parts.append((lit, None, None, False))
+    return parts
+
+
+def _long_format(text: str) -> list[tuple[str, str | None, int | None, bool]]:
+    """``-O name[:[.]width][suffix],...``: 20 characters a field unless given, left-justified."""
+    parts: list[tuple[str, str | None, int | None, bool]] = []
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        name, _, spec = item.strip().partition(":")
+        key = name.lower()
+        if key not in FIELDS:
+            raise UsageError(f"Invalid job format specification: {name}")
+        right = spec.startswith(".")
+        spec = spec[right:]
+        digits = ""
+        while spec and spec[0].isdigit():
+            digits, spec = digits + spec[0], spec[1:]
+        parts.append((FIELD_TITLES.get(key, ""), FIELDS[key], int(digits) if digits else 20, right))
+        if spec:
+            parts.append((spec, None, None, False))
+    return parts
+
+
+def _line(parts, job: dict | None, now: float) -> str:
+    out = []
+    for lit, code_, width, right in parts:
+        if code_ is None:
+            out.append(lit)
+            continue
+        value = (lit or CODES[code_][0]) if job is None else CODES[code_][1](job, now)
+        out.append(fmt.cell(value, width, right))
+    return "".join(out)
+
+
+def _collapse(jobs: list[dict]) -> list[dict]:
+    """Pending elements of one array as one line, ``A_[1-5]``, as squeue shows them without ``-r``."""
+    from xce.jobref import format_indexes
+
+    out: list[dict] = []
+    pending: dict[int, dict] = {}
+    for j in jobs:
+        j["_shown"], j["_task"] = ids.shown(j), ids.array_task(j)
+        if j.get("array_id") is None or j["state"] != "PEND":
+            out.append(j)
+            continue
+        group = pending.get(j["array_id"])
+        if group is None:
+            group = pending[j["array_id"]] = {**j, "_indexes": []}
+            out.append(group)
+        group["_indexes"].append(j["array_index"])
+    for group in pending.values():
+        if len(group["_indexes"]) > 1:
+            text = format_indexes(sorted(group["_indexes"]))
+            limit = f"%{group['array_limit']}" if group.get("array_limit") else ""
+            group["_shown"], group["_task"] = f"{group['array_id']}_[{text}{limit}]", text + limit
+    return out
+
+
+def main(argv: list[str]) -> int:
+    from xce.compat.slurm import _api
+
+    try:
+        opts, operands = parse(argv, LONGS, SHORTS)
+    except UsageError as exc:
+        return refuse(PROG, str(exc))
+    if operands and any(n == "jobs" for n, _ in opts):  # squeue -j 12: the first operand is -j's list
+        opts.append(("jobs", operands.pop(0)))
+    if operands:
+        return _err(f"Unrecognized option: {operands[0]}")
+    header, parts, long_ = True, None, False
+    users: list[str] = []
+    me = False
+    refs: list[str] = []
+    names: list[str] = []
+    partitions: list[str] = []
+    wanted: set[str] | None = set(states.DEFAULT_SQUEUE)
+    states_given = False
+    try:
+        for name, value in opts:
+            if name in REFUSED:
+                return _err(f"--{name}: {REFUSED[name]}")
+            if name == "noheader":
+                header = False
+            elif name == "format":
+                parts = _format(fmt.unquote(value or ""))
+            elif name == "Format":
+                parts = _long_format(fmt.unquote(value or ""))
+            elif name == "states":
+                wanted, bad = states.parse_states(value or "")
+                if bad:
+                    return _err(f"Invalid job state specified: {bad}")
+                states_given = True
+            elif name == "user":
+                users += [u.strip() for u in (value or "").split(",") if u.strip()]
+            elif name == "me":
+                me = True
+            elif name == "jobs":
+                refs += ids.split_list([value or ""])
+            elif name == "name":
+                names += [n for n in (value or "").split(",") if n]
+            elif name == "partition":
+                partitions += [p.strip() for p in (value or "").split(",") if p.strip()]
+            elif name == "long":
+                long_ = True
+            elif name in ("help", "usage"):
+                sys.stdout.write("Usage: squeue [-j jobs] [-n name] [-p partitions] [-t states] [-u users] "
+                                 "[-o format] [-O fields] [-h] [-l] [-r] [--me]\n")
+                return 0
+            elif name == "version":
+                sys.stdout.write("slurm 22.05.8\n")
+                return 0
+    except UsageError as exc:
+        return _err(str(exc))
+    collapse = not any(n == "array" for n, _ in opts)  # -r: one line per element
+    if parts is None:
+        parts = _format(LONG if long_ else DEFAULT)
+    bad = ids.check(PROG, refs)
+    if bad is not None:
+        return _err(f"Invalid job id: {bad}")
+    now = time.time()
+    params: dict = {"user": None if me else (users or "all"), "job": refs or None, "name": names or None,
+                    "queue": partitions[0] if len(partitions) == 1 else None}
+    ended = wanted is None or bool(wanted - set(states.DEFAULT_SQUEUE))
+    if refs or ended:  # ended jobs show while younger than MinJobAge
+        params["since"] = int(now) - _api.MIN_JOB_AGE
+        if refs and not states_given:
+            wanted = None
+    if wanted is not None:
+        params["state"] = ",".join(sorted({x for w in wanted for x in _XCE.get(w, ())})) or "PEND"
+    try:
+        c = _api.client()
+        answer = _api.jobs(c, **params)
+    except _api.Failed as exc:
+        return _api.fail(PROG, exc)
+    found = answer["jobs"]
+    if refs and len(refs) == 1 and not found:
+        sys.stderr.write("slurm_load_jobs error: Invalid job id specified\n")
+        return 1
+    found = [j for j in found if (wanted is None or states.word(j) in wanted)
+             and (not partitions or j["queue"] in partitions)]
+    rows = _collapse(found) if collapse else [{**j, "_shown": ids.shown(j), "_task": ids.array_task(j)}
+                                               for j in found]
+    out = []
+    if long_:
+        out.append(time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now)))
+    if header:
+        out.append(_line(parts, None, now))
+    out += [_line(parts, j, now) for j in rows]
+    if out:
+        sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+#: The XCE states a Slurm state word can come from (the rest is decided by the end code).
+_XCE = {"PENDING": ("PEND",), "RUNNING": ("RUN", "UNKWN"), "SUSPENDED": ("SSUSP", "USUSP"),
+        "COMPLETING": (), "CONFIGURING": (), "COMPLETED": ("DONE",), "CANCELLED": ("EXIT",), "FAILED": ("EXIT",),
+        "TIMEOUT": ("EXIT",), "OUT_OF_MEMORY": ("EXIT",), "NODE_FAIL": ("EXIT",), "PREEMPTED": ("EXIT",)}
+
+
+def _err(message: str) -> int:
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
