@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup system-packages demo test soak faults bench fleet-bench screenshots docs-reference man fuzz-api clean
+.PHONY: setup system-packages demo test soak faults bench fleet-bench screenshots docs-reference man fuzz-api clean client-suites
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,13 @@ system-packages:
 # started once: about half the serial time (10 min against 20 on the CI machine).
 test: $(STAMP) system-packages
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
+
+# The workflow clients' own live-scheduler tests against a live XCE site: dask-jobqueue -E slurm/lsf
+# (also in `make test`), snakemake-executor-plugin-slurm's tests/tests.py (about 14 minutes; its sdist
+# is downloaded at the pinned version) and the lsf plugin's (2 min). SUITES=name... for some of them.
+SUITES ?=
+client-suites: $(STAMP)
+	$(VENV)/bin/python tests/compat/clients/suites/run_suites.py $(SUITES)
 
 # schemathesis against a live controller for longer than the suite's short run (seconds per token role).
 FUZZ_SECONDS ?= 600

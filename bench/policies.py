@@ -4,7 +4,7 @@ utilisation, as ``xce sim run`` computes them.
 
     python -m bench.policies                      # every trace of examples/traces, every picker
     python -m bench.policies lublin_256.swf easy_backfill,easy_aged_sjf
-    python -m bench.policies --heldout                     # the held-out traces, every picker
+    python -m bench.policies --heldout            # the held-out traces (HELDOUT), every picker
     python -m bench.policies --heldout L2,W1 easy_backfill,easy_aged_sjf
 
 Each trace runs on the machine its header describes, hosts of one slot (as the reference tests).

@@ -133,3 +133,24 @@ def client_ssl_context(ca: str | None):
     import ssl
 
     return ssl.create_default_context(cafile=ca) if ca else ssl.create_default_context()
+
+
+def worker_endpoint(url: str | None, token: str | None, state_dir: str | os.PathLike[str] | None) \
+        -> tuple[str, str, Path]:
+    """The controller's address(es) and the worker token a worker-side process (``xce worker``,
+    ``xce emulate-hosts``) uses: as given, else ``$XCE_URL``/``$XCE_WORKER_TOKEN``, else what a running
+    controller wrote into its state directory. ValueError says what is missing or malformed."""
+    from xce.controller import follow
+
+    sd = resolve(state_dir)
+    url = url or os.environ.get("XCE_URL") or ",".join(controller_urls(sd))
+    if not token:
+        try:
+            token = os.environ.get("XCE_WORKER_TOKEN") or token_path(sd, "worker").read_text().strip()
+        except OSError:
+            token = None
+    if not url or not token:
+        raise ValueError(f"need the controller's address and a worker token: pass --url and --token, or "
+                         f"--state-dir of a running controller (looked in {sd})")
+    follow.parse_urls(url, "--url")
+    return url, token, sd

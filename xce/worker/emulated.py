@@ -280,19 +280,8 @@ def main(*, count: int, prefix: str, slots: int, mem: str, run_time: float | Non
     except QuantityError as exc:
         print(f"xce emulate-hosts: --mem: {exc}", file=sys.stderr)
         return 2
-    sd = statedir.resolve(state_dir)
-    url = url or os.environ.get("XCE_URL") or ",".join(statedir.controller_urls(sd))
-    if not token:
-        try:
-            token = os.environ.get("XCE_WORKER_TOKEN") or statedir.token_path(sd, "worker").read_text().strip()
-        except OSError:
-            token = None
-    if not url or not token:
-        print(f"xce emulate-hosts: need the controller's address and a worker token: pass --url and --token, or "
-              f"--state-dir of a running controller (looked in {sd})", file=sys.stderr)
-        return 2
     try:
-        follow.parse_urls(url, "--url")
+        url, token, sd = statedir.worker_endpoint(url, token, state_dir)
     except ValueError as exc:
         print(f"xce emulate-hosts: {exc}", file=sys.stderr)
         return 2

@@ -8,6 +8,46 @@ it), sacct's fields ``NAME[%WIDTH]`` (a value too long ends in ``+``); times are
 from __future__ import annotations
 
 import time
+from collections.abc import Container
+
+#: One piece of a ``%`` format: (literal text, code, width, right-justified); a literal has no code.
+Part = tuple[str, str | None, int | None, bool]
+
+
+def percent_codes(text: str, codes: Container[str], what: str, sized: bool = False) -> list[Part]:
+    """squeue's and sinfo's ``-o`` text ``%[.][WIDTH]X`` (``%%`` is a ``%``) as parts; sinfo's
+    ``%#X`` (``sized``) asks for the widest value's width, given here as -1. ValueError names an
+    unknown code as the program does (``Invalid job format specification: z``)."""
+    parts: list[Part] = []
+    i, lit = 0, ""
+    while i < len(text):
+        if text[i] != "%":
+            lit += text[i]
+            i += 1
+            continue
+        i += 1
+        if i < len(text) and text[i] == "%":
+            lit += "%"
+            i += 1
+            continue
+        right = i < len(text) and text[i] == "."
+        i += right
+        widest = sized and i < len(text) and text[i] == "#"
+        i += widest
+        start = i
+        while i < len(text) and text[i].isdigit():
+            i += 1
+        width = int(text[start:i]) if i > start else (-1 if widest else None)
+        if i >= len(text) or text[i] not in codes:
+            raise ValueError(f"Invalid {what} format specification: {text[i] if i < len(text) else ''}")
+        if lit:
+            parts.append((lit, None, None, False))
+            lit = ""
+        parts.append(("", text[i], width, right))
+        i += 1
+    if lit:
+        parts.append((lit, None, None, False))
+    return parts
 
 
 def cell(value: str, width: int | None, right: bool) -> str:

@@ -120,12 +120,14 @@ FIELDS = {
     "QOS": (10, lambda j, s, n: "normal" if s is None else ""),
     "Reason": (20, lambda j, s, n: states.reason(j) if s is None else ""),
     "ReqCPUS": (8, lambda j, s, n: str(j["tasks"])),
+    "ReqMem": (10, lambda j, s, n: f"{(j.get('requests') or {}).get('mem', 0) * j['tasks'] // 2**20}M"),
     "Reserved": (10, lambda j, s, n: fmt.elapsed(((j.get("start_time") or n * 1e9) - j["submit_time"]) / 1e9)
                  if s is None else ""),
     "Start": (19, lambda j, s, n: fmt.clock(j.get("start_time"), "Unknown")),
     "State": (10, lambda j, s, n: _state(j, s)),
     "Submit": (19, lambda j, s, n: fmt.clock(j.get("submit_time"), "Unknown")),
     "Suspended": (10, lambda j, s, n: "00:00:00"),
+    "TotalCPU": (10, lambda j, s, n: ""),  # XCE does not account CPU time (as MaxRSS: left empty)
     "Timelimit": (10, lambda j, s, n: ("UNLIMITED" if not j.get("run_limit") else fmt.elapsed(j["run_limit"]))
                   if s is None else ""),
     "TimelimitRaw": (10, lambda j, s, n: (str(j["run_limit"] // 60) if j.get("run_limit") else "UNLIMITED")

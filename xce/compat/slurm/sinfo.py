@@ -84,33 +84,12 @@ def _nodes(hosts: list[dict]) -> str:
     return f"{alloc}/{len(hosts) - alloc - other}/{other}/{len(hosts)}"
 
 
-def _parts(text: str) -> list[tuple[str, str | None, int | None, bool]]:
-    parts: list[tuple[str, str | None, int | None, bool]] = []
-    i, lit = 0, ""
-    while i < len(text):
-        if text[i] != "%":
-            lit += text[i]
-            i += 1
-            continue
-        i += 1
-        right = i < len(text) and text[i] == "."
-        i += right
-        sized = i < len(text) and text[i] == "#"
-        i += sized
-        start = i
-        while i < len(text) and text[i].isdigit():
-            i += 1
-        width = int(text[start:i]) if i > start else (-1 if sized else None)
-        if i >= len(text) or text[i] not in CODES:
-            raise UsageError(f"Invalid node format specification: {text[i] if i < len(text) else ''}")
-        if lit:
-            parts.append((lit, None, None, False))
-            lit = ""
-        parts.append(("", text[i], width, right))
-        i += 1
-    if lit:
-        parts.append((lit, None, None, False))
-    return parts
+def _parts(text: str) -> list[fmt.Part]:
+    """``-o`` text as parts (:func:`xce.compat.slurm._format.percent_codes`); UsageError for an unknown code."""
+    try:
+        return fmt.percent_codes(text, CODES, "node", sized=True)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def main(argv: list[str]) -> int:

@@ -104,37 +104,12 @@ def _where(j: dict) -> str:
     return ",".join(fmt.nodes(j)) or f"({states.reason(j)})"
 
 
-def _format(text: str) -> list[tuple[str, str | None, int | None, bool]]:
-    """``-o`` text as (literal, code, width, right) parts; UsageError for an unknown code."""
-    parts: list[tuple[str, str | None, int | None, bool]] = []
-    i, lit = 0, ""
-    while i < len(text):
-        ch = text[i]
-        if ch != "%":
-            lit += ch
-            i += 1
-            continue
-        i += 1
-        if i < len(text) and text[i] == "%":
-            lit += "%"
-            i += 1
-            continue
-        right = i < len(text) and text[i] == "."
-        i += right
-        start = i
-        while i < len(text) and text[i].isdigit():
-            i += 1
-        width = int(text[start:i]) if i > start else None
-        if i >= len(text) or text[i] not in CODES:
-            raise UsageError(f"Invalid job format specification: {text[i] if i < len(text) else ''}")
-        if lit:
-            parts.append((lit, None, None, False))
-            lit = ""
-        parts.append(("", text[i], width, right))
-        i += 1
-    if lit:
-        parts.append((lit, None, None, False))
-    return parts
+def _format(text: str) -> list[fmt.Part]:
+    """``-o`` text as parts (:func:`xce.compat.slurm._format.percent_codes`); UsageError for an unknown code."""
+    try:
+        return fmt.percent_codes(text, CODES, "job")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _long_format(text: str) -> list[tuple[str, str | None, int | None, bool]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -15,11 +16,20 @@ from clients_site import Site
 _state: dict = {}
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt  # pytest still runs sessionfinish, so a run stopped by its caller stops its site
+
+
 def pytest_sessionstart(session):
     base = Path(tempfile.mkdtemp(prefix="xce-site-"))
     site = Site(base, workers=2, slots=4)
     _state.update(site=site, base=base, environ=dict(os.environ), cwd=os.getcwd())
-    site.start()
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        site.start()
+    except BaseException:  # pytest calls sessionfinish only after a sessionstart that returned
+        site.stop()
+        raise
     os.environ.clear()
     os.environ.update(site.env)
 
