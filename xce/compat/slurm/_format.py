@@ -8,13 +8,12 @@ it), sacct's fields ``NAME[%WIDTH]`` (a value too long ends in ``+``); times are
 from __future__ import annotations
 
 import time
-from collections.abc import Container
 
 #: One piece of a ``%`` format: (literal text, code, width, right-justified); a literal has no code.
 Part = tuple[str, str | None, int | None, bool]
 
 
-def percent_codes(text: str, codes: Container[str], what: str, sized: bool = False) -> list[Part]:
+def percent_codes(text: str, codes: dict[str, object], what: str, sized: bool = False) -> list[Part]:
     """squeue's and sinfo's ``-o`` text ``%[.][WIDTH]X`` (``%%`` is a ``%``) as parts; sinfo's
     ``%#X`` (``sized``) asks for the widest value's width, given here as -1. ValueError names an
     unknown code as the program does (``Invalid job format specification: z``)."""
