@@ -182,26 +182,18 @@ class Ledger:
         at its flat reservation on each host (resource-accounting.md). A name that is not a
         registered real consumable (``cpu_time``, anything unknown) is never charged.
         """
-        placement = job.placement
-        if len(placement) != 1 or not job.real_charged:
+        if len(job.placement) != 1 or not job.real_charged:
             return
-        host_name = placement[0][0]
+        host_name = job.placement[0][0]
         i = self.cluster.index.get(host_name)
         if i is None:
             return
-        found = None
-        if self._names_for[0] is names and self._names_for[1] == catalog.version:
-            found = self._charged_names.get(tuple(usage))  # what ``_charged`` answers, without the call
-        if found is None:
-            found = self._charged(usage, names, catalog)
         accounts = job.accounts
-        for wire_name, res in found:
+        for wire_name, res in self._charged(usage, names, catalog):
             acc = accounts.get((host_name, res))
             if acc is None:
                 acc = accounts[(host_name, res)] = Account()
-            used = int(usage[wire_name]) - acc.reserved
-            if used < 0:
-                used = 0
+            used = max(0, int(usage[wire_name]) - acc.reserved)
             delta = used - acc.used
             acc.used = used
             if delta:

@@ -80,55 +80,9 @@ class JobSpec(_Record):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> "JobSpec":
-        if cls is JobSpec and _JOB_FIELDS.issuperset(obj):
-            # A replay reads one per submission: the same object as below, built without the frozen
-            # ``__init__``, its keyword dict and two copies of ``obj`` (``_build_job``).
-            g = obj.get
-            placement = g("placement", ())
-            if "jobid" in obj and "user" in obj and "queue" in obj and type(placement) in (list, tuple):
-                job = _new(cls)
-                _build_job(job, obj["jobid"], obj["user"], obj["queue"], g("project", "default"), g("job_type", ""),
-                           g("priority", 0), g("queue_time", 0), g("request", ""), g("tasks", 1), g("state", PEND),
-                           tuple((str(h), int(n)) for h, n in placement) if placement else (),
-                           g("start_time", 0), g("run_limit", 0), g("exclusive", False))
-                return job
-        kw = dict(obj)  # anything else (and every error) the general way
+        kw = dict(obj)
         kw["placement"] = tuple((str(h), int(n)) for h, n in kw.get("placement", ()))
         return _Record.from_json.__func__(cls, kw)  # type: ignore[attr-defined]
-
-
-def _job_builder() -> Any:
-    """``build(obj, *values)``: store one value per field, in field order, into a new JobSpec.
-
-    A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__`` by name; the
-    slot descriptors called in a straight line take a third of the time (as
-    ``xce.core.events._setter`` does for the usage ticks). Every field is set: the object is complete."""
-    names = [f.name for f in fields(JobSpec)]
-    assert names == ["jobid", "user", "queue", "project", "job_type", "priority", "queue_time", "request", "tasks",
-                     "state", "placement", "start_time", "run_limit", "exclusive"], names
-    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13 = (getattr(JobSpec, n).__set__ for n in names)
-
-    def build(obj, v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13) -> None:  # noqa: PLR0913
-        s0(obj, v0)
-        s1(obj, v1)
-        s2(obj, v2)
-        s3(obj, v3)
-        s4(obj, v4)
-        s5(obj, v5)
-        s6(obj, v6)
-        s7(obj, v7)
-        s8(obj, v8)
-        s9(obj, v9)
-        s10(obj, v10)
-        s11(obj, v11)
-        s12(obj, v12)
-        s13(obj, v13)
-    return build
-
-
-_new = object.__new__
-_JOB_FIELDS = frozenset(f.name for f in fields(JobSpec))
-_build_job = _job_builder()
 
 
 @dataclass(frozen=True, slots=True)
