@@ -22,9 +22,11 @@ demo: $(STAMP)
 system-packages:
 	tools/install-system-packages
 
-# Two processes (the machines are 2-core), each taking whole files, so that a module's cluster is
-# started once: about half the serial time (10 min against 20 on the CI machine).
+# ruff first (seconds; its rules are in pyproject.toml), then pytest in two processes (the machines
+# are 2-core), each taking whole files, so that a module's cluster is started once: about half the
+# serial time (10 min against 20 on the CI machine).
 test: $(STAMP) system-packages
+	$(VENV)/bin/ruff check
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
 
 # The workflow clients' own live-scheduler tests against a live XCE site: dask-jobqueue -E slurm/lsf

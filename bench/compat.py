@@ -42,8 +42,8 @@ def _commands(bin_dir: Path, ids: list[str]) -> dict[str, list[str]]:
 def run(njobs: int = JOBS, runs: int = RUNS) -> list[dict]:
     from bench.live import _compile_package
     from bench.workload import CONFIG, seed
+    from xce.client.launch import start_controller
     from xce.compat.install import install
-    from xce.controller.launch import start_controller
 
     _compile_package()
     rows = []

@@ -139,7 +139,7 @@ def fleet(n: int) -> dict:
             for i in range(LATENCY_SAMPLES + 2):
                 time.sleep(ROUND_INTERVAL + 0.4)  # a quiet cluster: the last round is long past
                 jid = user.post("/v1/jobs", {"command": ["sleep", "5"]})["jobid"]
-                _wait("a job to start", lambda: user.get("/v1/jobs", id=jid)["jobs"][0]["state"] != "PEND", 60, 0.002)
+                _wait("a job to start", lambda jid=jid: user.get("/v1/jobs", id=jid)["jobs"][0]["state"] != "PEND", 60, 0.002)
                 d = user.get(f"/v1/jobs/{jid}")
                 run_ts = next(h["ts"] for h in d["history"] if h["to"] == "RUN")
                 admin.post(f"/v1/jobs/{jid}/kill")

@@ -375,7 +375,7 @@ def _submit_storm(url: str, token: str, clients: int, per_client: int) -> tuple[
 def submit_db(clients_list=(1, 16), per_client_total: int = 3000) -> list[dict]:
     """``POST /v1/jobs`` one job per request from 1 and from 16 clients, on SQLite and on PostgreSQL
     (group commit: the submissions that arrive while a commit is written share the next one)."""
-    from xce.controller.launch import start_controller
+    from xce.client.launch import start_controller
 
     rows = []
     for db in ("sqlite", "postgresql"):
@@ -387,8 +387,8 @@ def submit_db(clients_list=(1, 16), per_client_total: int = 3000) -> list[dict]:
             try:
                 import httpx
 
-                metrics = lambda: httpx.get(f"{ctl.url}/metrics",  # noqa: E731
-                                            headers={"Authorization": f"Bearer {ctl.token('admin')}"}).text
+                metrics = lambda ctl=ctl: httpx.get(f"{ctl.url}/metrics",  # noqa: E731
+                                                    headers={"Authorization": f"Bearer {ctl.token('admin')}"}).text
                 import psutil
 
                 proc = psutil.Process(ctl.pid)

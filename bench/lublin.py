@@ -75,7 +75,7 @@ def generate(jobs: int, slots: int, load: float, seed: int, estimates: str = "ex
     sizes = [_size(rng, uhi) for _ in range(jobs)]
     runs = [_run(rng, n) for n in sizes]
     reqs = [_estimate(rng, r) for r in runs] if estimates == "user" else [-1] * jobs
-    rate = load * slots * jobs / sum(n * r for n, r in zip(sizes, runs))
+    rate = load * slots * jobs / sum(n * r for n, r in zip(sizes, runs, strict=True))
     t = SwfTrace(source=f"lublin(jobs={jobs}, slots={slots}, load={load}, seed={seed}, estimates={estimates})")
     t.header = {"MaxNodes": str(slots), "MaxProcs": str(slots), "Note": "synthetic, bench.lublin"}
     now = 0.0

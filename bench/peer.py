@@ -155,7 +155,7 @@ def run(workloads: tuple[str, ...] = ("seq", "array"), n: int = 1000, repeats: i
                     xs.append(x["done_s"])
                     ss.append(s["done_s"])
             if xs:
-                ratios = [a / b for a, b in zip(xs, ss)]
+                ratios = [a / b for a, b in zip(xs, ss, strict=True)]
                 row = {"figure": f"peer_{workload}_ratio", "jobs": n, "runs": len(xs),
                        "xce_s": [round(v, 2) for v in xs], "slurm_s": [round(v, 2) for v in ss],
                        "ratio_xce_over_slurm": [round(r, 2) for r in ratios],

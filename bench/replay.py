@@ -65,8 +65,7 @@ def replay_figures(tmp: str) -> list[dict]:
 
 
 def snapshot_figures(tmp: str, njobs: int = 100_000, nhosts: int = 1_000) -> list[dict]:
-    from xce.core import SchedulerCore
-    from xce.core import events as ev
+    from xce.core import SchedulerCore, events as ev
     from xce.core.specs import HostSpec, JobSpec, ProjectSpec, QueueSpec, SchedConfig
 
     gib = 1024**3

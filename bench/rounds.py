@@ -38,8 +38,7 @@ def build_jobs(mix: str, n: int, rng: random.Random):
 
 
 def measure(nhosts: int, npending: int, mix: str) -> dict:
-    from xce.core import SchedulerCore
-    from xce.core import events as ev
+    from xce.core import SchedulerCore, events as ev
     from xce.core.specs import HostSpec, QueueSpec, SchedConfig
 
     decisions: list = []
@@ -94,8 +93,7 @@ def run(grid=None) -> list[dict]:
 def pend_rate_with_cache(nhosts: int = 5_000, npending: int = 100_000) -> dict:
     """Pend decisions per second when the unsatisfiable cache answers: every slot is taken, so the
     first job of each request shape proves it unsatisfiable and every later one is a cache hit."""
-    from xce.core import SchedulerCore
-    from xce.core import events as ev
+    from xce.core import SchedulerCore, events as ev
     from xce.core.specs import HostSpec, JobSpec, QueueSpec, SchedConfig
 
     pended = [0]

@@ -106,7 +106,7 @@ def _pct(values: list[float], p: float) -> float:
 def run(njobs: int = JOBS) -> list[dict]:
     import httpx
 
-    from xce.controller.launch import start_controller
+    from xce.client.launch import start_controller
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="xce-bench-ui-") as tmp:

@@ -93,7 +93,7 @@ def _xce() -> list[str]:
 
 
 def run(njobs: int = JOBS) -> list[dict]:
-    from xce.controller.launch import start_controller
+    from xce.client.launch import start_controller
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="xce-bench-workload-") as tmp:

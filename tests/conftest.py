@@ -7,7 +7,6 @@ import tempfile
 
 import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
-
 from pgschema import fresh_schema
 
 # Hypothesis keeps its example database and caches outside the checkout: a test run writes nothing there.

@@ -24,5 +24,5 @@ NOT_STARTED = "NOT_STARTED"  # it could not start: no such command, no working d
 CODES = (DONE, EXIT, KILLED, RUNLIMIT, MEMLIMIT, NODE_FAIL, PREEMPTED, NOT_STARTED)
 
 #: The word of an end the controller decides, by the state move that ends the job
-#: (:mod:`xce.controller.states`); a caller that knows better passes ``end_code`` itself.
+#: (:mod:`xce.controller.jobs.states`); a caller that knows better passes ``end_code`` itself.
 OF_MOVE = {"finish": DONE, "fail": EXIT, "kill": KILLED, "lose": NODE_FAIL}

@@ -32,14 +32,12 @@ import threading
 import time
 from typing import Any, Callable, Iterable
 
-__all__ = ["EVENTS", "HOOK_DETAIL_JOB_STOP", "HOOKS_GROUP", "HookRunner", "available", "job_event", "register"]
-
-from xce.plugins import HOOKS_GROUP
+__all__ = ["EVENTS", "HOOK_DETAIL_JOB_STOP", "HookRunner", "available", "job_event", "register"]
 
 log = logging.getLogger("xce.hooks")
 #: ``cluster_def.h``'s hook detail for a job that stops running (ends, or is preempted).
 HOOK_DETAIL_JOB_STOP = 65
-#: Hook event names, and the state-table verbs (``xce.controller.states``) that raise them.
+#: Hook event names, and the state-table verbs (``xce.controller.jobs.states``) that raise them.
 EVENTS = ("start", "stop", "preempt", "resume")
 _BY_VERB = {"dispatch": "start", "finish": "stop", "fail": "stop", "kill": "stop", "lose": "stop",
             "preempt": "preempt", "resume": "resume"}

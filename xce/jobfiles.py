@@ -24,8 +24,9 @@ A number between ``%`` and the code pads it with zeros (``%4a`` -> ``0007``), as
 ``%`` followed by anything else is kept as written.
 
 The controller expands at submission what it knows (everything but the host and the ranks), so
-``xce jobs`` shows the file names; the worker expands the rest when the job starts. The
-controller's result is still a pattern (``%%`` kept, a ``%`` in a name doubled), so the worker's
+``xce jobs`` shows the file names, and the rest when it dispatches the job: a worker's start action
+names final files (:class:`xce.protocol.actions.StartJob`) and no worker expands anything. The
+submission's result is still a pattern (``%%`` kept, a ``%`` in a name doubled), so the dispatch's
 pass reads it exactly as if it had expanded the whole pattern alone, whatever the job is named.
 
 Standard library only: the controller, the worker and the CLI import it.
@@ -65,9 +66,9 @@ def values(*, jobid: int, array_id: int | None = None, index: int | None = None,
 
 
 def expand(pattern: str, known: dict[str, str], *, final: bool = True) -> str:
-    """``pattern`` with every code of ``known`` replaced. Not ``final`` (the controller's pass), the
+    """``pattern`` with every code of ``known`` replaced. Not ``final`` (the submission's pass), the
     result is still a pattern: ``%%`` stays and a ``%`` in a value is doubled, so the final pass
-    (the worker's) reads the codes the first one could not fill and nothing else."""
+    (the dispatch's) reads the codes the first one could not fill and nothing else."""
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:

@@ -26,15 +26,12 @@ import json
 import logging
 import os
 import sys
-import time
 from typing import Any, TextIO
+
+from xce.formats import utc_millisecond
 
 FORMATS = ("text", "json")
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-
-
-def _iso(created: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(created)) + f".{int(created % 1 * 1000):03d}Z"
 
 
 class TextFormatter(logging.Formatter):
@@ -43,7 +40,7 @@ class TextFormatter(logging.Formatter):
         self.process = process
 
     def format(self, record: logging.LogRecord) -> str:
-        line = f"{_iso(record.created)} {self.process} {record.levelname} {record.getMessage()}"
+        line = f"{utc_millisecond(record.created)} {self.process} {record.levelname} {record.getMessage()}"
         if record.exc_info:
             line += "\n" + self.formatException(record.exc_info)
         return line
@@ -55,7 +52,7 @@ class JsonFormatter(logging.Formatter):
         self.process = process
 
     def format(self, record: logging.LogRecord) -> str:
-        obj: dict[str, Any] = {"ts": _iso(record.created), "level": record.levelname, "process": self.process,
+        obj: dict[str, Any] = {"ts": utc_millisecond(record.created), "level": record.levelname, "process": self.process,
                                "pid": record.process, "logger": record.name, "msg": record.getMessage()}
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):

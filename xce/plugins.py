@@ -92,12 +92,10 @@ def load_entry_points() -> list[str]:
     nothing and returns the same messages.  Each call rereads the metadata, so a package
     installed since the last call is picked up.
 
-    Builtins are put in place first.  The registries add them lazily on first lookup, so
-    otherwise a plugin named ``builtin_fcfs`` would be registered first and silently stand
-    in for the builtin; this way it is refused and reported instead.
+    The builtins are in their registries from the start, so a plugin named ``builtin_fcfs``
+    is refused and reported, never silently standing in for the builtin.
     """
     errors: list[str] = []
     for group, registry in _registries():
-        registry.available()  # installs the builtins, see above
         _load_group(group, registry.register, errors)
     return errors

@@ -1,7 +1,6 @@
 """The drift report on synthetic accounting records: each verdict, the sample threshold, undeclared."""
 
-from xce.accounting.drift import (FAR_ABOVE, FAR_BELOW, OK, UNDECLARED, Thresholds, UsageRecord,
-                                  drift_report)
+from xce.accounting.drift import FAR_ABOVE, FAR_BELOW, OK, UNDECLARED, Thresholds, UsageRecord, drift_report
 
 M = 1024**2
 

@@ -4,7 +4,7 @@ import json
 
 from xce.accounting.drift import UsageRecord, drift_report
 from xce.cli import drift as drift_cli
-from xce.controller import accounting
+from xce.controller.records import accounting
 
 M = 1024**2
 NAMES = {"memory_rss": "mem"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from xce.controller.launch import start_controller
+from xce.client.launch import start_controller
 
 CONFIG = """
 cluster_name = "clitest"

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
-from xce.controller.launch import start_controller
+from xce.client.launch import start_controller
 
 pytestmark = pytest.mark.integration
 

@@ -13,8 +13,8 @@ import time
 import pytest
 
 from xce.cli.client import ApiError, Client, Unreachable, query
-from xce.controller.follow import Session
-from xce.controller.transport import Connection, Endpoint, Refused, TransportError
+from xce.client.follow import Session
+from xce.client.transport import Connection, Endpoint, Refused, TransportError
 
 
 class Server:

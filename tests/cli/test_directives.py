@@ -11,7 +11,7 @@ import pytest
 from xce.cli import jobscript
 from xce.cli.jobscript import Refused
 from xce.cli.submit import SUBMIT, job_request
-from xce.controller import models
+from xce.controller.web import models
 from xce.core.resreq import parse_request
 from xce.jobfiles import expand, values
 

@@ -7,12 +7,11 @@ import contextlib
 import io
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from xce.cli.submit import parse_pairs
 from xce.config.schema import SharedResourceConfig
-from xce.controller.submission import _quantities
+from xce.controller.jobs.submission import _quantities
 from xce.core.quantity import QUANTITY_EXPECTED, QuantityError, format_quantity, human_quantity, parse_quantity
 from xce.core.resources.naming import MEMORY_RESOURCES
 from xce.core.resreq import RequestSyntaxError, parse_request

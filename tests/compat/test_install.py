@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from xce.client.launch import start_controller
 from xce.compat.programs import PROGRAMS
-from xce.controller.launch import start_controller
 
 XCE = [sys.executable, "-m", "xce.cli.main"]
 

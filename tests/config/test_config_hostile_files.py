@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from xce.config.loader import ConfigError, parse_config
 from xce.sim.cluster_file import load_cluster_file, parse_cluster_text

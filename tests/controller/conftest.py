@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from controller_harness import Api, write_config
-from xce.controller.launch import start_controller
+
+from xce.client.launch import start_controller
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-
 from pgschema import PG_SERVER, pg_engine  # noqa: F401 - re-exported for the controller tests
-from xce.controller.launch import ControllerProcess
+
+from xce.client.launch import ControllerProcess
 
 CONFIG = """
 cluster_name = "testcluster"

@@ -9,9 +9,9 @@ import time
 import uuid
 
 import pytest
-
 from controller_harness import Api, write_config
-from xce.controller.launch import start_controller
+
+from xce.client.launch import start_controller
 
 pytestmark = pytest.mark.integration
 
@@ -158,7 +158,7 @@ def test_retention_deletes_finished_jobs_only(tmp_path):
 def test_a_spooled_script_goes_with_the_last_job_that_runs_it(tmp_path):
     import sqlalchemy as sa
 
-    from xce.controller import statedir
+    from xce.client import statedir
 
     config = CONFIG + "\n[accounting]\nretention_days = 0.00003\n"  # about 2.6 s
     ctl = start_controller(tmp_path, config=str(write_config(tmp_path, config)), extra_args=("--worker-timeout", "600"))

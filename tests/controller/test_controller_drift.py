@@ -7,10 +7,10 @@ import uuid
 
 import pytest
 import sqlalchemy as sa
-
 from controller_harness import Api
-from xce.controller import statedir
-from xce.controller.launch import start_controller
+
+from xce.client import statedir
+from xce.client.launch import start_controller
 from xce.controller.store import engine as store_engine
 from xce.controller.store.schema import job_accounting
 

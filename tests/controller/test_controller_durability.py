@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from xce.controller.launch import start_controller
+from xce.client.launch import start_controller
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -7,11 +7,11 @@ import uuid
 from contextlib import nullcontext
 
 import pytest
-
 from controller_harness import Api, write_config
 from pgschema import fresh_schema
-from xce.controller.launch import start_controller
-from xce.controller.states import MOVES
+
+from xce.client.launch import start_controller
+from xce.controller.jobs.states import MOVES
 from xce.endcodes import CODES, OF_MOVE
 
 pytestmark = pytest.mark.integration

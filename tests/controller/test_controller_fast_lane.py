@@ -5,15 +5,14 @@ not in a benchmark)."""
 
 from __future__ import annotations
 
-
 import httpx
 import pytest
-
 from controller_harness import write_config
+
+from xce.client.launch import start_controller
 from xce.controller.api import fastlane
-from xce.controller.app import create_app
-from xce.controller.launch import start_controller
 from xce.controller.service import Controller, Settings
+from xce.controller.web.app import create_app
 
 #: Fields that differ between two controllers for no fault of the lane (clocks, generated keys).
 VOLATILE = {"ts", "submit_time", "created", "start_time", "end_time", "launch_key", "run", "head_seq", "last_seq",

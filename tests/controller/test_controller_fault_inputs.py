@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from xce.controller.launch import start_controller
+from xce.client.launch import start_controller
 
 
 def test_lone_surrogate_is_a_422_naming_the_field(tmp_path, db_url):

@@ -4,7 +4,6 @@ the pend reason of a job the cluster has shrunk under, over the real feed and de
 from __future__ import annotations
 
 import pytest
-
 from test_controller_protocol import Cluster, dispatch
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,7 @@ import threading
 import httpx
 import pytest
 
-from xce.controller.launch import start_controller
+from xce.client.launch import start_controller
 
 pytestmark = pytest.mark.integration
 

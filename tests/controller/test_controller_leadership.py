@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,11 +17,10 @@ import time
 import httpx
 import pytest
 import sqlalchemy as sa
-
 from pgschema import fresh_schema
-from xce.controller import statedir
-from xce.controller.follow import LEADER_HEADER, Session
-from xce.controller.launch import start_controller
+
+from xce.client.follow import LEADER_HEADER, Session
+from xce.client.launch import start_controller
 from xce.testing.wait import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -286,9 +284,9 @@ def open_controller(state_dir, db, lease_s=0.5):
 
 
 def test_the_fence_refuses_a_deposed_leaders_transaction_and_the_new_leader_continues(tmp_path, pg_url):
-    from xce.controller import submission
-    from xce.controller.leadership import NotLeader
-    from xce.controller.models import SubmitRequest
+    from xce.controller.ha.leadership import NotLeader
+    from xce.controller.jobs import submission
+    from xce.controller.web.models import SubmitRequest
 
     a = open_controller(tmp_path / "a", pg_url)
     b = open_controller(tmp_path / "b", pg_url)
@@ -313,8 +311,8 @@ def test_the_fence_refuses_a_deposed_leaders_transaction_and_the_new_leader_cont
 
 
 def test_a_controller_that_leads_again_gives_every_host_a_fresh_grace(tmp_path, pg_url):
-    from xce.controller import fleet
-    from xce.controller.models import RegisterRequest
+    from xce.controller.hosts import fleet
+    from xce.controller.web.models import RegisterRequest
 
     a = open_controller(tmp_path / "a", pg_url, lease_s=30)
     try:

@@ -8,12 +8,12 @@ import uuid
 
 import httpx
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
-
 from controller_harness import write_config
+from prometheus_client.parser import text_string_to_metric_families
 from test_controller_protocol import Cluster, dispatch
-from xce.controller import statedir
-from xce.controller.launch import start_controller
+
+from xce.client import statedir
+from xce.client.launch import start_controller
 
 pytestmark = pytest.mark.integration
 

@@ -12,10 +12,9 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.script import ScriptDirectory
 
-from xce.controller import statedir
-from xce.controller.launch import LaunchError, start_controller
-from xce.controller.store import engine as store_engine
-from xce.controller.store import migrate
+from xce.client import statedir
+from xce.client.launch import LaunchError, start_controller
+from xce.controller.store import engine as store_engine, migrate
 
 pytestmark = [pytest.mark.integration]
 

@@ -8,11 +8,12 @@ import json
 import uuid
 
 import pytest
-
 from test_controller_store import open_controller, submit
-from xce.controller import decisions, fleet
+
 from xce.controller.errors import FieldErrors
-from xce.controller.models import DecisionEnvelope, RegisterRequest
+from xce.controller.hosts import fleet
+from xce.controller.sched import decisions
+from xce.controller.web.models import DecisionEnvelope, RegisterRequest
 
 GIB = 1024**3
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from controller_harness import Api, write_config
-from xce.controller.launch import start_controller
+
+from xce.client.launch import start_controller
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

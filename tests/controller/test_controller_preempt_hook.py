@@ -7,9 +7,11 @@ import time
 import uuid
 
 from test_controller_store import open_controller, submit
+
 from xce import hooks
-from xce.controller import decisions, fleet
-from xce.controller.models import DecisionEnvelope, RegisterRequest
+from xce.controller.hosts import fleet
+from xce.controller.sched import decisions
+from xce.controller.web.models import DecisionEnvelope, RegisterRequest
 
 
 def test_the_preempt_event_carries_the_signal_sent(tmp_path):

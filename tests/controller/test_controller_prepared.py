@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from xce.controller.store import engine as store_engine
-from xce.controller.store import migrate
+from xce.controller.store import engine as store_engine, migrate
 from xce.controller.store.prepared import WROTE, Prepared, note_writes
 from xce.controller.store.schema import jobs
 

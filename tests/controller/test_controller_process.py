@@ -7,10 +7,10 @@ import signal
 
 import httpx
 import pytest
-
 from controller_harness import pg_engine
-from xce.controller import statedir
-from xce.controller.launch import start_controller
+
+from xce.client import statedir
+from xce.client.launch import start_controller
 
 pytestmark = pytest.mark.integration
 
@@ -52,7 +52,7 @@ def test_postgresql_url_forms_are_accepted(tmp_path, pg_url):
 
 
 def test_an_unreachable_database_is_a_clear_startup_error(tmp_path):
-    from xce.controller.launch import LaunchError
+    from xce.client.launch import LaunchError
 
     with pytest.raises(LaunchError, match="cannot use the database"):
         start_controller(tmp_path, db="postgresql://postgres@127.0.0.1:9/none", timeout=30)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from controller_harness import CONFIG, Api, write_config
 from test_controller_protocol import Cluster, dispatch
-from xce.controller.launch import start_controller
+
+from xce.client.launch import start_controller
 
 pytestmark = pytest.mark.integration
 

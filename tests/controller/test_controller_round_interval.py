@@ -7,9 +7,9 @@ import threading
 import time
 
 import pytest
-
 from controller_harness import write_config
-from xce.controller.launch import start_controller
+
+from xce.client.launch import start_controller
 from xce.scheduler.normal_driver import NormalDriver
 
 pytestmark = pytest.mark.integration

@@ -6,11 +6,12 @@ import json
 
 import pytest
 
-from xce.controller import feed, submission
-from xce.controller.decisions import start_payload
 from xce.controller.errors import FieldErrors
-from xce.controller.models import SubmitRequest
+from xce.controller.jobs import submission
+from xce.controller.sched import feed
+from xce.controller.sched.decisions import start_payload
 from xce.controller.service import Controller, Settings
+from xce.controller.web.models import SubmitRequest
 from xce.core.specs import JobSpec
 
 CONFIG = """

@@ -7,7 +7,8 @@ import stat
 import httpx
 import pytest
 
-from xce.controller import statedir, tokens
+from xce.client import statedir
+from xce.controller.auth import tokens
 
 pytestmark = pytest.mark.integration
 

@@ -7,10 +7,14 @@ from __future__ import annotations
 import uuid
 
 from test_controller_store import open_controller, submit
-from xce.controller import control, decisions, fleet, usage_series
-from xce.controller.models import DecisionEnvelope, JobStatusReport, RegisterRequest
-from xce.controller.slots import SlotTally
-from xce.controller.tokens import Principal
+
+from xce.controller.auth.tokens import Principal
+from xce.controller.hosts import fleet
+from xce.controller.hosts.slots import SlotTally
+from xce.controller.jobs import control
+from xce.controller.records import usage_series
+from xce.controller.sched import decisions
+from xce.controller.web.models import DecisionEnvelope, JobStatusReport, RegisterRequest
 
 
 def decide(ctl, *ds: dict) -> list[dict]:

@@ -5,7 +5,6 @@ every host, and the end of the job's command stops its other hosts."""
 from __future__ import annotations
 
 import pytest
-
 from test_controller_protocol import Cluster, dispatch
 
 pytestmark = pytest.mark.integration

@@ -2,7 +2,7 @@
 
 import pytest
 
-from xce.controller import states
+from xce.controller.jobs import states
 from xce.core.specs import DONE, EXIT, PEND, RUN, SSUSP, UNKWN, USUSP
 
 

@@ -10,15 +10,17 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from xce.controller import feed, fleet, submission
 from xce.controller.errors import Gone
-from xce.controller.models import RegisterRequest, SubmitRequest
+from xce.controller.hosts import fleet
+from xce.controller.jobs import submission
+from xce.controller.sched import feed
 from xce.controller.service import Controller, Settings
-from xce.controller.store import engine as store_engine
-from xce.controller.store import migrate
+from xce.controller.store import engine as store_engine, migrate
 from xce.controller.store.schema import jobs, metadata
+from xce.controller.web.models import RegisterRequest, SubmitRequest
 from xce.core import events as core_events
 from xce.core.specs import JobSpec
+from xce.protocol.actions import KillJob
 
 
 def open_controller(state_dir, db_url, **kw) -> Controller:
@@ -132,7 +134,7 @@ def test_a_failed_transaction_leaves_no_trace_and_no_hole(tmp_path, db_url):
         with pytest.raises(RuntimeError):
             with ctl.tx():
                 ctl.alloc_jobids(10)
-                ctl.publish("JOB_UPDATE", {"jobid": 1, "priority": 1, "queue": None, "project": None})
+                ctl.publish(core_events.JobUpdate(ts=1, jobid=1, priority=1))
                 raise RuntimeError("boom")
         assert (ctl.last_seq, ctl.next_job) == (seq, nxt)
         assert submit(ctl)["jobid"] == nxt
@@ -185,7 +187,7 @@ def test_action_ids_are_never_reused_after_acknowledgement_and_restart(tmp_path,
         fleet.register(ctl, RegisterRequest(name="h1", resources={"slots": 1}, running=[]))
         with ctl.tx():
             for jobid in (1, 2, 3):
-                ctl.enqueue("h1", jobid, "kill", {"jobid": jobid})
+                ctl.queue("h1", KillJob(jobid=jobid))
         seen = fleet.fetch_actions(ctl, "h1", 0, 10)["last_id"]
         assert fleet.fetch_actions(ctl, "h1", seen, 10)["actions"] == []  # acknowledged: deleted
     finally:
@@ -193,7 +195,7 @@ def test_action_ids_are_never_reused_after_acknowledgement_and_restart(tmp_path,
     ctl = open_controller(tmp_path, db_url)
     try:
         with ctl.tx():
-            new_id = ctl.enqueue("h1", 4, "kill", {"jobid": 4})
+            new_id = ctl.queue("h1", KillJob(jobid=4))
         assert new_id > seen
         # a worker that kept its cursor across the controller restart still gets the new action
         assert [a["id"] for a in fleet.fetch_actions(ctl, "h1", seen, 10)["actions"]] == [new_id]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import httpx
 import pytest
 import sqlalchemy as sa
-
 from controller_harness import Api, write_config
-from xce.controller import statedir
-from xce.controller.launch import start_controller
+
+from xce.client import statedir
+from xce.client.launch import start_controller
 from xce.controller.store import engine as store_engine
 
 pytestmark = pytest.mark.integration

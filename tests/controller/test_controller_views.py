@@ -11,10 +11,10 @@ import time
 import uuid
 
 import pytest
-
 from controller_harness import Api, write_config
-from xce.controller import fairshare
-from xce.controller.launch import start_controller
+
+from xce.client.launch import start_controller
+from xce.controller.records import fairshare
 from xce.testing import Harness, make_host, make_job, queue
 
 pytestmark = pytest.mark.integration

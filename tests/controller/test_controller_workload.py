@@ -7,20 +7,18 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
-
 from controller_harness import Api, write_config
-from xce.controller.launch import start_controller
+
+from xce.client.launch import start_controller
 from xce.sim.swf import read_swf
 from xce.sim.workload import read_workload
 
 pytestmark = pytest.mark.integration
 
-NS = 1_000_000_000
 HOST = "hwork"
 M = 1024**2
 
@@ -87,7 +85,6 @@ def _play(api: Api) -> dict[str, list[int]]:
 
 def test_export_swf_and_xce_read_back_by_the_simulator(cluster, tmp_path):
     ctl, api = cluster
-    since = time.time_ns() - NS
     ids = _play(api)
     env = {**os.environ, "XCE_URL": ctl.url, "XCE_TOKEN": api.token_for("carol")}
 

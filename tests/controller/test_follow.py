@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from xce.controller.follow import LEADER_HEADER, Leader, NoLeader, parse_urls
+from xce.client.follow import LEADER_HEADER, Leader, NoLeader
+from xce.client.urls import parse_urls
 
 
 class Down(OSError):

@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from xce.core import decisions as dec
-from xce.core import events as ev
+from xce.core import decisions as dec, events as ev
 from xce.core.specs import HostSpec, JobSpec, ProjectSpec, QueueSpec, ResourceDef, SchedConfig
 
 EVENTS = [

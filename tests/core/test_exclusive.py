@@ -8,8 +8,7 @@ from __future__ import annotations
 import io
 import json
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from xce.core import SchedulerCore
 from xce.core.specs import JobSpec

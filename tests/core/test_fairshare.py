@@ -18,7 +18,7 @@ def run_two_users(shares, rounds=300, slots=4):
     for step in range(rounds):
         t = 100 + step * 10
         h.ts = t * NS - NS
-        for jobid, (user, end) in list(running.items()):
+        for jobid, (_user, end) in list(running.items()):
             if end <= t:
                 h.state(jobid, "DONE")
                 del running[jobid]

@@ -6,8 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from xce.core import SchedulerCore
-from xce.core import events as ev
+from xce.core import SchedulerCore, events as ev
 from xce.core.alloc.allocator import Allocator, _lookup
 from xce.core.resreq import parse_request
 from xce.core.session import Session

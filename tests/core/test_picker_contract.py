@@ -1,12 +1,12 @@
 """A recording picker sees its hooks in the order the spec defines (Req 1 AC 2-4)."""
 
+import pytest
+
 from xce.core import events as ev
 from xce.core.pickers import register
 from xce.core.pickers.fcfs import FcfsPicker
 from xce.core.pickers.registry import PluginError, unregister
 from xce.testing import Harness, make_host, make_job, queue
-
-import pytest
 
 
 class RecordingPicker(FcfsPicker):

@@ -5,8 +5,7 @@ always makes the preemptor fit."""
 
 from itertools import combinations
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from xce.core.preempt.minimum import EXACT_MAX
 from xce.testing import Harness, make_host, make_job, queue

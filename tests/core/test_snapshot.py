@@ -4,8 +4,7 @@ import io
 import json
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from xce.core import SchedulerCore
 from xce.core.snapshot import SnapshotError

@@ -6,8 +6,7 @@ import random
 
 import pytest
 
-from xce.core import SchedulerCore
-from xce.core import events as ev
+from xce.core import SchedulerCore, events as ev
 from xce.core.specs import ResourceDef, SchedConfig
 
 

@@ -19,7 +19,7 @@ def documents() -> dict[str, str]:
 
 
 def test_a_silent_worker_is_described_with_the_states_the_controller_uses():
-    from xce.controller import fleet
+    from xce.controller.hosts import fleet
 
     source = Path(fleet.__file__).read_text()
     assert '"unreach"' in source and '"unavail"' not in source

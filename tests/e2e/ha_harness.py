@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
 from xce.testing.wait import wait_for  # noqa: F401  (tests import it from here)
 
 

@@ -13,7 +13,6 @@ import json
 import sys
 
 import pytest
-
 from conftest import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

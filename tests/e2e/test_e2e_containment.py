@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import proc_state, read_pid, wait_for
 
 pytestmark = [pytest.mark.integration,

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from xce.cluster.demo import RESULT_FILE, SLOTS, WORKERS, DemoJob, check, workload
-from xce.cluster.local import CLUSTER_FILE, pid_alive
+from xce.cluster.local import CLUSTER_FILE
+from xce.procs import pid_alive
 
 
 @pytest.mark.integration

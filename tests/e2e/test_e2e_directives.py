@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import FAST, Cli
+
 from xce.cluster import LocalCluster
 
 pytestmark = pytest.mark.integration

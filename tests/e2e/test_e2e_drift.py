@@ -14,7 +14,6 @@ import sys
 import time
 
 import pytest
-
 from conftest import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -10,8 +10,6 @@ import sys
 
 import pytest
 
-from conftest import wait_for
-
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 BURN = ("import os, time\n"

@@ -23,10 +23,10 @@ from pathlib import Path
 import httpx
 import pytest
 import sqlalchemy as sa
-
 from pgschema import PG_SERVER
+
+from xce.client.follow import Session, Unreachable, request_key
 from xce.cluster import LocalCluster
-from xce.controller.follow import Session, Unreachable, request_key
 from xce.controller.store.engine import session_name
 from xce.testing.wait import wait_for
 
@@ -199,11 +199,10 @@ def test_killed_database_sessions_answer_503_and_lose_no_report(tmp_path, pg_url
 def fill(path: Path) -> None:
     """Write ``path`` until the file system is full."""
     chunk = b"\0" * (1 << 20)
-    with open(path, "wb") as f:
+    with open(path, "wb", buffering=0) as f:  # unbuffered: nothing left over for close() to fail on
         try:
             while True:
                 f.write(chunk)
-                f.flush()
         except OSError:
             pass
     # the last small pieces too, so that the next write of anyone fails
@@ -216,32 +215,44 @@ def fill(path: Path) -> None:
 
 
 def test_full_disk_closes_the_host_keeps_the_jobs_and_recovers_by_itself(tmp_path, cluster_in):
+    """The worker's own files (its journal) fill first, while the controller still places jobs on it,
+    so its journal fails whatever the timing (appending to a file's last, partly written page needs
+    no new space: with the whole disk full at once, a journal that wrote little might not fail);
+    then the rest of the disk, so the controller's database fails too."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mnt)], check=True)
+    workers_disk = mnt / "state" / "workers"
+    workers_disk.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", str(workers_disk)], check=True)
     try:
         cluster = cluster_in(mnt / "state", workers=1, slots=4)
         runs, work = runs_dirs(tmp_path)
         name = cluster.worker_names[0]
         worker_pid = cluster.procs[name].pid
+        log = cluster.log_dir / f"{name}.log"
         full_s = 20.0 if LONG else 3.0
         with Load([cluster.url], cluster.token("admin"), runs, work) as load:
             time.sleep(1.0)
+            fill(workers_disk / "filler")
+            wait_for(lambda: "cannot write the job journal" in log.read_text(), 30, "the worker's journal to fail")
             fill(mnt / "filler")
             time.sleep(full_s)
-            os.unlink(mnt / "filler")
-            os.unlink(str(mnt / "filler") + ".tail")
+            for disk in (workers_disk, mnt):
+                os.unlink(disk / "filler")
+                os.unlink(str(disk / "filler") + ".tail")
             time.sleep(2.0)
         figures = check_outcome(cluster, load)
         # The worker lived through it (not dead inside: its reports got through) and took jobs again.
         assert cluster.procs[name].poll() is None and cluster.procs[name].pid == worker_pid
         host = {h["name"]: h for h in cluster.hosts()}[name]
         assert host["status"] == "ok" and not host.get("closed"), host
-        # Its journal did fail, and came back by itself (the failure's own line went to the full disk).
+        # Its journal did fail, and came back by itself.
         assert "the job journal in" in (cluster.log_dir / f"{name}.log").read_text()
         print("\n" + json.dumps({"fault": "full disk", "full_s": full_s, **figures}))
     finally:
         _stop_all_in(mnt)
+        subprocess.run(["umount", "-l", str(workers_disk)], check=False)
         subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 

@@ -10,7 +10,6 @@ import sys
 import time
 
 import pytest
-
 from conftest import read_pid, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -80,7 +79,7 @@ def test_host_declared_down_requeues_rerunnable_jobs_ends_the_rest_and_its_retur
     victim, spare = cluster.worker_names
     # Drain the spare host so that both jobs start on the victim (closing shows the reason in xce hosts).
     _admin(cluster, "host", "close", spare, "--reason", "kept free for the test")
-    assert f"closed (kept free for the test)" in xce("hosts").stdout
+    assert "closed (kept free for the test)" in xce("hosts").stdout
     rerun = xce.submit("--rerunnable", "--", "sh", "-c", "echo $$ > rerun.$XCE_EXEC_HOST.pid; sleep 60")
     once = xce.submit("--", "sh", "-c", "echo $$ > once.pid; sleep 60")
     for jobid in (rerun, once):

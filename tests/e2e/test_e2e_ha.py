@@ -9,9 +9,9 @@ import signal
 import time
 
 import pytest
-
 from ha_harness import UpCluster, wait_for
-from xce.controller.follow import Session
+
+from xce.client.follow import Session
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -21,9 +21,9 @@ import time
 
 import pytest
 import sqlalchemy as sa
-
 from ha_harness import UpCluster, percentiles, wait_for
-from xce.controller.follow import Session, Unreachable
+
+from xce.client.follow import Session, Unreachable
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -16,7 +16,6 @@ import textwrap
 import time
 
 import pytest
-
 from conftest import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from conftest import FAST
+
 from xce.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 import pytest
-
 from conftest import FAST, Cli, wait_for
+
 from xce.cluster import LocalCluster
 
 pytestmark = pytest.mark.integration

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
-
 from conftest import wait_for
+from prometheus_client.parser import text_string_to_metric_families
 
 pytestmark = pytest.mark.integration
 

@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 import pytest
-
 from ha_harness import wait_for
+
 from xce.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import FAST
+
 from xce.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import proc_state, read_pid, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -5,7 +5,6 @@ goes away when the queue dispatches again."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -11,8 +11,8 @@ import sys
 import time
 
 import pytest
-
 from conftest import FAST, Cli, read_pid, wait_for
+
 from xce.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

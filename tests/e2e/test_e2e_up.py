@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from xce.cluster.local import pid_alive
+from xce.procs import pid_alive
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

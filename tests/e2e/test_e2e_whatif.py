@@ -10,7 +10,6 @@ import time
 
 import httpx
 import pytest
-
 from conftest import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -38,7 +37,7 @@ def test_whatif_baseline_agrees_with_reality(make_cluster, tmp_path):
     ids = []
     try:
         # Bursts of submissions, so that jobs queue, the two queues compete and wide jobs wait for room.
-        for burst in range(6):
+        for _burst in range(6):
             for _ in range(JOBS // 6):
                 wide = rng.random() < 0.08
                 body = {"command": ["sleep", str(rng.choice((0.2, 0.5, 1, 1.5, 2)))],

@@ -9,8 +9,8 @@ import sys
 import time
 
 import pytest
-
 from conftest import FAST, Cli, wait_for
+
 from xce.cluster import LocalCluster
 
 pytestmark = pytest.mark.integration

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from xce.cluster.local import pid_alive
+from xce.procs import pid_alive
 from xce.testing.netbed import netbed, wait_for  # noqa: F401
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

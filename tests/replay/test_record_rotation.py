@@ -10,7 +10,7 @@ from xce.scheduler.rotation import RotationPolicy, due, new_name, prune
 def test_prune_by_age_then_total_size(tmp_path):
     now = 1_000_000.0
     files = []
-    for k, (age, size) in enumerate(((500, 10), (300, 10), (200, 40), (100, 40), (0, 40))):
+    for _k, (age, size) in enumerate(((500, 10), (300, 10), (200, 40), (100, 40), (0, 40))):
         p = new_name(tmp_path, int((now - age) * 1e9))
         p.write_bytes(b"x" * size)
         os.utime(p, (now - age, now - age))

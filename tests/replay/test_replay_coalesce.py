@@ -5,8 +5,7 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 
-from xce.core import SchedulerCore
-from xce.core import events as ev
+from xce.core import SchedulerCore, events as ev
 from xce.core.pickers import registry as pickers
 from xce.core.pickers.fcfs import FcfsPicker
 from xce.replay.writer import record

@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from xce.replay.reader import ReplayFileError, ReplayReader
 from xce.replay.writer import record

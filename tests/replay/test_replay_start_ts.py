@@ -5,8 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from xce.replay.writer import record
 from xce.scheduler.sim_driver import SimDriver

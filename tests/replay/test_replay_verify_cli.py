@@ -11,8 +11,7 @@ import pytest
 
 from xce.replay.format import iso_ns
 from xce.replay.writer import record
-from xce.testing.scenarios import closed_loop_events
-from xce.testing.scenarios import random_events
+from xce.testing.scenarios import closed_loop_events, random_events
 
 
 def _cli(*args, hashseed="0", timeout=120):

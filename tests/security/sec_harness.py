@@ -77,9 +77,9 @@ def reachable_dir() -> Iterator[Path]:
 
 #: Imported before the switch to the user: the interpreter of this machine lives under /root (0700),
 #: so modules not yet loaded could not be read any more once the process is the user.
-_PRELOAD = ("xce.cli.main", "xce.cli.client", "xce.controller.transport", "xce.cli.submit", "xce.cli.jobs",
-            "xce.cli.jobctl", "xce.cli.spec", "xce.cli.admin", "xce.munge", "xce.controller.follow",
-            "xce.controller.statedir", "http.client", "json", "ssl", "ctypes", "encodings.idna", "urllib.parse",
+_PRELOAD = ("xce.cli.main", "xce.cli.client", "xce.client.transport", "xce.cli.submit", "xce.cli.jobs",
+            "xce.cli.jobctl", "xce.cli.spec", "xce.cli.admin", "xce.munge", "xce.client.follow",
+            "xce.client.statedir", "http.client", "json", "ssl", "ctypes", "encodings.idna", "urllib.parse",
             "email.parser", "email.feedparser", "shlex", "xce.cli.up", "pydantic", "decimal", "importlib.metadata",
             "xce.plugins", "xce.cli.jobscript", "xce.cli.envcopy", "xce.cli.placement", "xce.jobfiles",
             "xce.core.quantity")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from sec_harness import Munged, Site, reachable_dir, run_as, unix_users
+
 from xce.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

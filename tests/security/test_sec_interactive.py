@@ -17,8 +17,8 @@ import sys
 import time
 
 import pytest
-
 from sec_harness import reachable_dir, unix_users
+
 from xce.cluster import LocalCluster
 from xce.worker import taskauth
 
@@ -26,8 +26,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 #: Loaded before the switch to the user (the interpreter's files are root's, see sec_harness).
 PRELOAD = ("xce.cli.main", "xce.cli.submit", "xce.cli.interactive", "xce.cli.client", "xce.cli.envcopy",
-           "xce.cli.jobscript", "xce.cli.placement", "xce.cli.spec", "xce.jobref", "xce.controller.transport",
-           "xce.controller.follow", "xce.controller.statedir", "xce.worker.taskauth", "xce.worker.ttywire",
+           "xce.cli.jobscript", "xce.cli.placement", "xce.cli.spec", "xce.jobref", "xce.client.transport",
+           "xce.client.follow", "xce.client.statedir", "xce.worker.taskauth", "xce.worker.ttywire",
            "signal", "time", "termios", "tty", "select", "socket", "json", "hmac", "hashlib", "secrets", "struct", "ctypes",
            "encodings.idna", "urllib.parse", "difflib", "shlex")
 

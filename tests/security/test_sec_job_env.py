@@ -18,8 +18,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from sec_harness import Site, reachable_dir, run_as, unix_users
+
 from xce.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from sec_harness import reachable_dir, unix_users
+
 from xce.worker.identity import Identity, StartError, resolve_identity
 from xce.worker.launch import LaunchSpec, launch
 

@@ -11,10 +11,10 @@ import time
 
 import httpx
 import pytest
-
 from sec_harness import make_tls
+
+from xce.client.launch import LaunchError, start_controller
 from xce.cluster import LocalCluster
-from xce.controller.launch import LaunchError, start_controller
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -15,8 +15,8 @@ import time
 
 import httpx
 import pytest
-
 from sec_harness import Munged, reachable_dir, run_as, unix_users
+
 from xce.cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -102,7 +102,7 @@ def naive(jobs: list[Row], slots: int, picker: str) -> dict[int, int]:
         count = free
         shadow = extra = None
         by_end = sorted(running, key=lambda r: (r[1] + est(r[0]), r[0]))
-        for k, (j, s) in enumerate(by_end):
+        for _k, (j, s) in enumerate(by_end):
             count += size[j]
             if count >= size[head]:
                 shadow = s + est(j)

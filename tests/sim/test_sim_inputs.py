@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from xce.sim import swf
 from xce.sim.swf import SwfError, parse_lines, read_swf

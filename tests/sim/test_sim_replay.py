@@ -4,7 +4,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[2]
 LANL = ROOT / "examples" / "traces" / "LANL-CM5-1994-4.1-cln.first155.swf"

@@ -11,9 +11,9 @@ from __future__ import annotations
 import getpass
 
 import pytest
-
 from ui_helpers import CONFIG, People, browser, cluster, log_in, only_the_controller, people, wait_for  # noqa: F401
-from xce.controller.launch import start_controller
+
+from xce.client.launch import start_controller
 from xce.testing.browser import Browser
 
 pytestmark = pytest.mark.integration

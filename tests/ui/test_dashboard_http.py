@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from xce.controller.launch import start_controller
+from xce.client.launch import start_controller
 
 pytestmark = pytest.mark.integration
 

@@ -31,7 +31,7 @@ def test_the_nasa_report_opens_in_the_browser_with_its_plots_visible(tmp_path):
             " i.getBoundingClientRect().width, i.getBoundingClientRect().height]);"))
             and all(i[1] and i[2] > 0 for i in imgs) and imgs, 30, "every plot to be decoded")
         assert len(images) == 6
-        for alt, _, natural, width, height in images:
+        for alt, _, _natural, width, height in images:
             assert width > 200 and height > 100, (alt, width, height)  # drawn on the page, not a broken icon
         assert {i[0] for i in images} >= {"Utilization over time", "Wait-time CDF", "Gantt chart"}
         b.screenshot(tmp_path / "report.png", full_page=True)

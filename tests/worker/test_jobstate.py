@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-
 import subprocess
 import time
 
 import psutil
 
+from xce.procs import process_start
 from xce.worker import jobstate
-from xce.worker.jobstate import JOURNAL, JobRecord, JobStateDir, process_start, still_alive
+from xce.worker.jobstate import JOURNAL, JobRecord, JobStateDir, still_alive
 
 
 def _rec(jobid: int, **kw) -> JobRecord:

@@ -17,21 +17,6 @@ CSV_FIELDS = ("jobid", "user", "queue", "project", "job_type", "state", "exit_co
               "submit_time", "start_time", "end_time", "wait_s", "run_s", "cpu_s", "mem_peak")
 
 
-def duration(seconds: float | None) -> str:
-    """``42s``, ``3:07`` (min:s), ``2:03:07`` (h:min:s), ``3d 2:03:07``: whole seconds, as bacct prints."""
-    if seconds is None:
-        return "-"
-    s = int(round(seconds))
-    d, s = divmod(s, 86400)
-    h, s = divmod(s, 3600)
-    m, s = divmod(s, 60)
-    if d:
-        return f"{d}d {h}:{m:02d}:{s:02d}"
-    if h:
-        return f"{h}:{m:02d}:{s:02d}"
-    return f"{m}:{s:02d}" if m else f"{s}s"
-
-
 def _exit(job: dict[str, Any]) -> str:
     if job["exit_signal"]:
         return str(job["exit_signal"])
@@ -70,21 +55,21 @@ def acct(since: str | None, until: str | None, user: str | None, queue: str | No
             w.writerow(["" if job[f] is None else job[f] for f in CSV_FIELDS])
         return
     from xce.cli.output import table
-    from xce.core.quantity import human_quantity
+    from xce.formats import compact, size
 
     jobs = res["jobs"]
     if jobs:
         table(["JOBID", "USER", "QUEUE", "PROJECT", "STATE", "EXIT", "TASKS", "WAIT", "RUN", "CPU", "MEM PEAK"],
               [[j["jobid"] if j["array_index"] is None else f"{j['array_id']}[{j['array_index']}]", j["user"],
-                j["queue"], j["project"], j["state"], _exit(j), j["tasks"], duration(j["wait_s"]),
-                duration(j["run_s"]), duration(j["cpu_s"]),
-                "-" if j["mem_peak"] is None else human_quantity("mem", j["mem_peak"])] for j in jobs])
+                j["queue"], j["project"], j["state"], _exit(j), j["tasks"], compact(j["wait_s"]),
+                compact(j["run_s"]), compact(j["cpu_s"]),
+                size(j["mem_peak"])] for j in jobs])
     t = res["totals"]
     if not t["jobs"]:
         print("No finished job in this window.")
         return
     print(f"\nJobs: {t['jobs']} (DONE {t['done']}, EXIT {t['exit']})   slot-hours: {t['slot_hours']:.2f}   "
-          f"mean wait: {duration(t['mean_wait_s'])}   mean run: {duration(t['mean_run_s'])}   "
+          f"mean wait: {compact(t['mean_wait_s'])}   mean run: {compact(t['mean_run_s'])}   "
           f"CPU hours: {t['cpu_hours']:.2f}")
     if res["truncated"]:
         print(f"(only the first {len(jobs)} jobs are listed; the totals cover all {t['jobs']})")

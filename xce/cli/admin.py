@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from xce.cli.spec import JSON, Arg, Command, Group, Opt, Program, common_options
+from xce.formats import minute
 
 COMMANDS: dict[str, str] = {
     "user": "xce.cli.admin",
@@ -48,14 +49,6 @@ def parse_lifetime(text: str) -> int:
     return seconds
 
 
-def _when(ns: int | None) -> str:
-    if not ns:
-        return "-"
-    import time
-
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ns / 1e9))
-
-
 def user_add(name: str, admin: bool, as_json: bool, url: str | None, token: str | None,
              state_dir: str | None) -> None:
     from xce.cli.client import call, connect, print_json
@@ -81,7 +74,7 @@ def token_create(name: str, role: str, expires: str | None, note: str, as_json: 
         print_json(res)
     else:
         print(res["token"])
-        print(f"xceadmin: token {res['id']} for {res['name']} (role {res['role']}, expires {_when(res['expires'])})"
+        print(f"xceadmin: token {res['id']} for {res['name']} (role {res['role']}, expires {minute(res['expires'])})"
               f"; it is not shown again", file=sys.stderr)
 
 
@@ -93,11 +86,11 @@ def token_list(show_all: bool, as_json: bool, url: str | None, token: str | None
         print_json(res)
         return
     rows = [("ID", "NAME", "ROLE", "STATUS", "CREATED", "EXPIRES", "NOTE")]
-    rows += [(t["id"], t["name"], t["role"], t["status"], _when(t["created"]), _when(t["expires"]), t["note"])
+    rows += [(t["id"], t["name"], t["role"], t["status"], minute(t["created"]), minute(t["expires"]), t["note"])
              for t in res["tokens"]]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
+        print("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
 
 
 def token_revoke(ids: list[str], as_json: bool, url: str | None, token: str | None, state_dir: str | None) -> None:
@@ -304,7 +297,12 @@ XCEADMIN = Program("xceadmin", "XCE administration: tokens, configuration, sched
 
 
 def main(argv: list[str] | None = None) -> None:
-    XCEADMIN.main(argv)
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["__complete"]:  # the shell scripts' question; completion reads the declarations
+        from xce.cli.completion import answer
+
+        raise SystemExit(answer(XCEADMIN, args[1:]))
+    XCEADMIN.main(args)
 
 
 if __name__ == "__main__":

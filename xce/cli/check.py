@@ -178,7 +178,8 @@ def check(as_json: bool, clock_tolerance: float, scheduler_silence: float, ca_fi
     import os
 
     from xce.cli.client import EXIT_UNREACHABLE, fail, print_json
-    from xce.controller import follow, statedir
+    from xce.client import statedir
+    from xce.client.urls import parse_urls
 
     sd = statedir.resolve(state_dir)
     text = url or os.environ.get("XCE_URL") or ",".join(statedir.controller_urls(sd))
@@ -186,7 +187,7 @@ def check(as_json: bool, clock_tolerance: float, scheduler_silence: float, ca_fi
         fail(f"no controller address: pass --url, set XCE_URL, or --state-dir of a cluster "
              f"(no {statedir.info_path(sd)})", EXIT_UNREACHABLE)
     try:
-        urls = follow.parse_urls(text)
+        urls = parse_urls(text)
     except ValueError as exc:
         fail(str(exc), 2)
     token = token or os.environ.get("XCE_TOKEN") or statedir.read_token(sd)

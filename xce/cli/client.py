@@ -2,7 +2,7 @@
 
 ``xce submit`` and ``xce jobs`` run in shell loops, so a client process imports only the standard
 library's ``os``, ``_socket`` and the C half of ``json`` (:mod:`xce.wirejson`; see
-:mod:`xce.controller.transport` for why not httpx or ``http.client``; ``ssl`` only for
+:mod:`xce.client.transport` for why not httpx or ``http.client``; ``ssl`` only for
 ``https://``). One keep-alive connection serves every request of a command.
 
 Where the controller is and which token to use, first match wins:
@@ -25,9 +25,9 @@ import os
 import sys
 
 from xce import wirejson
-from xce.controller import statedir
-from xce.controller.follow import Session, Unreachable  # noqa: F401 - Unreachable: for the commands
-from xce.controller.transport import quote, query  # noqa: F401 - for the commands
+from xce.client import statedir
+from xce.client.follow import Session, Unreachable  # noqa: F401 - Unreachable: for the commands
+from xce.client.transport import query, quote  # noqa: F401 - for the commands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 #: Seconds a command keeps retrying an answer that says "not now" (5xx, 429) before it reports it.
@@ -62,12 +62,12 @@ def describe(err: ApiError) -> list[str]:
 
 class Client:
     """JSON requests to one controller, or to the leader of several (``http://a:8000,http://b:8000``)
-    through a :class:`~xce.controller.follow.Session`: answers are decoded JSON or :class:`ApiError`,
+    through a :class:`~xce.client.follow.Session`: answers are decoded JSON or :class:`ApiError`,
     and a bad address ends the command with a one-line message."""
 
     def __init__(self, url: str, token: str | None, timeout: float = 60.0, *, munge_socket: str | None = None,
                  ca_file: str | None = None) -> None:
-        from xce.controller.follow import parse_urls
+        from xce.client.urls import parse_urls
 
         self.munge_socket = None if token else munge_socket
         try:
@@ -116,8 +116,9 @@ class Client:
         """The answer, once it is final: a 5xx or 429 (the controller's database away a moment, a
         takeover) is retried with backoff for :data:`RETRY_S`, under one idempotency key, so a
         submission is made once however often it is sent."""
-        from xce.controller.follow import backoff, request_key, retry_after, retryable
         import time
+
+        from xce.client.follow import backoff, request_key, retry_after, retryable
 
         deadline = time.monotonic() + RETRY_S
         key = request_key() if method == "POST" else None

@@ -6,8 +6,9 @@ import sys
 from typing import Any
 
 from xce.cli.client import call, connect, fail, print_json
-from xce.cli.output import size, table, when
+from xce.cli.output import table
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
+from xce.formats import hms, recent, size
 
 LOAD_INDICES = ("r15s", "r1m", "r15m", "ut", "mem", "swp")
 
@@ -36,7 +37,7 @@ def _long(h: dict[str, Any]) -> str:
              f"  containment  {h.get('containment') or 'unknown (worker predates containment)'}",
              f"  slots        {r.get('slots', '-')} ({h['slots_used']} used by {h['njobs']} job(s))",
              f"  ncpus        {r.get('ncpus', '-')}", f"  maxmem       {size(r['maxmem']) if 'maxmem' in r else '-'}",
-             f"  type         {r.get('type', '-')}", f"  last seen    {when(h['last_seen'])}"]
+             f"  type         {r.get('type', '-')}", f"  last seen    {recent(h['last_seen'])}"]
     lines += [f"  {k}  {v}" for k, v in sorted(r.items()) if "/" in k]
     return "\n".join(lines)
 
@@ -73,7 +74,7 @@ def load(long: bool, as_json: bool, url: str | None, token: str | None, state_di
         return
     if long:  # lsload -l: every index a host reported, not only the usual six
         sys.stdout.write("\n\n".join(
-            "\n".join([f"HOST {h['name']}", f"  status  {h['status']}", f"  seen    {when(h['last_seen'])}"]
+            "\n".join([f"HOST {h['name']}", f"  status  {h['status']}", f"  seen    {recent(h['last_seen'])}"]
                       + [f"  {k}  {size(v) if k in ('mem', 'swp') else _num(v)}" for k, v in sorted(h["load"].items())])
             for h in res["hosts"]) + "\n")
         return
@@ -81,7 +82,7 @@ def load(long: bool, as_json: bool, url: str | None, token: str | None, state_di
     for h in res["hosts"]:
         ld = h["load"]
         rows.append([h["name"], h["status"]] + [size(ld[k]) if k in ("mem", "swp") and k in ld else _num(ld.get(k))
-                                                for k in LOAD_INDICES] + [when(h["last_seen"])])
+                                                for k in LOAD_INDICES] + [recent(h["last_seen"])])
     table(["HOST", "STATUS", *LOAD_INDICES, "SEEN"], rows)
 
 
@@ -102,7 +103,7 @@ def _queue_long(q: dict) -> str:
         if key == "status" and q.get("closed_reason"):
             value = f"{value} ({q['closed_reason']})"
         elif key in ("run_limit", "max_run_limit") and value is not None:
-            value = f"{value // 3600}:{value // 60 % 60:02d}:00"
+            value = hms(value)
         if isinstance(value, dict):
             shown = ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
         else:

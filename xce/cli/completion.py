@@ -126,7 +126,7 @@ def candidates(root: Group, done: list[str], current: str) -> list[str]:
             if o.hidden or (id(o) in used and not o.multiple):
                 continue
             flags += [f for f in (*o.flags, *o.negate) if f.startswith("--")] or list(o.flags)
-        flags += [f for f in HELP_FLAGS if f not in cmd._by_flag][1:]
+        flags += cmd.help_flags[1:]
         return _filter(flags, current)
     args = cmd.args
     if options_done and not cmd.interspersed and positional >= 1 and args and args[-1].many:

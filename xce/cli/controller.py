@@ -12,7 +12,7 @@ def controller(host: str, port: int, state_dir: str | None, db: str | None, conf
     import sys
 
     from xce import logs
-    from xce.controller import statedir
+    from xce.client import statedir
 
     try:
         logs.configure("controller", log_level, log_format or None)
@@ -20,7 +20,7 @@ def controller(host: str, port: int, state_dir: str | None, db: str | None, conf
         print(f"xce controller: {exc}", file=sys.stderr)
         return 2
     if advertise_url:
-        from xce.controller.follow import parse_urls
+        from xce.client.urls import parse_urls
 
         try:
             (advertise_url,) = parse_urls(advertise_url, "--advertise-url")

@@ -15,10 +15,8 @@ import sys
 from xce.cli.spec import JSON, Command, Group, Opt
 
 
-
-
 def _engine(db: str | None, state_dir: str | None):
-    from xce.controller import statedir
+    from xce.client import statedir
     from xce.controller.store import engine as store_engine
 
     sd = statedir.resolve(state_dir)
@@ -45,8 +43,8 @@ def _running_controller(engine, sd) -> str | None:
     """Who would be upset by a migration now, or None."""
     import sqlalchemy as sa
 
-    from xce.controller import statedir
-    from xce.controller.leadership import Identity, Lease
+    from xce.client import statedir
+    from xce.controller.ha.leadership import Identity, Lease
 
     if engine.dialect.name == "postgresql":
         try:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from xce.cli.client import call, connect, print_json
-from xce.cli.output import printable, size, table
+from xce.cli.output import printable, table
 from xce.cli.spec import JSON, Command, Opt, common_options
+from xce.formats import size
 
 MEMORY = frozenset({"mem", "maxmem", "swp"})
 

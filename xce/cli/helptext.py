@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import textwrap
+from typing import TYPE_CHECKING
 
-from xce.cli.spec import _MISSING, HELP_FLAGS, Arg, Command, Group, Opt
+if TYPE_CHECKING:  # spec imports this module to answer --help, so only the type checker reads spec here
+    from xce.cli.spec import Arg, Command, Group, Opt
 
 INDENT = 2
 
@@ -74,7 +76,7 @@ def _option_right(o: Opt) -> str:
         notes.append(f"at least {o.min}")
     elif o.max is not None:
         notes.append(f"at most {o.max}")
-    if o.show_default and not o.required and o.default not in (None, "", False) and o.const is _MISSING:
+    if o.show_default and not o.required and o.default not in (None, "", False) and not o.stores_const:
         notes.append(f"default: {o.default}")
     if o.env:
         notes.append(f"env {o.env}")
@@ -98,8 +100,8 @@ def option_sections(cmd: Command) -> dict[str, list[tuple[str, str]]]:
     for o in cmd.options:
         if not o.hidden:
             sections.setdefault(o.section or "Options", []).append((_option_left(o), _option_right(o)))
-    if not any(f in cmd._by_flag for f in HELP_FLAGS):
-        sections["Options"].append(("-h, --help", "Show this help and exit."))
+    if cmd.help_flags:
+        sections["Options"].append((", ".join(cmd.help_flags), "Show this help and exit."))
     return sections
 
 

@@ -8,6 +8,7 @@ from functools import partial
 from xce.cli.client import EXIT_FAILED, EXIT_USAGE, call, connect, fail, print_json
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
 from xce.cli.submit import parse_begin, parse_pairs, parse_run_limit, parse_time
+from xce.formats import hms
 from xce.jobref import ref_arg
 
 
@@ -103,7 +104,7 @@ def _limit_text(seconds: int | None) -> str:
     """The run limit now in force (``-W 0`` gives the queue's default, which the answer alone does not say)."""
     if not seconds:
         return "no run limit"
-    return f"run limit {seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return f"run limit {hms(seconds)}"
 
 
 _JOBS = Arg("jobids", _job, many=True, required=False, metavar="JOB",

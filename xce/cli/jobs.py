@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 
-
 from xce.cli.client import call, connect, print_json
-from xce.cli.output import placement, printable, size, stamp, table, when
+from xce.cli.output import placement, printable, table
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
+from xce.formats import hms, millisecond, recent, seconds_or_hms, size
 from xce.jobref import ref_arg
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # for annotations only: typing would cost every client command its imports (re, ...)
+    from typing import Any
 
 
 MEMORY = frozenset({"mem", "maxmem", "swp"})
@@ -30,7 +34,7 @@ def _usage_lines(usage: dict[str, Any]) -> list[str]:
     for k in sorted(last):
         fmt = size if "mem" in k or k.endswith("_bytes") else (lambda v: f"{v}")
         out.append(f"  {k}: {fmt(last[k])} (peak {fmt(peak.get(k, '-'))}, mean {fmt(mean.get(k, '-'))})")
-    out.append(f"  samples: {usage.get('samples', 0)}, last at {stamp(usage.get('ts'))}")
+    out.append(f"  samples: {usage.get('samples', 0)}, last at {millisecond(usage.get('ts'))}")
     return out
 
 
@@ -71,7 +75,7 @@ def long_form(d: dict[str, Any]) -> str:
     if d.get("held_by"):
         lines.append(f"Held by <{d['held_by']}>")
     if d.get("begin_time"):
-        lines.append(f"Begin time <{stamp(d['begin_time'])}>")
+        lines.append(f"Begin time <{millisecond(d['begin_time'])}>")
     if d.get("request"):
         lines.append(f"Requirement <{d['request']}>")
     if d.get("sched_request") and d["sched_request"] != d.get("request"):
@@ -82,11 +86,11 @@ def long_form(d: dict[str, Any]) -> str:
                                                              for k, v in sorted(d[key].items())))
     if d.get("run_limit"):
         t = d["run_limit"]
-        lines.append(f"Run limit: {t // 3600}:{t // 60 % 60:02d}:{t % 60:02d}")
+        lines.append(f"Run limit: {hms(t)}")
     lines += _how_it_starts(d)
-    lines.append(f"Submitted {stamp(d['submit_time'])}"
-                 + (f", started {stamp(d['start_time'])}" if d.get("start_time") else "")
-                 + (f", ended {stamp(d['end_time'])}" if d.get("end_time") else ""))
+    lines.append(f"Submitted {millisecond(d['submit_time'])}"
+                 + (f", started {millisecond(d['start_time'])}" if d.get("start_time") else "")
+                 + (f", ended {millisecond(d['end_time'])}" if d.get("end_time") else ""))
     if d.get("placement"):
         lines.append("Placement: " + ", ".join(f"{p['host']} ({p['tasks']} task{'s' if p['tasks'] != 1 else ''})"
                                                for p in d["placement"]))
@@ -106,7 +110,7 @@ def long_form(d: dict[str, Any]) -> str:
     lines.append("HISTORY:")
     for h in d.get("history", []):
         move = f"{h['from'] or '-'} -> {h['to']}" if h["from"] != h["to"] else h["to"]
-        lines.append(f"  {stamp(h['ts'])}  {move:<14}  {h['reason']} (by {h['by']})")
+        lines.append(f"  {millisecond(h['ts'])}  {move:<14}  {h['reason']} (by {h['by']})")
     return "\n".join(lines)
 
 
@@ -137,9 +141,9 @@ def _cell(r: dict[str, Any], col: str) -> Any:
     if col == "exec_host":
         return placement(r["placement"])
     if col in ("submit_time", "start_time"):
-        return when(r[col])
+        return recent(r[col])
     if col == "finish_time":
-        return when(r["end_time"])
+        return recent(r["end_time"])
     if col == "command":
         return _command_text(r["command"])
     if col == "pend_reason":
@@ -188,7 +192,7 @@ def jobs(jobids: list[str] | None, all_: bool, user: str | None, queue: str | No
     else:
         table(["JOBID", "USER", "STAT", "QUEUE", "TASKS", "EXEC_HOST", "SUBMIT_TIME", "COMMAND"],
               [[shown_id(r), r["user"],
-                r["state"], r["queue"], r["tasks"], placement(r["placement"]), when(r["submit_time"]),
+                r["state"], r["queue"], r["tasks"], placement(r["placement"]), recent(r["submit_time"]),
                 _command_text(r["command"])] for r in rows])
         if view == "pend":  # bjobs -p: why each one waits
             for r in rows:
@@ -228,14 +232,6 @@ JOBS = Command(
               "xce jobs -o 'jobid name stat exec_host pend_reason' sweep"),
 )
 
-def _duration(ns: int) -> str:
-    s = ns / 1e9
-    if s < 60:
-        return f"{s:.1f}s"
-    m, s = divmod(int(s), 60)
-    h, m = divmod(m, 60)
-    return f"{h}:{m:02d}:{s:02d}"
-
 
 def history_text(d: dict[str, Any], now_ns: int) -> str:
     """LSF's bhist -l: every state change with its time, then the time spent in each state."""
@@ -245,13 +241,13 @@ def history_text(d: dict[str, Any], now_ns: int) -> str:
     hist = d.get("history", [])
     for i, h in enumerate(hist):
         move = f"{h['from'] or '-'} -> {h['to']}" if h["from"] != h["to"] else h["to"]
-        lines.append(f"  {stamp(h['ts'])}  {move:<14}  {h['reason']} (by {h['by']})")
+        lines.append(f"  {millisecond(h['ts'])}  {move:<14}  {h['reason']} (by {h['by']})")
         end = hist[i + 1]["ts"] if i + 1 < len(hist) else (None if h["to"] in ("DONE", "EXIT") else now_ns)
         if end is not None:
             spent[h["to"]] = spent.get(h["to"], 0) + max(0, end - h["ts"])
     if spent:
-        lines.append("  Time in each state: " + ", ".join(f"{s} {_duration(ns)}" for s, ns in spent.items())
-                     + f"; total {_duration(sum(spent.values()))}")
+        each = ", ".join(f"{s} {seconds_or_hms(ns / 1e9)}" for s, ns in spent.items())
+        lines.append(f"  Time in each state: {each}; total {seconds_or_hms(sum(spent.values()) / 1e9)}")
     return "\n".join(lines)
 
 

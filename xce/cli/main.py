@@ -32,6 +32,8 @@ One module may declare several commands (list each name). Shared pieces: ``commo
 
 from __future__ import annotations
 
+import sys
+
 from xce.cli.spec import Program
 
 #: command name -> module whose ``COMMAND_SPECS`` declares it.
@@ -76,7 +78,12 @@ XCE = Program("xce", "XCE: submit and watch batch jobs, and run the cluster's se
 
 
 def main(argv: list[str] | None = None) -> None:
-    XCE.main(argv)
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["__complete"]:  # the shell scripts' question; completion reads the declarations
+        from xce.cli.completion import answer
+
+        raise SystemExit(answer(XCE, args[1:]))
+    XCE.main(args)
 
 
 if __name__ == "__main__":

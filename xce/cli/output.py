@@ -1,4 +1,5 @@
-"""Text for people: aligned tables, times and sizes.
+"""Text for people: aligned tables, and other users' text made safe to print (times and sizes
+are :mod:`xce.formats`).
 
 Tables go through rich when stdout is a terminal (colours, wrapping to the width); when piped
 they are plain aligned columns, which ``grep``/``awk`` read and which costs no rich import in
@@ -8,8 +9,10 @@ the commands people loop over.
 from __future__ import annotations
 
 import sys
-import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # for annotations only: typing would cost every client command its imports (re, ...)
+    from typing import Any, Sequence
 
 
 def printable(text: str, keep: str = "") -> str:
@@ -20,29 +23,6 @@ def printable(text: str, keep: str = "") -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() or c in keep else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
-def when(ns: int | None) -> str:
-    if not ns:
-        return "-"
-    t = ns / 1e9
-    fmt = "%H:%M:%S" if time.time() - t < 86400 else "%b %d %H:%M"
-    return time.strftime(fmt, time.localtime(t))
-
-
-def stamp(ns: int | None) -> str:
-    if not ns:
-        return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ns / 1e9)) + f".{(ns // 1_000_000) % 1000:03d}"
-
-
-def size(n: Any) -> str:
-    """Bytes for people, through the one quantity formatter (``4G``, ``1.5G``, ``512B``)."""
-    if not isinstance(n, (int, float)) or isinstance(n, bool):
-        return str(n)
-    from xce.core.quantity import human_quantity
-
-    return human_quantity("", n, memory=True)
 
 
 def placement(items: list[dict[str, Any]]) -> str:

@@ -13,7 +13,6 @@ from typing import Optional
 
 from xce.cli.spec import Arg, Command, Group, Opt, path, standalone
 
-
 #: The command a one-line error names (``compare`` shares the helpers of ``run``).
 _prog = ["xce sim run"]
 
@@ -172,7 +171,7 @@ def _cluster(trace, workload: Path, cluster: Optional[Path], hosts: Optional[int
             return load_cluster_file(cluster)
         except ConfigError as exc:
             print(str(exc), file=sys.stderr)
-            raise SystemExit(1)
+            raise SystemExit(1) from None
     if hosts is None:
         machine = trace.machine()
         if machine is None:

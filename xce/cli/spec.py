@@ -90,7 +90,12 @@ class Opt:
     @property
     def is_flag(self) -> bool:
         """Takes no value on the command line."""
-        return self.type is bool or self.const is not _MISSING
+        return self.type is bool or self.stores_const
+
+    @property
+    def stores_const(self) -> bool:
+        """A flag that stores its ``const`` (bjobs' ``-r``/``-p``) rather than True or False."""
+        return self.const is not _MISSING
 
     def __repr__(self) -> str:
         return f"Opt({self.name!r}, {self.flags!r})"
@@ -179,8 +184,8 @@ class Command:
         names: dict[str, object] = {}
         for p in self.params:
             prev = names.get(p.name)
-            if prev is not None and not (isinstance(p, Opt) and isinstance(prev, Opt) and p.const is not _MISSING
-                                         and prev.const is not _MISSING):
+            if prev is not None and not (isinstance(p, Opt) and isinstance(prev, Opt) and p.stores_const
+                                         and prev.stores_const):
                 raise ValueError(f"command {name}: two parameters named {p.name!r}")
             names[p.name] = p
             if isinstance(p, Opt):
@@ -201,6 +206,11 @@ class Command:
     @property
     def options(self) -> list[Opt]:
         return [p for p in self.params if isinstance(p, Opt)]
+
+    @property
+    def help_flags(self) -> list[str]:
+        """The words of :data:`HELP_FLAGS` that ask for this command's help (none it declares itself)."""
+        return [f for f in HELP_FLAGS if f not in self._by_flag]
 
     def _help_flag(self, word: str) -> bool:
         return word in HELP_FLAGS and word not in self._by_flag
@@ -291,7 +301,7 @@ class Command:
         return values
 
     def _flag(self, values: dict, opt: Opt, flag: str) -> None:
-        if opt.const is not _MISSING:
+        if opt.stores_const:
             value = opt.const
         else:
             value = flag not in self._negated
@@ -405,10 +415,6 @@ class Program(Group):
 
     def run(self, argv: list[str]) -> int:
         """Run a command line; returns the exit status (never raises SystemExit)."""
-        if argv and argv[0] == "__complete":
-            from xce.cli import completion
-
-            return completion.answer(self, argv[1:])
         return run(self, argv, self.name)
 
     def main(self, argv: list[str] | None = None) -> None:

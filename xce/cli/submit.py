@@ -6,6 +6,7 @@ from xce.cli.client import EXIT_USAGE, call, connect, fail, print_json
 from xce.cli.spec import JSON, Arg, Command, Opt, common_options
 from xce.jobref import array_arg
 
+
 def _quantity(name: str, text: str) -> int:
     """The one quantity grammar (xce.core.quantity, stdlib only: the fast path stays cheap)."""
     from xce.cli.jobscript import Refused
@@ -38,7 +39,7 @@ def parse_run_limit(text: str) -> int:
     if len(parts) > 2:
         raise ValueError(f"invalid run limit {text!r} (expected MINUTES or HOURS:MINUTES, e.g. 90 or 1:30)")
     try:
-        minutes = sum(_whole(p, text) * m for p, m in zip(reversed(parts), (1, 60)))
+        minutes = sum(_whole(p, text) * m for p, m in zip(reversed(parts), (1, 60), strict=False))
     except ValueError:
         raise ValueError(f"invalid run limit {text!r} (expected MINUTES or HOURS:MINUTES, e.g. 90 or 1:30)") from None
     if minutes <= 0:
@@ -168,7 +169,7 @@ def parse_memory(text: str) -> int:
     return parse("mem", text)
 
 
-# The API's bounds (xce.controller.models), repeated here because importing pydantic would cost the
+# The API's bounds (xce.controller.web.models), repeated here because importing pydantic would cost the
 # submit command's start-up; tests/cli/test_directives.py checks they agree.
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 MAX_ENV, MAX_ENV_BYTES, MAX_ARG_LEN = 1024, 256 * 1024, 65536

@@ -20,8 +20,9 @@ def up(workers: int, slots: int | None, state_dir: str | None, config, port: int
         return 2
 
     from xce import logs
+    from xce.client import statedir
     from xce.cluster.local import is_postgres, read_cluster_file
-    from xce.controller import statedir
+    from xce.procs import pid_alive
 
     sd = statedir.resolve(state_dir).absolute()
     problem = logs.check(log_level, log_format or "text")
@@ -32,7 +33,7 @@ def up(workers: int, slots: int | None, state_dir: str | None, config, port: int
         print(f"xce up: {problem}", file=sys.stderr)
         return 2
     existing = read_cluster_file(sd)
-    if existing and any(_alive(pid) for pid in [*existing.get("pids", {}).values(), existing.get("supervisor", 0)]
+    if existing and any(pid_alive(pid) for pid in [*existing.get("pids", {}).values(), existing.get("supervisor", 0)]
                         if pid):
         print(f"xce up: a cluster is already running from {sd} ({existing.get('url')}); "
                    f"stop it with `xce down --state-dir {sd}`", file=sys.stderr)
@@ -73,9 +74,8 @@ def up(workers: int, slots: int | None, state_dir: str | None, config, port: int
 
 
 def down(state_dir: str | None, timeout: float) -> int:
-    from xce.cluster.local import ClusterError
-    from xce.cluster.local import down as stop
-    from xce.controller import statedir
+    from xce.client import statedir
+    from xce.cluster.local import ClusterError, down as stop
 
     sd = statedir.resolve(state_dir).absolute()
     try:
@@ -96,7 +96,7 @@ def _start_supervisor(sd: Path, spec: dict) -> dict:
     import sys
     import time
 
-    from xce.controller import statedir
+    from xce.client import statedir
 
     statedir.ensure(sd)
     spec_path = sd / "supervisor.json"
@@ -130,12 +130,6 @@ def _start_supervisor(sd: Path, spec: dict) -> dict:
             proc.terminate()
         tail = log_path.read_text(errors="replace")[-2000:] if log_path.exists() else ""
         return {"ok": False, "error": f"the supervisor gave no answer; see {log_path}:\n{tail}"}
-
-
-def _alive(pid: int) -> bool:
-    from xce.cluster.local import pid_alive
-
-    return pid_alive(pid)
 
 
 def _state_dir() -> Opt:

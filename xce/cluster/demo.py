@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from xce.cluster.local import ClusterError, LocalCluster, pid_alive
+from xce.cluster.local import ClusterError, LocalCluster
+from xce.procs import pid_alive
 from xce.worker.jobstate import read_journal
 
 RESULT_FILE = "demo.json"
@@ -163,7 +164,7 @@ class Demo:
 
     def _run_workload(self, cluster: LocalCluster) -> None:
         from xce.cli.client import ApiError, Client, Unreachable, describe
-        from xce.controller import statedir
+        from xce.client import statedir
 
         # The cluster's own URL and the user token it wrote, never $XCE_URL/$XCE_TOKEN: the demo must
         # not submit to whatever cluster the user's shell happens to point at.

@@ -36,7 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from xce.controller import follow, statedir
+from xce.client import follow, statedir
+from xce.procs import pid_alive
 
 CLUSTER_FILE = "cluster.json"
 log = logging.getLogger("xce.cluster")
@@ -55,20 +56,6 @@ def is_postgres(db: str | None) -> bool:
 
 class ClusterError(RuntimeError):
     """The cluster did not come up; the message names the process and its log."""
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie child counts as gone
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 class LocalCluster:

@@ -17,7 +17,7 @@ import signal
 import socket
 import time
 
-from xce.controller import statedir
+from xce.client import statedir
 from xce.controller.service import Controller, Settings
 
 log = logging.getLogger("xce.controller")
@@ -129,7 +129,7 @@ def serve(settings: Settings) -> None:
     """Run until SIGINT/SIGTERM. Raises on a configuration, store or state-directory problem."""
     import uvicorn
 
-    from xce.controller.app import create_app
+    from xce.controller.web.app import create_app
 
     ctl = Controller(settings)
     ctl.open(lead=False)  # it leads (or not) once its address is known, for the lease

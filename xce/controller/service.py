@@ -13,9 +13,9 @@ interleave, which buys three properties cheaply:
 
 Several controllers may share one PostgreSQL database; only the one holding the leadership lease
 writes, and each of its transactions starts by proving it still holds it (the fence, see
-:mod:`xce.controller.leadership`), so the three properties hold across a takeover too: the new
+:mod:`xce.controller.ha.leadership`), so the three properties hold across a takeover too: the new
 leader reloads its counters from the database before its first write. The others are followers:
-the API sends their callers to the leader (:mod:`xce.controller.gate`).
+the API sends their callers to the leader (:mod:`xce.controller.ha.gate`).
 
 Store calls are short (one indexed statement, or one bulk insert); the waiting endpoints (long
 polls) await :class:`Signal` and hold no transaction. Everything a transaction produces beyond the
@@ -31,28 +31,37 @@ import json
 import logging
 import os
 import time
-from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import orjson
 import sqlalchemy as sa
 
 from xce import endcodes, hooks
+from xce.client import statedir
 from xce.config.convert import to_sched_config
 from xce.config.loader import ConfigError, load_config
 from xce.config.schema import ClusterConfig
-from xce.controller import accounting, leadership, queues, statedir, states
+from xce.controller.auth.token_store import TokenStore
 from xce.controller.errors import Conflict, NotFound
-from xce.controller.leadership import NotLeader
-from xce.controller.schedwatch import SchedulerWatch
-from xce.controller.slots import SlotTally
-from xce.controller.store import engine as store_engine
-from xce.controller.store import migrate, prepared
-from xce.controller.token_store import TokenStore
-from xce.controller.store.schema import actions, control, events, hosts, job_accounting, job_history, jobs, meta
+from xce.controller.ha import leadership
+from xce.controller.ha.leadership import NotLeader
+from xce.controller.hosts.slots import SlotTally
+from xce.controller.hosts.table import HostLive, HostTable
+from xce.controller.jobs import queues, states
+from xce.controller.jobs.counts import JobCounts
+from xce.controller.jobs.gatework import GateWork
+from xce.controller.records import accounting
+from xce.controller.sched import wire
+from xce.controller.sched.schedwatch import SchedulerWatch
+from xce.controller.store import engine as store_engine, migrate, prepared
+from xce.controller.store.schema import actions, control, events, jobs, meta
+from xce.controller.store.txbuffers import TxBuffers
+from xce.core import events as ev
+from xce.core.specs import HostSpec, SchedConfig
+from xce.protocol.actions import Action, encode
 
 log = logging.getLogger("xce.controller")
 
@@ -67,10 +76,6 @@ RUN_ENDS = frozenset({"finish", "fail", "lose"})
 SELECT_JOB = prepared.Prepared(sa.select(jobs).where(jobs.c.id == sa.bindparam("jid")))
 SELECT_JOBS = prepared.Prepared(sa.select(jobs).where(jobs.c.id.in_(sa.bindparam("ids", expanding=True))), "ids")
 UPDATE_JOB = prepared.Prepared(jobs.update().where(jobs.c.id == sa.bindparam("jid")))
-_INSERT_HISTORY = prepared.Prepared(job_history.insert())
-_INSERT_ACCOUNTING = prepared.Prepared(job_accounting.insert())
-_INSERT_ACTIONS = prepared.Prepared(actions.insert())
-_INSERT_EVENTS = prepared.Prepared(events.insert())
 _UPDATE_META = prepared.Prepared(sa.update(meta).where(meta.c.key == sa.bindparam("k")))
 #: What a job back in PEND forgets of its last run (its history keeps it).
 FRESH_RUN: dict[str, Any] = {"placement": None, "head_host": None, "start_time": None, "end_time": None,
@@ -139,33 +144,34 @@ class Signal:
             pass
 
 
-@dataclass
-class HostLive:
-    """A registered host as the controller holds it in memory (mirrors the ``hosts`` row)."""
+class ActionSignals:
+    """The long-polls of workers waiting for actions, by host: a commit that queues an action for a
+    host wakes its poll. A process serving many hosts (``xce emulate-hosts``) waits on one signal
+    for all of them, so any of its hosts' actions wakes that one poll."""
 
-    name: str
-    status: str
-    resources: dict[str, Any]
-    load: dict[str, Any]
-    registered: int
-    last_seen_ns: int
-    #: Monotonic time of the last report; liveness uses it so a wall-clock jump cannot kill hosts.
-    seen_mono: float = field(default_factory=time.monotonic)
-    #: What holds its jobs together (``cgroup-v2``, ``cgroup-v1``, ``process-group``), as registered.
-    containment: str | None = None
-    #: Why an administrator closed the host (no new jobs); None while it is open.
-    closed: str | None = None
-    #: HOST:PORT of its task server (``xce launch``), as registered; not stored (a restarted
-    #: controller learns it again when the worker registers).
-    task_address: str | None = None
-    #: Provider resources its worker can hold a job to (``--limit NAME=N``), as registered; not
-    #: stored, like ``task_address``.
-    enforces: tuple[str, ...] = ()
+    def __init__(self) -> None:
+        self._by_host: dict[str, Signal] = {}
 
-    @property
-    def scheduling_status(self) -> str:
-        """What the scheduler is told: only ``ok`` hosts get new jobs, so a closed one says so."""
-        return "closed" if self.closed is not None and self.status == "ok" else self.status
+    def of(self, host: str) -> Signal:
+        return self._by_host.setdefault(host, Signal())
+
+    def of_group(self, hosts: list[str]) -> Signal:
+        sig = self._by_host.get(hosts[0])
+        if sig is not None and all(self._by_host.get(h) is sig for h in hosts):
+            return sig
+        sig = Signal()
+        for h in hosts:
+            self._by_host[h] = sig
+        return sig
+
+    def fire(self, host: str) -> None:
+        sig = self._by_host.get(host)
+        if sig is not None:
+            sig.fire()
+
+    def fire_all(self) -> None:
+        for sig in self._by_host.values():
+            sig.fire()
 
 
 class Controller:
@@ -175,54 +181,53 @@ class Controller:
         self.engine: sa.engine.Engine | None = None
         self.conn: sa.engine.Connection | None = None
         self.config: ClusterConfig = ClusterConfig()
-        self.sched_config_json: dict[str, Any] = {}
+        self.sched_config = SchedConfig()
+        #: What the scheduler process itself reads (its cadence, its recording); the core ignores it.
+        self.sched_driver: dict[str, Any] = {}
         self.tokens = TokenStore()
-        self.hosts: dict[str, HostLive] = {}
-        self.counts: Counter[tuple[str, str]] = Counter()  # (queue, state) -> jobs
+        self.hosts = HostTable()
+        self.counts = JobCounts()
         self.events_signal = Signal()
         self.control_signal = Signal()
-        self.action_signals: dict[str, Signal] = {}
-        #: Hosts known to have no action queued at all: their polls answer from memory, without a
-        #: transaction (an idle fleet's polls cost next to nothing). A commit that queues an action
-        #: for a host takes it out; a reload forgets them all.
-        self.quiet_hosts: set[str] = set()
-        self.sched_cursor = 0  # the last seq the scheduler asked to read after (for the lag metric)
+        self.action_signals = ActionSignals()
         self.sched_watch = SchedulerWatch()
         self.slots = SlotTally()  # slots held per host, kept as jobs move
         self.first_seq = 1
         self.next_job = self.next_seq = self.next_action = self.next_control = 1
         self._reserved_jobs = 1  # the job ids below this may belong to a submission not yet committed
-        #: Queues closed by ``xceadmin queue close``, with the reason (xce.controller.queues).
+        #: Queues closed by ``xceadmin queue close``, with the reason (xce.controller.jobs.queues).
         self.queue_closed: dict[str, str] = {}
-        self.metrics = None  # set by the app (xce.controller.metrics.Metrics)
         self.lease: leadership.Lease | leadership.SoloLease | None = None
         #: True while this controller holds the lease; only then may a transaction run.
         self.leader = False
         #: The lease as last read (the leader's address for redirects, its term, its expiry).
         self.lease_info: leadership.LeaseInfo | None = None
         self.lease_read_mono = 0.0
-        #: Monotonic time of the scheduler's last feed request (None: never seen by this leader).
-        self.sched_seen_mono: float | None = None
-        self.sched_lost_said = False
         self._cannot_lead: str | None = None
         self.started_ns = time.time_ns()
         self._lock_fd: int | None = None
         self._in_tx = False
-        self._buf_events: list[dict[str, Any]] = []
-        self._buf_history: list[dict[str, Any]] = []
-        self._buf_actions: list[dict[str, Any]] = []
-        self._buf_accounting: list[dict[str, Any]] = []
-        #: Hook events of the open transaction: handed to the runner only once it commits.
-        self._buf_hooks: list[tuple[dict[str, Any], tuple[str, ...]]] = []
+        self._tx = TxBuffers()  # what the open transaction writes and wakes when it commits
         self.hook_runner: hooks.HookRunner | None = None
-        self._events_written = False
-        self._wake_hosts: set[str] = set()
-        self._wake_control = False
-        #: What xce.controller.gates.tick should look at again: arrays (id -> running limit) an
-        #: element of which moved, and whether any job started or ended (a dependency may be met).
-        self.gate_arrays: dict[int, int] = {}
-        self.gate_deps = False
-        self.gate_sweep = True  # everything, once: at start and after a takeover or a rollback
+        self.gate_work = GateWork()
+        self.metrics = None  # set by attach_metrics (xce.controller.records.metrics.Metrics)
+        self._on_move = self._move_observers()
+
+    def _move_observers(self) -> tuple[Callable[..., None], ...]:
+        """Everything that reacts to a job's move, in this order: each is called by :meth:`move` with
+        ``(job, verb, old, new, now, signal)``, the row already updated. The one list to read to know
+        what a move changes beyond the job's row, its history and its event."""
+        return (self.counts.moved,  # jobs per queue and state
+                self.slots.moved,  # slots held per host
+                self.gate_work.moved,  # what the gates look at again
+                self._account,  # the accounting record of a job that ended
+                self._hook,  # the queue's and the plugins' hooks
+                *((self.metrics.moved,) if self.metrics is not None else ()))
+
+    def attach_metrics(self, metrics: Any) -> None:
+        """The app's ``/metrics`` (:class:`xce.controller.records.metrics.Metrics`), told of every move."""
+        self.metrics = metrics
+        self._on_move = self._move_observers()
 
     # -- start and stop --------------------------------------------------------------------
 
@@ -278,23 +283,25 @@ class Controller:
         before = self.lease.try_acquire(self.conn)
         if before is None:
             return False
-        # Whatever this process remembers from an earlier term is stale; in particular every host gets
-        # a full worker timeout of grace from now, as after a restart.
-        self.hosts = {}
-        self.sched_seen_mono, self.sched_lost_said, self.sched_cursor = None, False, 0
+        # Whatever this process remembers from an earlier term is stale.
+        self.hosts.forget()
+        self.sched_watch.forget()
         self._reload()
         self.leader = True
         with self.tx() as conn:
             self._apply_config(cfg, actor="controller start")
             # Only the leader writes, so service tokens are issued (or reissued) when a controller leads.
             self.tokens.ensure_service_tokens(conn, self.state_dir)
-        self.lease_info = self.lease.read(self.conn)
-        self.lease_read_mono = time.monotonic()
+        self.saw_lease(self.lease.read(self.conn))
         if self.lease.shared:
             log.warning("this controller leads (term %s) at %s%s", self.lease.term, self.settings.url or "(no URL)",
                         f", taking over from {before.url or before.holder} (term {before.term})" if before.term else "",
                         extra={"fields": {"term": self.lease.term, "previous": before.holder or None}})
         return True
+
+    def saw_lease(self, info: leadership.LeaseInfo | None) -> None:
+        """The lease as just read: who leads and where (for redirects), until when."""
+        self.lease_info, self.lease_read_mono = info, time.monotonic()
 
     def step_down(self, why: str) -> None:
         """Stop writing at once; waiting requests wake up and are sent to the leader."""
@@ -304,8 +311,7 @@ class Controller:
         log.warning("this controller no longer leads: %s", why, extra={"fields": {"term": self.lease.term}})
         self.events_signal.fire()
         self.control_signal.fire()
-        for sig in self.action_signals.values():
-            sig.fire()
+        self.action_signals.fire_all()
 
     def close(self) -> None:
         if self.hook_runner is not None:
@@ -346,7 +352,6 @@ class Controller:
     def _reload(self) -> None:
         """Counters, host table and job counts from the store (at start, and after a rollback)."""
         c = self.conn
-        self.quiet_hosts = set()
         with self._begin():
             # Never below the ids handed to submissions still waiting for their commit (see alloc_jobids).
             self.next_job = max(self._reserved_jobs, (c.execute(sa.select(sa.func.max(jobs.c.id))).scalar() or 0) + 1)
@@ -359,20 +364,10 @@ class Controller:
                                    int(self.meta_get("next_action") or 1))
             self.next_control = (c.execute(sa.select(sa.func.max(control.c.seq))).scalar() or 0) + 1
             self.tokens.load(c)
-            self.counts = Counter({
-                (q, s): n for q, s, n in c.execute(
-                    sa.select(jobs.c.queue, jobs.c.state, sa.func.count()).group_by(jobs.c.queue, jobs.c.state))
-            })
+            self.counts.reload(c)
             self.slots.reload(c)
-            self.gate_sweep = True
-            old = self.hosts
-            self.hosts = {}
-            for r in c.execute(sa.select(hosts)).mappings():
-                live = HostLive(r["name"], r["status"], json.loads(r["resources"]), json.loads(r["load"]),
-                                r["registered"], r["last_seen"], containment=r["containment"], closed=r["closed"])
-                if r["name"] in old:  # keep the liveness clock across a rollback
-                    live.seen_mono = old[r["name"]].seen_mono
-                self.hosts[r["name"]] = live
+            self.gate_work.forget()
+            self.hosts.reload(c)
 
     # -- transactions ----------------------------------------------------------------------
 
@@ -410,31 +405,28 @@ class Controller:
             if self.conn.info[prepared.WROTE] and self.metrics is not None:
                 self.metrics.commit_seconds.observe(time.perf_counter() - committing)
         except BaseException as exc:
-            self._buf_events, self._buf_history, self._buf_actions = [], [], []
-            self._buf_accounting, self._buf_hooks = [], []
-            self._wake_hosts, self._wake_control, self._events_written = set(), False, False
+            self._tx.clear()
             self._in_tx = False
             self._recover(exc)
             raise
         self._in_tx = False
-        if self._events_written:
-            self._events_written = False
+        buf = self._tx
+        if buf.events_written:
+            buf.events_written = False
             self.events_signal.fire()
-        for h in self._wake_hosts:
-            self.quiet_hosts.discard(h)
-            sig = self.action_signals.get(h)
-            if sig is not None:
-                sig.fire()
-        self._wake_hosts = set()
-        if self._wake_control:
-            self._wake_control = False
+        for h in buf.wake_hosts:
+            self.hosts.quiet.discard(h)
+            self.action_signals.fire(h)
+        buf.wake_hosts = set()
+        if buf.wake_control:
+            buf.wake_control = False
             self.control_signal.fire()
-        if self._buf_hooks:
+        if buf.hooks:
             self._run_hooks()
 
     def _run_hooks(self) -> None:
         """Hand the committed transaction's hook events to the runner (started on first use)."""
-        todo, self._buf_hooks = self._buf_hooks, []
+        todo, self._tx.hooks = self._tx.hooks, []
         if self.hook_runner is None:
             self.hook_runner = hooks.HookRunner(self.config.hooks.timeout_s, self.config.hooks.workers)
         self.hook_runner.timeout_s = self.config.hooks.timeout_s  # a reconfig applies to the next hook
@@ -456,47 +448,44 @@ class Controller:
             self.step_down("lost the connection to the database")
 
     def _flush(self) -> None:
-        c = self.conn
-        if self._buf_history:
-            _INSERT_HISTORY.executemany(c, self._buf_history)
-            self._buf_history = []
-        if self._buf_accounting:
-            _INSERT_ACCOUNTING.executemany(c, self._buf_accounting)
-            self._buf_accounting = []
-        if self._buf_actions:
-            _INSERT_ACTIONS.executemany(c, self._buf_actions)
-            self._buf_actions = []
+        if self._tx.flush(self.conn):
             self.meta_set("next_action", str(self.next_action))
-        if self._buf_events:
-            _INSERT_EVENTS.executemany(c, self._buf_events)
-            self._buf_events = []
-            self._events_written = True
 
     # -- what a transaction can do -----------------------------------------------------------
 
-    def publish(self, type_: str, payload: dict[str, Any], ts: int | None = None) -> int:
-        """Append one core event (``{"type", "ts", "payload"}``) to the scheduler's feed."""
+    def publish(self, event: ev.Event) -> int:
+        """Append one core event to the scheduler's feed, encoded as :mod:`xce.controller.sched.wire` says."""
+        return self._append_event(event.ts, event.TYPE, wire.payload(event, self.sched_driver))
+
+    def publish_jobs(self, specs: list[dict[str, Any]], ts: int) -> None:
+        """JOBS_PUSH events of job records (:func:`xce.controller.sched.wire.jobspec_json`), at most
+        :data:`JOBS_PER_PUSH` to an event."""
+        for start in range(0, len(specs), JOBS_PER_PUSH):
+            self._append_event(ts, ev.JobsPush.TYPE, wire.jobs_push(specs[start:start + JOBS_PER_PUSH]))
+
+    def _append_event(self, ts: int, type_: str, payload: dict[str, Any]) -> int:
         assert self._in_tx, "publish outside a transaction"
         seq = self.next_seq
         self.next_seq += 1
-        self._buf_events.append({"seq": seq, "ts": ts or time.time_ns(), "type": type_, "payload": dumps(payload)})
+        self._tx.events.append({"seq": seq, "ts": ts, "type": type_, "payload": dumps(payload)})
         return seq
 
     def history(self, jobid: int, from_state: str | None, to_state: str, reason: str, actor: str, ts: int) -> None:
-        self._buf_history.append({"jobid": jobid, "ts": ts, "from_state": from_state, "to_state": to_state,
-                                  "reason": reason, "actor": actor})
+        self._tx.history.append({"jobid": jobid, "ts": ts, "from_state": from_state, "to_state": to_state,
+                                 "reason": reason, "actor": actor})
 
-    def enqueue(self, host: str, jobid: int, kind: str, payload: dict[str, Any]) -> int:
-        """Queue a worker action; the host's long-poll wakes after the commit."""
+    def queue(self, host: str, action: Action) -> int:
+        """Queue a worker action (:mod:`xce.protocol.actions`), stored as the worker receives it; the
+        host's long-poll wakes after the commit."""
         aid = self.next_action
         self.next_action += 1
-        self._buf_actions.append({"id": aid, "host": host, "jobid": jobid, "kind": kind,
-                                  "payload": dumps(payload), "created": time.time_ns(), "delivered": None})
-        self._wake_hosts.add(host)
+        self._tx.actions.append({"id": aid, "host": host, "jobid": action.jobid, "kind": action.kind,
+                                 "payload": dumps(encode(action)), "created": time.time_ns(), "delivered": None})
+        self._tx.wake_hosts.add(host)
         return aid
 
     def wake_control(self) -> None:
-        self._wake_control = True
+        self._tx.wake_control = True
 
     def move(self, job: dict[str, Any], verb: str, reason: str, actor: str, *, signal: str | None = None,
              **changes: Any) -> str:
@@ -522,36 +511,35 @@ class Controller:
             values["end_code"] = endcodes.OF_MOVE[verb]
         UPDATE_JOB.execute(self.conn, {"jid": job["id"], **values})
         self.history(job["id"], old, new, reason, actor, now)
-        self.publish("JOB_STATE_CHANGE", {"jobid": job["id"], "state": new, "reason": reason}, ts=now)
-        self.counts[(job["queue"], old)] -= 1
-        self.counts[(job["queue"], new)] += 1
+        self.publish(ev.JobStateChange(ts=now, jobid=job["id"], state=new, reason=reason))
         job.update(values)
         if log.isEnabledFor(logging.INFO):
             log.info("job %d %s -> %s: %s", job["id"], old, new, reason,
                      extra={"fields": {"job": job["id"], "from": old, "to": new, "reason": reason, "actor": actor,
                                        "user": job["user"], "queue": job["queue"]}})
-        self.slots.moved(job, old, new)
-        if job.get("array_limit"):
-            self.gate_arrays[job["array_id"]] = job["array_limit"]
-        if old == states.PEND or new in (states.DONE, states.EXIT):
-            self.gate_deps = True
+        for observe in self._on_move:
+            observe(job, verb, old, new, now, signal)
+        return new
+
+    def _account(self, job: dict[str, Any], verb: str, old: str, new: str, now: int, signal: str | None) -> None:
+        """Every way a job ends is a move, so this is where its accounting record is written:
+        finished, failed, killed, lost alike."""
         if new in (states.DONE, states.EXIT):
-            # Every way a job ends goes through here, so this is where its accounting record is
-            # written: finished, failed, killed, lost alike.
-            self._buf_accounting.extend(accounting.rows(job, self.config.resource_names))
+            self._tx.accounting.extend(accounting.rows(job, self.config.resource_names))
+
+    def _hook(self, job: dict[str, Any], verb: str, old: str, new: str, now: int, signal: str | None) -> None:
+        """The hook event of the move, if it is one, handed to the runner once the transaction commits."""
         event = hooks.event_of(verb, old)
         if event is not None:
             queue = self.config.queues.get(job["queue"])
             path = getattr(queue.hooks, event) if queue is not None else None
             if path is not None or hooks.available():
-                self._buf_hooks.append((hooks.job_event(event, job, reason, now, signal), (path,) if path else ()))
-        if self.metrics is not None:
-            self.metrics.moved(job, verb)
-        return new
+                self._tx.hooks.append((hooks.job_event(event, job, job["reason"], now, signal),
+                                        (path,) if path else ()))
 
     def alloc_jobids(self, n: int) -> int:
         """Ids for ``n`` jobs. Those handed out outside a transaction (a submission prepared for the
-        group commit, :mod:`xce.controller.groupcommit`) stay reserved when another transaction fails
+        group commit, :mod:`xce.controller.jobs.groupcommit`) stay reserved when another transaction fails
         and the counters are reloaded meanwhile: handing them out again would make the waiting
         submission's commit a duplicate key."""
         first = self.next_job
@@ -592,6 +580,10 @@ class Controller:
         if _UPDATE_META.execute(self.conn, {"k": key, "value": value}).rowcount == 0:
             self.conn.execute(sa.insert(meta).values(key=key, value=value))
 
+    def events_pruned(self, first_seq: int) -> None:
+        """Events before ``first_seq`` were deleted: a reader asking for them must resync."""
+        self.first_seq = first_seq
+
     @property
     def last_seq(self) -> int:
         return self.next_seq - 1
@@ -602,19 +594,20 @@ class Controller:
         """Make ``cfg`` current; publish CONFIG_PUSH when it differs from the stored one."""
         text = cfg.model_dump_json()
         self.file_config = cfg
-        self.config = cfg = queues.overlay(self, cfg)  # with the queues administrators closed
-        # "driver": what the scheduler process itself reads (its cadence); the core ignores it.
-        self.sched_config_json = {**to_sched_config(cfg).to_json(), "driver": {
+        self.config, self.queue_closed = queues.overlay(self, cfg)  # with the queues administrators closed
+        cfg = self.config
+        self.sched_config = to_sched_config(cfg)
+        self.sched_driver = {
             "round_interval_s": cfg.scheduler.round_interval_s,
             "max_round_interval_s": cfg.scheduler.max_round_interval_s,
             **({"record": "rotate", "record_rotate_bytes": cfg.scheduler.record_rotate_bytes,
                 "record_rotate_s": cfg.scheduler.record_rotate_s, "record_keep_s": cfg.scheduler.record_keep_s,
                 "record_keep_bytes": cfg.scheduler.record_keep_bytes, "record_dir": cfg.scheduler.record_dir}
-               if cfg.scheduler.record == "rotate" else {})}}
+               if cfg.scheduler.record == "rotate" else {})}
         if self.meta_get("config") == text:
             return False
         self.meta_set("config", text)
-        self.publish("CONFIG_PUSH", self.sched_config_json)
+        self.publish(ev.ConfigPush(ts=time.time_ns(), config=self.sched_config))
         log.info("configuration applied (%s)", actor)
         return True
 
@@ -622,7 +615,7 @@ class Controller:
         """After ``xceadmin queue close/open``: the file's configuration again, with the closures as
         they now are, pushed to the scheduler (the file is unchanged, so :meth:`_apply_config` would not)."""
         self._apply_config(self.file_config, "queue closures")
-        self.publish("CONFIG_PUSH", self.sched_config_json)
+        self.publish(ev.ConfigPush(ts=time.time_ns(), config=self.sched_config))
 
     def reconfig(self, actor: str) -> dict[str, Any]:
         """Reload the ``--config`` file. An invalid file raises ConfigError and changes nothing."""
@@ -635,7 +628,7 @@ class Controller:
             if changed:
                 # Hosts' slots may come from [hosts.NAME] overrides: re-announce them.
                 if self.hosts:
-                    self.publish("WORKERS_PUSH", self.workers_payload(sorted(self.hosts)))
+                    self.publish(self.workers_push(sorted(self.hosts)))
         return {"changed": changed, "config_file": str(path), "queues": sorted(cfg.queues)}
 
     def host_values(self, h: HostLive) -> dict[str, Any]:
@@ -646,7 +639,7 @@ class Controller:
             values["slots"] = override.slots
         return dict(sorted(values.items()))
 
-    def workers_payload(self, names: list[str]) -> dict[str, Any]:
-        specs = [{"name": n, "status": self.hosts[n].scheduling_status, "values": self.host_values(self.hosts[n])}
-                 for n in names]
-        return {"nworkers": len(specs), "workers": specs}
+    def workers_push(self, names: list[str], ts: int | None = None) -> ev.WorkersPush:
+        """The hosts ``names`` as the scheduler sees them."""
+        return ev.WorkersPush(ts=ts or time.time_ns(), hosts=tuple(
+            HostSpec(n, self.hosts[n].scheduling_status, self.host_values(self.hosts[n])) for n in names))

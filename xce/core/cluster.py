@@ -296,7 +296,7 @@ class Cluster:
         """``charge`` for several hosts, as one vector operation when there are enough of them to pay
         for it (``np.add.at``: a compound's rollback may name a host twice)."""
         if len(hosts) < 8:
-            for i, amount in zip(hosts, amounts):
+            for i, amount in zip(hosts, amounts, strict=True):
                 self.charge(i, res, amount)
             return
         idx = np.array(hosts, dtype=np.int64)

@@ -14,19 +14,19 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
-from xce.core import events as ev
+from xce.core import events as ev, invariants, snapshot
 from xce.core.alloc.allocator import Allocation, Allocator
-from xce.core.cluster import Cluster, Pool
 from xce.core.clock import VirtualClock
+from xce.core.cluster import Cluster, Pool
 from xce.core.corelog import CoreLogger
 from xce.core.decisions import Decision, Dispatch, Pend, PendReason, Preempt, Resume
 from xce.core.gcpause import collector_paused
-from xce.core import invariants
 from xce.core.ledger import Ledger
 from xce.core.model import Job, Project, Queue
-from xce.core.pickers import registry as pickers
-from xce.core.preempt import flow
-from xce.core.preempt import registry as preempt_policies
+from xce.core.pickers.hooks import PickerHooks
+from xce.core.pickers.registry import make_picker
+from xce.core.pickers.view import PickerView, set_session
+from xce.core.preempt import flow, registry as preempt_policies
 from xce.core.reasons import make_pend_reason, with_proof
 from xce.core.resources.definitions import ResourceCatalog
 from xce.core.session import Session
@@ -66,12 +66,10 @@ class SchedulerCore:
         self.session: Session | None = None
         self.rounds = 0
         self._seq = 0
-        self.picker = pickers.create(self.config.job_pick_plugin)
-        self.picker.init(self)
-        #: The picker's ``on_job_rusage`` (None for the base class's, which does nothing), looked up
-        #: once per picker: a replay pushes a usage tick for most of its events.
-        self._rusage_picker: Any = None
-        self._rusage_hook: Callable[..., None] | None = None
+        #: What pickers are handed instead of the core (``xce.core.pickers.view``).
+        self._view = PickerView(self, make_picker)
+        self.picker: Any = None
+        self._install_picker(make_picker(self.config.job_pick_plugin))
         self._handlers: dict[type, Callable[[Any], None]] = {
             ev.ConfigPush: self._on_config, ev.JobsPush: self._on_jobs,
             ev.WorkersPush: self._on_workers, ev.ResourcesPush: self._on_resources,
@@ -93,25 +91,17 @@ class SchedulerCore:
 
     def snapshot(self) -> dict[str, Any]:
         """The full state as a JSON-able dict (what a replay file's SNAPSHOT line carries)."""
-        from xce.core import snapshot
-
         return snapshot.dump(self)
 
     def save_snapshot(self, fp: Any) -> None:
         """Write the snapshot as JSON to a text file object the driver opened."""
-        from xce.core import snapshot
-
         fp.write(snapshot.dumps(self))
 
     def restore(self, data: dict[str, Any]) -> None:
-        from xce.core import snapshot
-
         snapshot.load(self, data)
 
     def load_snapshot(self, fp: Any) -> None:
         import json
-
-        from xce.core import snapshot
 
         try:
             data = json.loads(fp.read())
@@ -135,13 +125,12 @@ class SchedulerCore:
 
     # -- configuration -------------------------------------------------------------------
     def _check_plugins(self, queues: tuple[QueueSpec, ...], picker_name: str | None = None) -> None:
-        """Refuse unknown plugin names before anything changes (all-or-nothing)."""
-        names = set(pickers.available())
-        if picker_name is not None and picker_name not in names:
-            pickers.create(picker_name)  # raises with the list of registered names
+        """Refuse unknown plugin names, and pickers that break their contract, before anything
+        changes (all-or-nothing)."""
+        for name in dict.fromkeys((picker_name, *(q.job_pick_plugin for q in queues))):
+            if name is not None:
+                make_picker(name)
         for q in queues:
-            if q.job_pick_plugin is not None and q.job_pick_plugin not in names:
-                pickers.create(q.job_pick_plugin)
             preempt_policies.create(q.preempt_policy)
 
     def _on_config(self, e: ev.ConfigPush) -> None:
@@ -153,21 +142,32 @@ class SchedulerCore:
             self._register_resource(rdef)
         for p in cfg.projects:
             self.projects[p.name] = Project(p)
-        if cfg.job_pick_plugin != getattr(self.picker, "name", None):
+        if cfg.job_pick_plugin != self.picker.name:
             self._replace_picker(cfg.job_pick_plugin)
         for q in cfg.queues:
             self._upsert_queue(q)
-        on_config = getattr(self.picker, "on_config", None)
+        on_config = self._hooks.on_config
         if on_config is not None:
             on_config(cfg)
 
+    def _install_picker(self, picker: Any) -> None:
+        """Make ``picker`` (from ``make_picker``) the core's, the old one torn down."""
+        if self.picker is not None:
+            self.picker.fini()
+        self.picker = picker
+        picker.init(self._view)
+        self._hooks = PickerHooks(picker)
+
+    def _queue_to_picker(self, queue: Queue) -> None:
+        self.picker.on_queue_update(queue)
+        # Its optional hooks are looked up again: a queue handed to another picker brings its hooks.
+        self._hooks = PickerHooks(self.picker)
+
     def _replace_picker(self, name: str) -> None:
-        new = pickers.create(name)
-        self.picker.fini()
-        self.picker = new
-        new.init(self)
+        new = make_picker(name)
+        self._install_picker(new)
         for queue in self.queues.values():
-            new.on_queue_update(queue)
+            self._queue_to_picker(queue)
         for job in self.jobs.values():
             new.on_job_push(job)
 
@@ -187,7 +187,7 @@ class SchedulerCore:
             queue = self.queues[spec.name] = Queue(spec)
         else:
             queue.spec = spec
-        self.picker.on_queue_update(queue)
+        self._queue_to_picker(queue)
 
     def _on_queue(self, e: ev.QueueUpdate) -> None:
         self._check_plugins((e.queue,))
@@ -334,10 +334,7 @@ class SchedulerCore:
         if job is None:
             return
         job.last_usage = dict(e.usage)
-        picker = self.picker
-        if picker is not self._rusage_picker:
-            self._rusage_picker, self._rusage_hook = picker, _rusage_hook(picker)
-        hook = self._rusage_hook
+        hook = self._hooks.on_job_rusage
         if hook is not None:
             hook(job, job.last_usage)
         self.ledger.reconcile(job, e.usage, self.resource_names, self.catalog)
@@ -356,6 +353,7 @@ class SchedulerCore:
 
     def _round(self, e: ev.BeginRound) -> None:
         session = self.session = Session(ts=e.ts)
+        set_session(self._view, session)
         self.rounds += 1
         allocator = Allocator(self.cluster, session, lambda: session.cancelled)
         picker = self.picker
@@ -373,6 +371,7 @@ class SchedulerCore:
         finally:
             picker.end_session()
             self.session = None
+            set_session(self._view, None)
 
     def _joined(self, queue: str) -> None:
         """A job joined ``queue``'s pending jobs: it has not been told the queue's reasons yet."""
@@ -391,7 +390,7 @@ class SchedulerCore:
         until a job told so already (the jobs that joined since). A queue is looked at only when
         its head changed or a job joined it since its jobs were told.
         """
-        held_back = getattr(self.picker, "held_back", None)
+        held_back = self._hooks.held_back
         if held_back is None:
             return
         for queue, head, behind, from_back in held_back():
@@ -501,7 +500,7 @@ class SchedulerCore:
         whose situation is the same costs no decision, no controller write and no replay line."""
         session.pended += 1
         self.picker.on_pend(job.jobid)
-        note = getattr(self.picker, "pend_note", None)
+        note = self._hooks.pend_note
         if note is not None:  # e.g. where and when a backfilling picker's reservation expects to start it
             extra = note(job)
             if extra is not None:
@@ -514,7 +513,7 @@ class SchedulerCore:
         if job.request is None:
             self._pend(job, session, (make_pend_reason("request", detail=job.request_error),))
             return
-        constraint = getattr(self.picker, "constraint", None)
+        constraint = self._hooks.constraint
         if constraint is not None:
             limit = constraint(job)
             if limit is not None:
@@ -643,16 +642,13 @@ class SchedulerCore:
             job.resume_sent = True
             self._emit(Resume(ts=session.ts, seq=self._next_seq(), jobid=job.jobid))
 
+    @property
+    def picks_usage(self) -> bool:
+        """Whether the picker reads usage ticks (``on_job_rusage``): a driver may drop a tick a later
+        one makes redundant only when nothing but the ledger reads them."""
+        return self._hooks.on_job_rusage is not None
+
     def validate(self) -> None:
         """Check the invariants (``xce.core.invariants``); raises AssertionError naming the broken one."""
         invariants.validate(self)
 
-
-def _rusage_hook(picker: Any) -> Callable[..., None] | None:
-    """``picker.on_job_rusage``, or None where it is the base class's (it does nothing)."""
-    from xce.core.pickers.base import BasePicker
-
-    hook = getattr(picker, "on_job_rusage", None)
-    if hook is not None and getattr(hook, "__func__", None) is BasePicker.on_job_rusage:
-        return None
-    return hook

@@ -15,21 +15,14 @@ class PluginError(ValueError):
 
 
 class Registry:
-    def __init__(self, kind: str, setting: str, builtins: dict[str, Callable[[], Callable[[], Any]]]) -> None:
+    def __init__(self, kind: str, setting: str, builtins: dict[str, Callable[[], Any]]) -> None:
         #: e.g. "picker plugin" (for duplicates) and "job_pick_plugin" (the setting that names it).
         self.kind = kind
         self.setting = setting
-        #: builtin name -> a function returning its factory (imports lazily: no import cycles).
-        self._builtins = builtins
-        self._factories: dict[str, Callable[[], Any]] = {}
-
-    def _ensure_builtins(self) -> None:
-        for name, load in self._builtins.items():
-            if name not in self._factories:
-                self._factories[name] = load()
+        self._builtins = frozenset(builtins)
+        self._factories: dict[str, Callable[[], Any]] = dict(builtins)
 
     def register(self, name: str, factory: Callable[[], Any], *, replace: bool = False) -> None:
-        self._ensure_builtins()
         if name in self._factories and not replace and self._factories[name] is not factory:
             raise PluginError(f"{self.kind} {name!r} is already registered")
         self._factories[name] = factory
@@ -39,11 +32,9 @@ class Registry:
             self._factories.pop(name, None)
 
     def available(self) -> list[str]:
-        self._ensure_builtins()
         return sorted(self._factories)
 
     def create(self, name: str) -> Any:
-        self._ensure_builtins()
         factory = self._factories.get(name)
         if factory is None:
             raise PluginError(f"{self.setting} {name!r} is not registered "

@@ -7,7 +7,6 @@ from xce.core.decisions import PendReason
 from xce.core.quantity import human_quantity
 
 
-
 def format_quantity(resource: str, amount: int) -> str:
     """Memory for people, in the largest unit it reaches: ``4G``, ``1.5G``, ``877.3G``. The exact
     bytes stay in the reason's ``needed`` and ``short`` fields."""

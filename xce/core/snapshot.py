@@ -67,7 +67,7 @@ def dump(core: "SchedulerCore") -> dict[str, Any]:
                   for h in core.cluster.hosts],
         "jobs": jobs,
         "running": list(core.running),
-        "picker": {"name": core.picker.name, "state": _picker_state(core.picker)},
+        "picker": {"name": core.picker.name, "state": _picker_state(core)},
         "session": {"rounds": core.rounds, "seq": core._seq, "unsatisfiable": []},
         "clock": list(core.clock.params),
         "rng": [version, list(internal), gauss],
@@ -76,8 +76,8 @@ def dump(core: "SchedulerCore") -> dict[str, Any]:
     }
 
 
-def _picker_state(picker: Any) -> Any:
-    save = getattr(picker, "save_state", None)
+def _picker_state(core: "SchedulerCore") -> Any:
+    save = core._hooks.save_state
     return save() if save is not None else {}
 
 
@@ -89,7 +89,7 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
     """Restore ``core`` (a freshly constructed one) to the snapshot's state."""
     from xce.core.cluster import Pool
     from xce.core.model import Project, Queue
-    from xce.core.pickers import registry as pickers
+    from xce.core.pickers.registry import make_picker
     from xce.core.resreq import RequestSyntaxError, parse_request
     from xce.core.specs import HostSpec
 
@@ -105,15 +105,13 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
             core.catalog.register(ResourceDef.from_json(rdef))
         core.cluster.pools = {name: Pool(total=int(total)) for name, total in data["pools"].items()}
         core.projects = {p["name"]: Project(ProjectSpec.from_json(p)) for p in data["projects"]}
-        picker = pickers.create(data["picker"]["name"])
-        core.picker.fini()
-        core.picker = picker
-        picker.init(core)
-        core.queues.clear()  # cleared in place: the ledger holds these dicts too
+        picker = make_picker(data["picker"]["name"])
+        core._install_picker(picker)
+        core.queues.clear()  # cleared in place: the ledger and the picker view hold these dicts too
         for q in data["queues"]:
             spec = QueueSpec.from_json(q)
             core.queues[spec.name] = Queue(spec)
-            picker.on_queue_update(core.queues[spec.name])
+            core._queue_to_picker(core.queues[spec.name])
         core.cluster.upsert_hosts(HostSpec(h["name"], h["status"], dict(h["static"])) for h in data["hosts"])
         for h in data["hosts"]:
             core.cluster.set_values({h["name"]: dict(h["dynamic"])}, replace=True)
@@ -164,7 +162,7 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
         core.cluster.release_epoch = int(data["release_epoch"])
         for job in core.jobs.values():
             picker.on_job_push(job)
-        load_state = getattr(picker, "load_state", None)
+        load_state = core._hooks.load_state
         if load_state is not None:
             load_state(data["picker"]["state"])
         session = data["session"]

@@ -32,6 +32,13 @@ _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
+def default_name() -> str:
+    """A recording's file name when nobody gave one: when it began, local time, sorted as written."""
+    import time
+
+    return f"xce-recording-{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
+
+
 def line(obj: dict[str, Any]) -> str:
     """One JSONL line (with its newline); compact so a 100,000-event file stays small.
 

@@ -25,12 +25,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from xce.core.events import JobRusage
-from xce.core.pickers.base import BasePicker
 
 
 def picker_reads_usage(core: Any) -> bool:
-    hook = getattr(type(core.picker), "on_job_rusage", None)
-    return hook is not None and hook is not BasePicker.on_job_rusage
+    """Whether the core's picker declared the usage hook (its ticks then cannot be coalesced)."""
+    return core.picks_usage
 
 
 def _rises(base: dict[str, Any], tick: dict[str, Any]) -> bool:
@@ -66,7 +65,7 @@ def coalesce(core: Any, run: Sequence[JobRusage]) -> list[JobRusage]:
             job = jobs.get(jobid)
             base[jobid] = job.last_usage if job is not None else {}
         latest[jobid] = i
-    return [t for t, d in zip(run, drop) if not d]
+    return [t for t, d in zip(run, drop, strict=True) if not d]
 
 
 def coalesce_pending(core: Any, events: Sequence[Any]) -> list[Any]:

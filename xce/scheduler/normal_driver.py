@@ -26,10 +26,10 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from xce.controller import follow
-from xce.controller.transport import Refused
-from xce.core import SchedulerCore
-from xce.core import events as ev
+from xce.client import follow
+from xce.client.transport import Refused
+from xce.client.urls import parse_urls
+from xce.core import SchedulerCore, events as ev
 from xce.core.decisions import Decision
 from xce.scheduler.coalesce import coalesce_pending
 
@@ -204,12 +204,12 @@ class NormalDriver:
     def apply_control(self, command: dict[str, Any]) -> None:
         op = command.get("op")
         if op == "record_start":
+            from xce.replay.format import default_name
             from xce.replay.writer import ReplayWriter
 
             self._close_writer()
             self.rotating = None
-            path = command.get("file") or os.path.join(self.record_dir or ".",
-                                                        f"xce-recording-{time.strftime('%Y%m%dT%H%M%S')}.jsonl")
+            path = command.get("file") or os.path.join(self.record_dir or ".", default_name())
             interval = int(command.get("snapshot_interval") or self.record_snapshot_interval)
             try:
                 fp = _new_file(path)
@@ -359,7 +359,7 @@ def main(*, url: str | None = None, token: str | None = None, state_dir: str | N
          record_snapshot_interval: int = 10_000,
          log_level: str = "INFO", log_format: str | None = None, **_: Any) -> None:
     from xce import logs
-    from xce.controller import statedir
+    from xce.client import statedir
 
     try:
         logs.configure("scheduler", log_level, log_format)
@@ -372,7 +372,7 @@ def main(*, url: str | None = None, token: str | None = None, state_dir: str | N
         raise SystemExit(f"xce scheduler: no controller found: {sd}/controller.json is missing; "
                          f"start one (xce controller) or pass --url")
     try:
-        follow.parse_urls(url, "--url")
+        parse_urls(url, "--url")
     except ValueError as exc:
         raise SystemExit(f"xce scheduler: {exc}") from None
     token_file = statedir.token_path(sd, "scheduler")
@@ -393,5 +393,10 @@ def main(*, url: str | None = None, token: str | None = None, state_dir: str | N
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    driver.run()
+    try:
+        driver.run()
+    except ev.EventFormatError as exc:
+        # Scheduling on a picture missing an event would place jobs on a cluster that is not there.
+        raise SystemExit(f"xce scheduler: the controller's feed holds an event this scheduler cannot read: {exc} "
+                         f"(run the scheduler of the controller's XCE version)") from None
 

@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from xce.core import SchedulerCore
-from xce.core import events as ev
+from xce.core import SchedulerCore, events as ev
 from xce.core.decisions import Dispatch, Preempt, Resume
 from xce.core.specs import DONE, RUN, SSUSP, JobSpec, ProjectSpec
 from xce.sim.cluster_file import SimCluster
@@ -138,7 +137,7 @@ def run_limit(trace: SwfTrace, i: int) -> int:
 def runs_for(trace: SwfTrace) -> array:
     """How long each job really runs here: its run time, cut at its requested time when it has one
     (a job is ended at its run limit, as on a real cluster)."""
-    return array("q", (min(r, q) if q > 0 else r for r, q in zip(trace.run, trace.req_time)))
+    return array("q", (min(r, q) if q > 0 else r for r, q in zip(trace.run, trace.req_time, strict=True)))
 
 
 def job_specs(trace: SwfTrace, cluster: SimCluster, queues: list[str]) -> list[JobSpec]:

@@ -75,7 +75,7 @@ class CompactWriter:
         self.names = list(names)
         n = len(self.names)
         split = [_split(name) for name in self.names]
-        self._parts = [(p[0], p[1]) if p is not None else (None, name) for p, name in zip(split, self.names)]
+        self._parts = [(p[0], p[1]) if p is not None else (None, name) for p, name in zip(split, self.names, strict=True)]
         #: Highest index j >= h such that hosts h..j are numbered one after another, same prefix.
         chain_end = list(range(n))
         for h in range(n - 2, -1, -1):

@@ -10,9 +10,11 @@ from __future__ import annotations
 import base64
 import html
 import io
-from datetime import datetime, timezone
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from xce.formats import utc_minute
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -83,8 +85,7 @@ def _facts(s: dict[str, Any]) -> str:
         ("cluster", f"{s.get('hosts', 0):,} hosts, {s.get('slots', 0):,} slots"),
     ]
     if s.get("unix_start_time") is not None:
-        start = datetime.fromtimestamp(s["unix_start_time"], timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        facts.append(("trace start", start))
+        facts.append(("trace start", utc_minute(s["unix_start_time"])))
     if s.get("jobs_too_large"):
         sample = ", ".join(f"{j['jobid']} ({j['procs']} processors)" for j in s.get("too_large_sample", [])[:5])
         facts.append(("too large for the cluster", f"{s['jobs_too_large']:,} job(s) not simulated, e.g. {sample}"))
@@ -121,7 +122,7 @@ def render(title: str, subtitle: str, rows: Sequence[tuple[str, dict[str, Any]]]
         plt.close(fig)
         parts.append(f'<figure id="{html.escape(stem)}"><figcaption>{html.escape(caption)}</figcaption>'
                      f'<img alt="{html.escape(caption)}" src="{uri}"></figure>')
-    parts.append(f"<footer>Written by xce sim on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. "
+    parts.append(f"<footer>Written by xce sim on {utc_minute(time.time())}. "
                  "Bounded slowdown: max(1, (wait + run) / max(run, 10 s)). Utilization: busy slot-seconds / "
                  "(slots x time).</footer></body></html>")
     return "\n".join(parts) + "\n"
@@ -150,7 +151,7 @@ def write_compare_report(path: str | Path, runs: Sequence[tuple[str, "SimResult"
 
     first = runs[0][1]
     page = render(f"Picker comparison on {first.trace.name}", _runs_title(runs),
-                  [(label, s) for (label, _), s in zip(runs, summaries)], comparison_figures(runs, summaries))
+                  [(label, s) for (label, _), s in zip(runs, summaries, strict=True)], comparison_figures(runs, summaries))
     path = Path(path)
     path.write_text(page, encoding="utf-8")
     return path

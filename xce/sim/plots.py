@@ -13,12 +13,13 @@ gives ``UnixStartTime`` the time axis shows the trace's own dates (in its ``Time
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
+from xce.formats import compact
 from xce.sim import metrics
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ def wait_cdf_figure(result: "SimResult") -> "Figure":
         ax.step(np.concatenate(([0], x)), np.concatenate(([0], y)) * 100, where="post", color="tab:blue")
         for q, style in ((50, ":"), (95, "--")):
             v = float(np.percentile(m.wait, q))
-            ax.axvline(v, color="grey", ls=style, lw=0.8, label=f"p{q}: {_duration(v)}")
+            ax.axvline(v, color="grey", ls=style, lw=0.8, label=f"p{q}: {compact(v)}")
         zero = float((m.wait == 0).mean() * 100)
         ax.plot([], [], " ", label=f"{zero:.1f}% of jobs start at once")
         ax.legend(loc="lower right", fontsize=8)
@@ -196,7 +197,7 @@ def _class_bars(ax: Any, stats: metrics.ClassStats, xlabel: str) -> None:
     ax.bar(pos, stats.mean, color="tab:purple", alpha=0.75, label="mean")
     ax.plot(pos, stats.median, "o", color="black", ms=4, label="median")
     ax.plot(pos, stats.p95, "_", color="black", ms=12, mew=1.5, label="p95")
-    for p, n, mean in zip(pos, stats.counts, stats.mean):
+    for p, n, mean in zip(pos, stats.counts, stats.mean, strict=True):
         ax.annotate(f"n={n}", (p, max(mean, 1.0)), textcoords="offset points", xytext=(0, 3), ha="center",
                     fontsize=7, color="dimgrey")
     ax.set_xticks(pos, stats.labels, rotation=45 if len(pos) > 8 else 0, ha="right" if len(pos) > 8 else "center")
@@ -297,7 +298,7 @@ def wait_by_queue_figure(result: "SimResult") -> "Figure | None":
     """Waits per queue, only when the run had more than one queue."""
     m = metrics.job_metrics(result)
     by_queue: dict[str, list[float]] = {}
-    for i, w in zip(m.index.tolist(), m.wait.tolist()):
+    for i, w in zip(m.index.tolist(), m.wait.tolist(), strict=True):
         by_queue.setdefault(result.queue_of[i], []).append(w)
     if len(by_queue) < 2:
         return None
@@ -386,7 +387,7 @@ def compare_wait_cdf_figure(runs: Runs) -> "Figure":
         x, y = metrics.ecdf(m.wait)
         if len(x):
             ax.step(np.concatenate(([0], x)), np.concatenate(([0], y)) * 100, where="post",
-                    label=f"{label} (p95 {_duration(float(np.percentile(m.wait, 95)))})")
+                    label=f"{label} (p95 {compact(float(np.percentile(m.wait, 95)))})")
             top = max(top, float(x[-1]))
     _wait_axis(ax, top)
     ax.set_ylim(0, 101)
@@ -446,7 +447,7 @@ def compare_scalars_figure(runs: Runs, summaries: Sequence[dict[str, Any]]) -> "
     plt = _pyplot()
     fig, axes = plt.subplots(2, 3, figsize=(11, 6))
     labels = [label for label, _ in runs]
-    for ax, (key, name) in zip(axes.flat, SCALARS):
+    for ax, (key, name) in zip(axes.flat, SCALARS, strict=True):
         values = [float(s.get(key, 0.0)) * (100 if key == "utilization" else 1) for s in summaries]
         ax.bar(range(len(values)), values, color=[f"C{k}" for k in range(len(values))])
         ax.set_xticks(range(len(values)), labels, rotation=30, ha="right", fontsize=8)
@@ -503,7 +504,3 @@ def write_wait_distribution(runs: Runs, path: str | Path) -> Path:
     fig.savefig(path, dpi=DPI, metadata={"Date": None} if path.suffix == ".svg" else None)
     plt.close(fig)
     return path
-
-
-def _duration(seconds: float) -> str:
-    return str(timedelta(seconds=int(seconds))) if seconds >= 60 else f"{seconds:.0f} s"

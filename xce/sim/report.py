@@ -14,8 +14,16 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from xce.accounting.drift import FAR_ABOVE, FAR_BELOW, OK, UNDECLARED, Thresholds, UsageRecord
-from xce.accounting.drift import drift_report as shared_drift_report
+from xce.accounting.drift import (
+    FAR_ABOVE,
+    FAR_BELOW,
+    OK,
+    UNDECLARED,
+    Thresholds,
+    UsageRecord,
+    drift_report as shared_drift_report,
+)
+from xce.formats import size
 from xce.sim import metrics
 from xce.sim.engine import SimResult, runs_for
 from xce.sim.metrics import TAU
@@ -250,14 +258,6 @@ def drift_report(trace, min_samples: int = 20) -> dict[str, Any]:
             "rows": rows, "note": note}
 
 
-def _size(v: float | None) -> str:
-    if v is None:
-        return "-"
-    from xce.core.quantity import human_quantity
-
-    return human_quantity("", v, memory=True)
-
-
 def drift_text(drift: dict[str, Any]) -> str:
     lines = [f"Memory drift: declared (SWF f10) vs measured (f7), per task, by job type (f14); "
              f"{drift['records']} run(s) with measurements"]
@@ -273,9 +273,9 @@ def drift_text(drift: dict[str, Any]) -> str:
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
         verdict = r["verdict"]
         if "wasted_per_task" in r:
-            verdict += f" (wastes {_size(r['wasted_per_task'])} per task placed)"
-        lines.append(f"  {r['job_type']:>8} {r['runs']:>5} {_size(r['declared']):>9} {_size(r['measured_median']):>8} "
-                     f"{_size(r['measured_p95']):>8} {_size(r['measured_max']):>8} {ratio:>6}  {verdict}")
+            verdict += f" (wastes {size(r['wasted_per_task'])} per task placed)"
+        lines.append(f"  {r['job_type']:>8} {r['runs']:>5} {size(r['declared']):>9} {size(r['measured_median']):>8} "
+                     f"{size(r['measured_p95']):>8} {size(r['measured_max']):>8} {ratio:>6}  {verdict}")
     return "\n".join(lines)
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from xce.core import SchedulerCore
-from xce.core import events as ev
+from xce.core import SchedulerCore, events as ev
 from xce.core.decisions import Decision, Dispatch, Pend, Preempt, Resume
 from xce.core.specs import ProjectSpec, QueueSpec, ResourceDef, SchedConfig
 from xce.testing.builders import HostBuilder, JobBuilder

@@ -33,7 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from xce.cluster.local import LocalCluster, pid_alive
+from xce.cluster.local import LocalCluster
+from xce.procs import pid_alive
 from xce.testing.wait import wait_for  # noqa: F401  (tests import it from here)
 
 #: Host beds take /24 networks from here; one not routed on this machine is chosen per bed.

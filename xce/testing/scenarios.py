@@ -9,8 +9,7 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
-from xce.core import SchedulerCore
-from xce.core import events as ev
+from xce.core import SchedulerCore, events as ev
 from xce.core.decisions import Decision
 from xce.core.events import Event
 from xce.core.specs import HostSpec, JobSpec, ProjectSpec, QueueSpec, SchedConfig

@@ -129,7 +129,7 @@ def xce_line(row: dict[str, Any], show_command: bool) -> str:
 
     The stored JSON texts (command, requests, limits) go in as they are, not decoded and encoded
     again: an export of 100,000 jobs spends its time here. ``show_command`` is the privacy rule's
-    answer for this job (:func:`xce.controller.views.redact`)."""
+    answer for this job (:func:`xce.controller.web.views.redact`)."""
     rec = {
         "jobid": row["id"], "user": row["user"], "queue": row["queue"], "project": row["project"],
         "job_type": row["job_type"], "priority": row["priority"], "tasks": row["tasks"],
@@ -143,7 +143,7 @@ def xce_line(row: dict[str, Any], show_command: bool) -> str:
     if row.get("name"):
         rec["name"] = row["name"]
     if row.get("depend"):
-        rec["dependencies"] = row["depend"]  # as stored: every job named by its id (xce.controller.depend)
+        rec["dependencies"] = row["depend"]  # as stored: every job named by its id (xce.controller.jobs.depend)
     if row.get("begin_time"):
         rec["begin_time"] = row["begin_time"]
     command = (row.get("command") or "null") if show_command else "null"

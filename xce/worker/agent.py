@@ -17,8 +17,11 @@ Three threads, each with one job, so that a slow request never delays a job's st
   job reports queued while a request was on its way go together in the next one: a short job's
   ``started`` and ``finished`` are one request and one transaction.
 
-Actions are delivered at least once, so each is idempotent here: a second ``start`` of a job this
-worker runs, or ran, is ignored.
+The threads decide nothing: the worker's rules are :class:`xce.worker.state.WorkerState`'s, and
+each thread hands what it saw (an action, a job started or ended, the controller's answer to a batch
+of reports, a tick of the clock) to the state as an event and carries out the instructions it gets
+back. Actions are decoded (:mod:`xce.protocol.actions`) as they arrive; one that does not decode is
+refused with an error in the worker's log.
 """
 
 from __future__ import annotations
@@ -32,20 +35,58 @@ import socket
 import sys
 import threading
 import time
-from collections import OrderedDict
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, ClassVar
 
-from xce.controller import follow
-from xce.controller.transport import Response
-from xce.endcodes import MEMLIMIT, NODE_FAIL
-from xce.worker import interactive, launch, measure, runlimit, runner, spawner, usage
+from xce import formats
+from xce.client import follow
+from xce.client.transport import Response
+from xce.endcodes import MEMLIMIT
+from xce.procs import process_start
+from xce.protocol import actions
 from xce.providers.base import JobView
+from xce.worker import interactive, launch, measure, runner, spawner, usage
 from xce.worker.containment import Containment, Limits, ProcessGroup
-from xce.worker.containment.base import ENFORCED_LIMITS
-from xce.worker.jobstate import JobStateDir, process_start, still_alive
+from xce.worker.jobstate import JobStateDir, still_alive
 from xce.worker.runner import JobProcess, StartError
 from xce.worker.spool import Spool
+from xce.worker.state import (
+    ActionArrived,
+    BatchReady,
+    Booted,
+    CloseHost,
+    DevicesFound,
+    Discard,
+    Forget,
+    Found,
+    Grant,
+    JobDropped,
+    JobExited,
+    JobStarted,
+    JournalFailed,
+    JournalWritable,
+    Leftovers,
+    OpenHost,
+    Release,
+    Report,
+    ReportsAnswered,
+    Reregister,
+    Restarted,
+    Resume,
+    RetryJournal,
+    SetLimits,
+    ShuttingDown,
+    SignalProcs,
+    Spawn,
+    StartFailed,
+    Suspend,
+    Terminate,
+    Tick,
+    WorkerState,
+    WriteRecord,
+)
 from xce.worker.tasks import TaskServer
 
 log = logging.getLogger("xce.worker")
@@ -73,12 +114,30 @@ class RegistrationRefused(Exception):
     """The controller refused this worker's registration (422); the message lists why."""
 
 
+class _Handles(dict):
+    """The processes of the jobs held here, by job id. Letting go of one is news to the worker's
+    state (its devices are free again), whoever lets go."""
+
+    def __init__(self, dropped: Callable[[int], None]) -> None:
+        super().__init__()
+        self._dropped = dropped
+
+    def pop(self, jobid: int, *default: Any) -> Any:
+        jp = super().pop(jobid, *default)
+        self._dropped(jobid)
+        return jp
+
+
 class Agent:
+    """The shell around :class:`~xce.worker.state.WorkerState`: its threads carry out the state's
+    instructions and feed back what came of them as events. Events from every thread go through
+    one turnstile (:meth:`_feed`), so the state sees one event at a time, in the order they came."""
+
     def __init__(self, url: str, token: str, *, name: str, slots: int | None = None, job_state: Path,
                  work_dir: str | None = None, report_interval: float = 3.0, run_as_self: bool = False,
                  allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False, ca_file: str | None = None,
                  box: Containment | None = None, pids_max: int | None = None, task_port: int = 0,
-                 spool_dir: Path | None = None) -> None:
+                 spool_dir: Path | None = None, record: Callable[[Any, list[Any]], None] | None = None) -> None:
         self.url = url
         self.ca_file = ca_file
         self.token = token
@@ -89,20 +148,24 @@ class Agent:
         self.run_as_self = run_as_self
         self.allow_root_jobs = allow_root_jobs
         self.stop_jobs_on_exit = stop_jobs_on_exit
-        self.state = JobStateDir(job_state)
+        self.journal = JobStateDir(job_state)
         #: The jobs' spooled scripts (:mod:`xce.worker.spool`).
         self.spool = Spool(spool_dir or job_state.parent / "spool", switch_users=os.getuid() == 0 and not run_as_self)
         #: Holds each job's processes together (a control group where the host offers one).
         self.box: Containment = box or ProcessGroup("none chosen")
         self.pids_max = pids_max
-        self.jobs: dict[int, JobProcess] = {}
-        # Recently ended jobs and which run of each (a requeued job runs again under its id, with a new
-        # "run"): a re-delivered start of the same run is ignored.
-        self.done: OrderedDict[int, Any] = OrderedDict()
-        self.runs: dict[int, Any] = {}
-        self.lock = threading.RLock()
-        #: (kind, path, body, then): ``then`` runs once the controller has the report.
-        self.outbox: queue.Queue[tuple[str, str, dict[str, Any], Callable[[], None] | None] | None] = queue.Queue()
+        self.state = WorkerState()
+        #: Events not yet handled (fed while another was being handled, by this thread or another).
+        self._pending: deque[Any] = deque()
+        self._turn = threading.RLock()
+        self._draining = False
+        #: Called with each event and the state's instructions for it (a recording of the stimuli).
+        self._record = record
+        self.jobs: _Handles = _Handles(lambda jobid: self._feed(JobDropped(jobid)))
+        #: Ended jobs whose end the controller does not have yet: their spawner keeps their status.
+        self._ended: dict[int, JobProcess] = {}
+        #: (kind, path, body, report): job reports (the state's :class:`Report`) and load reports.
+        self.outbox: queue.Queue[tuple[str, str, dict[str, Any], Report | None] | None] = queue.Queue()
         self.stopping = threading.Event()
         self.sampler = measure.LoadSampler()
         self.rss_name = "memory_rss"
@@ -111,8 +174,9 @@ class Agent:
         self.heartbeat_s = report_interval
         self._sent_load: dict[str, Any] | None = None
         self._next_beat = 0.0
+        #: Why the host is closed to new jobs (the state's :class:`CloseHost`), said in each load report.
+        self.trouble: str | None = None
         self.need_register = threading.Event()
-        self.gpu_ids: list[str] = []
         #: Reads the utilisation of the GPUs jobs hold, for their usage ticks (monitor thread only).
         self.gpu_sampler = usage.GpuSampler()
         #: Providers that measure their resource per job (set at registration, with the providers).
@@ -128,10 +192,48 @@ class Agent:
         spawner.on_exit.append(self.child_exited.set)  # a job forked by the spawner ended
         #: Starts the tasks of parallel jobs for ``xce launch`` (:mod:`xce.worker.tasks`).
         self.tasks = TaskServer(self, task_port)
+        self._feed(Booted(name, os.urandom(8).hex()))
+
+    @property
+    def gpu_ids(self) -> list[str]:
+        return list(self.state.gpu_ids)
+
+    @gpu_ids.setter
+    def gpu_ids(self, ids: list[str]) -> None:
+        self._feed(DevicesFound(tuple(ids)))
 
     def _client(self) -> follow.Session:
         # Several controllers (``--url a,b``): every request goes to the leader, through a takeover.
         return follow.Session(self.url, self.token, timeout=30.0, ca_file=self.ca_file)
+
+    # -- the turnstile -----------------------------------------------------------------------
+    def _feed(self, *events: Any) -> list[Any]:
+        """Hand ``events`` to the state and carry out its instructions, which may feed more events
+        (handled after them, in turn). Returns the instructions the feeding thread carries out
+        itself, after its turn, since they take long and nothing need wait for them: a start (the
+        main thread's: the monitor reaps on meanwhile), a batch of reports to post (the poster's),
+        jobs to adopt (the starting worker's)."""
+        mine: list[Any] = []
+        with self._turn:
+            self._pending.extend(events)
+            if self._draining:  # fed while carrying out an instruction: handled in this same turn
+                return mine
+            self._draining = True
+            try:
+                while self._pending:
+                    ev = self._pending.popleft()
+                    instructions = self.state.handle(ev)
+                    if self._record is not None:
+                        self._record(ev, instructions)
+                    for ins in instructions:
+                        do = self._DO.get(type(ins))
+                        if do is None:
+                            mine.append(ins)
+                        else:
+                            self._pending.extend(do(self, ins))
+            finally:
+                self._draining = False
+        return mine
 
     # -- registration ----------------------------------------------------------------------
     def register(self, http: follow.Session) -> dict[str, Any]:
@@ -146,11 +248,10 @@ class Agent:
         self.job_meters = usage.JobMeters([p for p in manager if p.resource_name in resources])
         self.enforcers = {p.resource_name: p for p in manager
                           if p.resource_name in resources and getattr(p, "enforces_limits", False)}
-        with self.lock:
-            running = sorted(self.jobs)
-            runs = {str(j): self.runs[j] for j in running if self.runs.get(j) is not None}
+        running = sorted(self.jobs)
         body = {"name": self.name, "resources": resources, "load": self.sampler.sample(), "running": running,
-                "runs": runs, "containment": self.box.kind, "enforces": sorted(self.enforcers)}
+                "runs": {j: run for j, run in self.state.runs().items() if int(j) in self.jobs},
+                "containment": self.box.kind, "enforces": sorted(self.enforcers)}
         if self.tasks.address:
             body["task_address"] = self.tasks.address
         while True:
@@ -168,14 +269,9 @@ class Agent:
                 raise RegistrationRefused(f"HTTP {r.status_code}: {_describe(r)}")
             out = r.json()
             break
-        for jobid in out.get("kill", []):
-            # Leftovers the controller gave up on (the host was declared down, the job killed or
-            # requeued meanwhile): gone before this worker takes any new work.
-            with self.lock:
-                jp = self.jobs.pop(int(jobid), None)
-            if jp is not None:
-                log.warning("job %s is not running in the controller: killing what is left of it", jobid)
-                self._discard(jp)
+        # Leftovers the controller gave up on (the host was declared down, the job killed or requeued
+        # meanwhile): gone before this worker takes any new work.
+        self._feed(Leftovers(tuple(int(j) for j in out.get("kill", []))))
         for jobid in out.get("lost", []):
             log.warning("job %s was placed here but is not running: the controller recorded it as lost", jobid)
         self.heartbeat_s = float(out.get("heartbeat_interval", self.report_interval))
@@ -185,32 +281,39 @@ class Agent:
                     resources["slots"], self.report_interval, running or "no jobs")
         return out
 
-    def _discard(self, jp: JobProcess) -> None:
+    def _discard(self, ins: Discard) -> list[Any]:
         """End a run the controller no longer has, without reporting its end: the job may run again
         (requeued), even here, and the end of the old run must not be taken for the new one's."""
+        jp = self.jobs.pop(ins.jobid, None)
+        if jp is None:
+            return []
+        log.warning("job %s is not running in the controller: killing what is left of it", jp.jobid)
         jp.kill_now(f"job {jp.jobid} is not running in the controller")
         deadline = time.monotonic() + DISCARD_WAIT_S
         while jp.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        self._remember_done(jp.jobid)
         self.box.remove(jp.jobid)
         self.spool.remove(jp.jobid)
-        self._forgetter(jp.jobid, jp)()
+        self._ended[jp.jobid] = jp
+        return self._forget(Forget(jp.jobid))
 
     def adopt(self) -> None:
         """Take back the jobs a previous run of this worker left running; forget the rest."""
-        for rec in self.state.load_all():
-            exit_file = self.state.exit_path(rec.jobid)
-            if still_alive(rec):
-                self.jobs[rec.jobid] = JobProcess.adopt(rec, self.box, exit_file)
+        records, found = {}, []
+        for rec in self.journal.load_all():
+            alive = still_alive(rec)
+            exited = not alive and self.journal.exit_status(rec.jobid) is not None
+            if alive:
                 log.warning("adopted job %s (pid %s) from a previous run", rec.jobid, rec.pid)
-            elif self.state.exit_status(rec.jobid) is not None:
-                # It ended while the worker was down and its spawner recorded how: reported as it ended.
-                self.jobs[rec.jobid] = JobProcess.adopt(rec, self.box, exit_file)
+            elif exited:  # its spawner recorded how: reported as it ended
                 log.warning("job %s ended while the worker was down; reporting its exit status", rec.jobid)
             else:
                 log.warning("job %s ended while the worker was down; the controller will record it lost", rec.jobid)
-                self.state.remove(rec.jobid)
+            records[rec.jobid] = rec
+            found.append(Found(rec.jobid, alive, exited, dict(rec.limits), tuple(rec.gpus), rec.started))
+        for ins in self._feed(Restarted(tuple(found), time.time())):
+            rec = records[ins.jobid]
+            self.jobs[rec.jobid] = JobProcess.adopt(rec, self.box, self.journal.exit_path(rec.jobid))
         # Containers of jobs not adopted are leftovers (their leader ended while the worker was
         # down): whatever still runs in them is killed now, before any new job is accepted.
         for jobid in self.box.start(set(self.jobs)):
@@ -218,84 +321,48 @@ class Agent:
         self.spool.keep_only(set(self.jobs))
 
     # -- actions ---------------------------------------------------------------------------
-    def handle(self, action: dict[str, Any]) -> None:
-        kind, jobid = action.get("kind"), int(action.get("jobid") or 0)
-        if kind == "start":
-            self._start(action.get("job") or {})
-        elif kind == "suspend":
-            with self.lock:
-                jp = self.jobs.get(jobid)
-            if jp is not None:
-                jp.suspend(runner.signal_number(action.get("signal"), signal.SIGSTOP))
-                self._post_status(jobid, {"status": "suspended", "reason": action.get("reason", "")})
-        elif kind == "resume":
-            with self.lock:
-                jp = self.jobs.get(jobid)
-            if jp is not None:
-                jp.resume(runner.signal_number(action.get("signal"), signal.SIGCONT))
-                self._post_status(jobid, {"status": "resumed", "reason": action.get("reason", "")})
-        elif kind == "kill":
-            self._kill(jobid, float(action.get("grace_s", 10)), action.get("reason") or "killed")
-        elif kind == "signal":  # `xce kill -s SIGNAL`: the job's state follows what its processes do
-            with self.lock:
-                jp = self.jobs.get(jobid)
-            if jp is not None:
-                jp.signal(runner.signal_number(action.get("signal"), signal.SIGTERM))
-        elif kind == "attach":  # a key for an interactive job's terminal (xce.worker.interactive)
-            interactive.grant(self, jobid, action)
-        elif kind == "run_limit":  # `xce modify -W` of a running job: enforced from now on, kept over a restart
-            with self.lock:
-                jp = self.jobs.get(jobid)
-            if jp is not None:
-                runlimit.change(jp.limits, int(action.get("run_limit") or 0))
-                self.state.save(jp.record())
-        else:
-            log.warning("ignoring unknown action %r", action)
-
-    def _kill(self, jobid: int, grace_s: float, reason: str) -> None:
-        with self.lock:
-            jp = self.jobs.get(jobid)
-        if jp is not None:
-            jp.terminate(grace_s, reason)
+    def handle(self, message: dict[str, Any]) -> None:
+        """One action from the controller. One that does not decode is refused with an error in the
+        worker's log (the controller's and the worker's ideas of the protocol differ: a person must
+        look), never carried out in part."""
+        try:
+            action = actions.decode(message)
+        except actions.ProtocolError as exc:
+            log.error("action %s refused: %s", message.get("id") if isinstance(message, dict) else message, exc)
+            return
+        for spawn in self._feed(ActionArrived(action)):
+            self._feed(*self._spawn(spawn))
 
     def _start(self, job: dict[str, Any]) -> None:
-        jobid = int(job["jobid"])
-        with self.lock:
-            if jobid in self.jobs or (jobid in self.done and self.done[jobid] == job.get("run")):
-                return
-            self.runs[jobid] = job.get("run")
-        placement = job.get("placement") or [[self.name, job.get("tasks", 1)]]
-        limits = {k: int(v) for k, v in (job.get("limits") or {}).items() if isinstance(v, int)}
-        # A request is per task (as rusage[] is): this host's devices are for the tasks it holds.
-        gpus_here = int((job.get("requests") or {}).get("xce.io/gpu", 0) or 0) * \
-            sum(int(n) for h, n in placement if h == self.name)
-        if placement[0][0] != self.name:
+        """Start ``job`` as the controller's start action with it would."""
+        self.handle({"kind": "start", "job": job})
+
+    def _spawn(self, ins: Spawn) -> list[Any]:
+        a = ins.job
+        jobid = a.jobid
+        job = actions.encode(a)["job"]
+        if ins.secondary:
             # Not the first host of a parallel job: its container waits here for its tasks.
             try:
-                gpus = self._pick_gpus(gpus_here)
-                self._contain(jobid, limits, job.get("process_limit"))
+                self._contain(jobid, ins.limits, a.process_limit)
             except StartError as exc:
-                self._remember_done(jobid)
-                self._post_status(jobid, {"status": "start_failed", "reason": str(exc)})
-                return
-            with self.lock:
-                self.jobs[jobid] = JobProcess(jobid, 0, 0, 0.0, limits, gpus, secondary=True, box=self.box, job=job)
-            return
+                return [StartFailed(jobid, str(exc))]
+            self.jobs[jobid] = JobProcess(jobid, 0, 0, 0.0, dict(ins.kept), list(ins.gpus), secondary=True,
+                                          box=self.box, job=job)
+            return []
         # An interactive job's terminal is its user's (xce submit -Is, xce.worker.interactive): it lives
         # in this worker, so the job is this worker's child, not its spawner's, and is not journaled.
         tty = interactive.is_interactive(job)
-        exit_file = None if tty else self.state.exit_path(jobid)
+        exit_file = None if tty else self.journal.exit_path(jobid)
         near = -1
         try:
-            ident = runner.resolve_identity(job.get("user", ""), run_as_self=self.run_as_self,
-                                            allow_root=self.allow_root_jobs)
-            gpus = self._pick_gpus(gpus_here)
-            env = runner.job_env(job, ident, host=self.name, gpus=gpus, host_slots=self.slots)
+            ident = runner.resolve_identity(a.user, run_as_self=self.run_as_self, allow_root=self.allow_root_jobs)
+            env = runner.job_env(job, ident, host=self.name, gpus=list(ins.gpus), host_slots=self.slots)
             if tty:
                 env.setdefault("TERM", "xterm")
-            if job.get("script") is not None:  # its spooled script: this host's copy, run under its #! line
+            if a.script is not None:  # its spooled script: this host's copy, run under its #! line
                 job = dict(job, command=self._spooled(jobid, job, ident))
-            kernel = self._contain(jobid, limits, job.get("process_limit"))
+            kernel = self._contain(jobid, ins.limits, a.process_limit)
             files = self.box.procs_files(jobid)
             # Its control groups' files: written by the spawner itself, in the exchange that starts it.
             home = self.box.home_files(jobid) if kernel.admit_visitor() and not tty else None
@@ -315,27 +382,19 @@ class Agent:
                 os.close(near)
             log.warning("job %s could not start: %s", jobid, exc)
             self.box.remove(jobid)
-            self.state.remove(jobid)
+            self.journal.remove(jobid)
             self.spool.remove(jobid)
-            self._remember_done(jobid)
-            self._post_status(jobid, {"status": "start_failed", "reason": str(exc)})
-            return
+            return [StartFailed(jobid, str(exc))]
         ctime = process_start(popen.pid) or time.time()  # None: it already exited (the reaper reports it)
-        runlimit.remember(limits, job)
-        jp = JobProcess(jobid, popen.pid, popen.pid, ctime, limits, gpus, popen, box=self.box, job=job,
-                        exit_file=exit_file)
+        jp = JobProcess(jobid, popen.pid, popen.pid, ctime, dict(ins.kept), list(ins.gpus), popen, box=self.box,
+                        job=job, exit_file=exit_file)
         if tty:  # its terminal is ready for its user before the controller hears it started
             interactive.watch(self, jp, near)
-        else:
-            # Recorded and reported before the monitor can see it: a short job's end (reaped as soon as it
-            # is listed) must neither come before its start nor leave a record behind.
-            self.state.save(jp.record())
-        self._post_status(jobid, {"status": "started", "pid": popen.pid})
-        with self.lock:
-            self.jobs[jobid] = jp
+        self.jobs[jobid] = jp
         self.child_started.set()
         if popen.poll() is not None:  # it already ended (its spawner told before it was listed here)
             self.child_exited.set()
+        return [JobStarted(jobid, popen.pid, jp.started, journaled=not tty)]
 
     def _spooled(self, jobid: int, job: dict[str, Any], ident: runner.Identity) -> list[str]:
         """The command that runs the job's own copy of its script."""
@@ -353,7 +412,7 @@ class Agent:
         except OSError as exc:
             self.box.remove(jobid)
             raise StartError(f"cannot create the job's control group on {self.name}: {exc.strerror or exc}") from None
-        for name in sorted(set(limits) - ENFORCED_LIMITS):  # the rest: a provider's (submission refused others)
+        for name in sorted(set(limits) - actions.ENFORCED_LIMITS):  # the rest: a provider's (submission refused others)
             provider = self.enforcers.get(name)
             try:
                 if provider is None:
@@ -364,29 +423,106 @@ class Agent:
                 raise StartError(f"cannot enforce --limit {name}={limits[name]} on {self.name}: {exc}") from None
         return kernel
 
-    def _pick_gpus(self, n: int) -> list[str]:
-        """The lowest-numbered devices no running job holds, so a placement is reproducible."""
-        if n <= 0:
+    def attach_later(self, jobid: int) -> bool:
+        """Whether an attach that found no terminal is worth retrying: the job's start may still be on
+        its way here, or how it ended on its way to the controller (whose answer the user's ``xce``
+        then reads: a job that could not start says why)."""
+        with self._turn:  # asked from a task-server thread: the state is read between events
+            return not self.state.knows(jobid) or self.state.telling_end(jobid)
+
+    # -- carrying out instructions ---------------------------------------------------------
+    def _journal_news(self) -> list[Any]:
+        """What the journal's last write says about it, for the state (which closes the host)."""
+        if self.journal.trouble is not None:
+            return [JournalFailed(self.journal.trouble)]
+        return [JournalWritable()] if self.state.closed is not None else []
+
+    def _write_record(self, ins: WriteRecord) -> list[Any]:
+        jp = self.jobs.get(ins.jobid)
+        if jp is None:
             return []
-        with self.lock:
-            busy = {g for jp in self.jobs.values() for g in jp.gpus}
-        free = [g for g in sorted(self.gpu_ids, key=int) if g not in busy]
-        if len(free) < n:
-            raise StartError(f"the job asks for {n} GPU(s) (xce.io/gpu) but only {len(free)} of "
-                             f"{len(self.gpu_ids)} are free on this host")
-        return free[:n]
+        self.journal.save(jp.record())
+        return self._journal_news()
 
-    def not_seen(self, jobid: int) -> bool:
-        """Neither running on this host nor ended here (its start may still be on its way)."""
-        with self.lock:
-            return jobid not in self.jobs and jobid not in self.done
+    def _forget(self, ins: Forget) -> list[Any]:
+        """Its record and its spawner's note of how it ended stayed until the controller had its end:
+        a worker killed before that found both again and reported it then."""
+        self.journal.remove(ins.jobid)
+        jp = self._ended.pop(ins.jobid, None)
+        forget = getattr(jp.popen, "forget", None) if jp is not None else None
+        if forget is not None:
+            forget()
+        return self._journal_news()
 
-    def _remember_done(self, jobid: int) -> None:
-        with self.lock:
-            self.done[jobid] = self.runs.pop(jobid, None)
-            self.done.move_to_end(jobid)
-            while len(self.done) > 10_000:
-                self.done.popitem(last=False)
+    def _release(self, ins: Release) -> list[Any]:
+        jp = self.jobs.pop(ins.jobid, None)
+        if jp is not None:
+            self._ended[ins.jobid] = jp
+        self.box.remove(ins.jobid)
+        self.spool.remove(ins.jobid)
+        return []
+
+    def _signal(self, ins: SignalProcs) -> list[Any]:
+        jp = self.jobs.get(ins.jobid)
+        if jp is None:
+            return []
+        if ins.to == "leader":
+            jp.signal_leader(ins.sig)
+        elif ins.to == "steps" and jp.steps:
+            jp.signal_steps(ins.sig)
+        else:
+            jp.signal(ins.sig)
+        return []
+
+    def _suspend(self, ins: Suspend) -> list[Any]:
+        jp = self.jobs.get(ins.jobid)
+        if jp is not None:
+            jp.suspend(ins.sig)
+        return []
+
+    def _resume(self, ins: Resume) -> list[Any]:
+        jp = self.jobs.get(ins.jobid)
+        if jp is not None:
+            jp.resume(ins.sig)
+        return []
+
+    def _terminate(self, ins: Terminate) -> list[Any]:
+        jp = self.jobs.get(ins.jobid)
+        if jp is not None:
+            if ins.code is not None:
+                log.warning("job %s %s", ins.jobid, ins.reason)
+            jp.terminate(ins.grace_s, ins.reason, ins.code)
+        return []
+
+    def _set_limits(self, ins: SetLimits) -> list[Any]:
+        jp = self.jobs.get(ins.jobid)
+        if jp is not None:
+            jp.limits = dict(ins.limits)
+        return []
+
+    def _grant(self, ins: Grant) -> list[Any]:
+        interactive.grant(self, ins.action)
+        return []
+
+    def _queue_report(self, ins: Report) -> list[Any]:
+        self.outbox.put(("status", "", ins.body, ins))
+        return []
+
+    def _reregister(self, ins: Reregister) -> list[Any]:
+        self.need_register.set()
+        return []
+
+    def _close_host(self, ins: CloseHost) -> list[Any]:
+        self.trouble = ins.why
+        return []
+
+    def _open_host(self, ins: OpenHost) -> list[Any]:
+        self.trouble = None
+        return []
+
+    def _retry_journal(self, ins: RetryJournal) -> list[Any]:
+        self.journal.retry()  # recovers by itself once there is room
+        return self._journal_news()
 
     # -- monitoring ------------------------------------------------------------------------
     def monitor(self) -> None:
@@ -398,9 +534,7 @@ class Agent:
             if now >= next_limits:
                 next_limits = now + LIMIT_CHECK_S
                 self._check_limits()
-                with self.lock:
-                    running = list(self.jobs.values())
-                runlimit.enforce(running)
+                self._feed(Tick(time.time()))
             if now >= next_report and not self.stopping.is_set():
                 next_report = now + self.report_interval
                 self._report()
@@ -427,20 +561,12 @@ class Agent:
             self.reaped.wait(REAP_INTERVAL_S)
 
     def _reap(self) -> None:
-        with self.lock:
-            items = list(self.jobs.items())
-        for jobid, jp in items:
+        for jobid, jp in tuple(self.jobs.items()):
             end = jp.poll()
             if end is None:
                 continue
-            with self.lock:
-                self.jobs.pop(jobid, None)
-            self._remember_done(jobid)
             counted = self.box.usage(jobid)  # read before the group goes
-            self.box.remove(jobid)
-            self.spool.remove(jobid)
-            body = {"status": "finished", "exit_code": end["exit_code"], "signal": end["signal"],
-                    "reason": end["reason"]}
+            body = {"exit_code": end["exit_code"], "signal": end["signal"], "reason": end["reason"]}
             if end.get("end"):  # how it ended, where the worker knows (xce.endcodes)
                 body["end"] = end["end"]
             if counted is not None:
@@ -448,26 +574,23 @@ class Agent:
                 # (what the memory limit is measured against), which ticks between samples miss.
                 body["usage"] = {"memory_rss": max(counted.mem_peak or 0, counted.memory_rss),
                                  "cpu_time": counted.cpu_time}
-            # Its record and its spawner's note of how it ended stay until the controller has the end:
-            # a worker killed before that finds both again and reports it then.
-            self._post_status(jobid, body, then=self._forgetter(jobid, jp))
+            self._feed(JobExited(jobid, body))
 
     def _check_limits(self) -> None:
-        with self.lock:
-            if self.box.enforces_memory:  # the kernel does it, without overshoot
-                return
-            limited = [jp for jp in self.jobs.values() if jp.limits.get("mem") and not jp.secondary and not jp.end_reason]
+        if self.box.enforces_memory:  # the kernel does it, without overshoot
+            return
+        limited = [jp for jp in tuple(self.jobs.values())
+                   if jp.limits.get("mem") and not jp.secondary and not jp.end_reason]
         for jp in limited:
             rss = usage.sample(jp.pid)["memory_rss"]
             cap = jp.limits["mem"]
             if rss > cap:
-                why = f"killed: memory {usage.fmt_bytes(rss)} exceeded its limit {usage.fmt_bytes(cap)}"
+                why = f"killed: memory {formats.size(rss)} exceeded its limit {formats.size(cap)}"
                 log.warning("job %s %s", jp.jobid, why)
                 jp.kill_now(why, MEMLIMIT)
 
     def _report(self) -> None:
-        with self.lock:
-            running = list(self.jobs.values())
+        running = tuple(self.jobs.values())
         ticks = {}
         for jp in running:
             counted = self.box.usage(jp.jobid)
@@ -490,25 +613,12 @@ class Agent:
         if self.tasks.address:
             body["task_address"] = self.tasks.address
         now = time.monotonic()
-        if not ticks and not self.state.trouble and now < self._next_beat and \
+        if not ticks and not self.trouble and now < self._next_beat and \
                 not load_moved(self._sent_load, body["load"]):
             return  # nothing new: the controller hears from this host at the next heartbeat
         self._sent_load = body["load"]
         self._next_beat = now + self.heartbeat_s
         self.outbox.put(("load", f"/v1/workers/{self.name}/load", body, None))
-
-    def _post_status(self, jobid: int, body: dict[str, Any], then: Callable[[], None] | None = None) -> None:
-        self.outbox.put(("status", "", {"jobid": jobid, **body}, then))
-
-    def _forgetter(self, jobid: int, jp: JobProcess) -> Callable[[], None]:
-        forget = getattr(jp.popen, "forget", None)
-
-        def done() -> None:
-            self.state.remove(jobid)
-            if forget is not None:
-                forget()
-
-        return done
 
     # -- posting ---------------------------------------------------------------------------
     def poster(self) -> None:
@@ -534,66 +644,43 @@ class Agent:
                         break
                 batch.append(nxt)
             stop = batch[-1] is None
-            pending: list[tuple[dict[str, Any], Callable[[], None] | None]] = []
+            seqs: list[int] = []
             for entry in batch:
                 if entry is None:
                     continue
-                kind, path, body, then = entry
-                if kind == "status":
-                    pending.append((body, then))
+                _, path, body, report = entry
+                if report is not None:
+                    seqs.append(report.seq)
                     continue
-                if pending:
-                    self._send_reports(http, pending)
-                    pending = []
+                if seqs:
+                    self._send_reports(http, seqs)
+                    seqs = []
                 self._send_load(http, path, body)
-            if pending:
-                self._send_reports(http, pending)
+            if seqs:
+                self._send_reports(http, seqs)
             if stop:
                 return
 
     def _hold(self, batch: list, start: float) -> float:
         """Seconds the batch may still wait for company: ``started`` reports change nothing in the
         controller; a slot-freeing report waits a moment while other jobs still run here."""
-        if any(e is None or e[0] != "status" for e in batch):
+        if any(e is None or e[3] is None for e in batch):
             return 0.0
         if all(e[2].get("status") == "started" for e in batch):
             return start + STARTED_HOLD_S - time.monotonic()
-        with self.lock:
-            others = any(not jp.secondary for jp in self.jobs.values())
-        return start + LINGER_S - time.monotonic() if others else 0.0
+        return start + LINGER_S - time.monotonic() if batch[-1][3].linger else 0.0
 
-    def _post(self, http: follow.Session, path: str, make_body, give_up: bool = False,
-              persist: bool = False) -> Response | None:
-        """POST until the controller answers (None: gave up because the worker is stopping). With
-        ``persist``, until it answers finally: a 5xx, a 429 or a 404 (this worker is not registered
-        there, e.g. after a takeover) is "not now", so the same request goes again, under the same
-        idempotency key, after a backoff (and after re-registering, for a 404)."""
-        key = follow.request_key()
-        attempt = 0
+    def _post(self, http: follow.Session, path: str, make_body: Callable[[], dict[str, Any]],
+              key: str | None = None) -> Response:
+        """One POST (raises ``follow.Unreachable``), again at once if the controller refuses the wire
+        name ``memory_rss``: the core maps memory_rss to mem, so sending mem is charged the same way."""
         while True:
-            attempt += 1
-            try:
-                r = http.post(path, json=make_body(), key=key)
-            except follow.Unreachable as exc:
-                if give_up and self.stopping.is_set() and self.outbox.empty():
-                    return None
-                self._say_retry(f"controller unreachable ({exc})")
-                time.sleep(follow.backoff(attempt, cap=2.0, first=0.25))
-                continue
+            r = http.post(path, json=make_body(), key=key)
             if r.status_code == 422 and self.rss_name == "memory_rss" and "memory_rss" in r.text:
-                # Workaround for a controller that refuses the wire name memory_rss: the core
-                # maps memory_rss to mem, so sending mem is charged the same way.
                 log.warning("controller refuses usage name memory_rss; reporting it as mem")
                 self.rss_name = "mem"
                 continue
-            if not persist or not (follow.retryable(r.status_code) or r.status_code == 404):
-                return r
-            if r.status_code == 404:
-                self.need_register.set()
-            if give_up and self.stopping.is_set():
-                return None
-            self._say_retry(f"HTTP {r.status_code} {r.text[:200]}")
-            time.sleep(follow.retry_after(r.headers, follow.backoff(attempt, cap=5.0, first=0.25)))
+            return r
 
     def _say_retry(self, why: str) -> None:
         """One warning per few seconds while the controller cannot take reports: a database outage
@@ -603,45 +690,60 @@ class Agent:
             self._retry_said = now
             log.warning("controller cannot take reports now (%s); keeping them and retrying", why.splitlines()[0])
 
-    def _send_reports(self, http: follow.Session, reports: list[tuple[dict[str, Any], Callable[[], None] | None]]) -> None:
-        """What a worker knows about its jobs goes until the controller has it: a report is dropped
-        only when the controller refuses it for good (a 4xx other than 404 and 429), never on a
-        5xx, a 503 or a lost connection, or a finished job would stay RUN and hold its slot."""
-        def body() -> dict[str, Any]:
-            return {"reports": [dict(rep, usage=self._wire(rep["usage"])) if rep.get("usage") else rep
-                                for rep, _ in reports]}
-
-        r = self._post(http, f"/v1/workers/{self.name}/reports", body, persist=True)
-        if r is None:
-            return  # stopping before the controller answered: what it has not got stays on record
-        for _, then in reports:  # answered: taken, or refused for good (retrying changes nothing)
-            if then is not None:
-                then()
-        if r.status_code >= 400:
-            log.warning("reports refused: HTTP %s %s", r.status_code, r.text[:300])
-            return
-        for res in r.json().get("results", []):
-            if "error" in res:
-                log.warning("report on job %s refused: %s", res.get("jobid"), res["error"])
+    def _send_reports(self, http: follow.Session, seqs: list[int]) -> None:
+        """Post the batch the state makes of ``seqs``, as often as the state says (it decides what
+        is retried, under which key, and what is dropped)."""
+        todo = self._feed(BatchReady(tuple(seqs)))
+        while todo:
+            post = todo.pop(0)
+            try:
+                r = self._post(http, f"/v1/workers/{self.name}/reports",
+                               lambda reports=post.reports: {"reports": [
+                                   dict(rep, usage=self._wire(rep["usage"])) if rep.get("usage") else rep
+                                   for rep in reports]}, key=post.key)
+            except follow.Unreachable as exc:
+                self._say_retry(f"controller unreachable ({exc})")
+                time.sleep(follow.backoff(post.attempt, cap=2.0, first=0.25))
+                todo += self._feed(ReportsAnswered(post.key, 0))
+                continue
+            todo += self._feed(ReportsAnswered(post.key, r.status_code))
+            if todo:  # not now: the same batch again
+                self._say_retry(f"HTTP {r.status_code} {r.text[:200]}")
+                time.sleep(follow.retry_after(r.headers, follow.backoff(post.attempt, cap=5.0, first=0.25)))
+            elif r.status_code >= 400:
+                log.warning("reports refused: HTTP %s %s", r.status_code, r.text[:300])
+            else:
+                for res in r.json().get("results", []):
+                    if "error" in res:
+                        log.warning("report on job %s refused: %s", res.get("jobid"), res["error"])
 
     def _send_load(self, http: follow.Session, path: str, body: dict[str, Any]) -> None:
         """A load report is not retried on a 5xx: the next one, a report interval later, says more."""
         def wire() -> dict[str, Any]:
             out = dict(body, usage={k: self._wire(v) for k, v in body["usage"].items()})
-            if self.state.trouble and not self.state.retry():  # recovers by itself once there is room
-                out["trouble"] = self.state.trouble  # the controller closes the host to new jobs meanwhile
+            if self.trouble:
+                out["trouble"] = self.trouble  # the controller closes the host to new jobs meanwhile
             return out
 
-        r = self._post(http, path, wire, give_up=True)
-        if r is None:
-            return
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                r = self._post(http, path, wire)
+                break
+            except follow.Unreachable as exc:
+                if self.stopping.is_set() and self.outbox.empty():
+                    return
+                self._say_retry(f"controller unreachable ({exc})")
+                time.sleep(follow.backoff(attempt, cap=2.0, first=0.25))
         if r.status_code == 404:
             self.need_register.set()
         elif r.status_code >= 400:
             log.warning("load report refused: HTTP %s %s", r.status_code, r.text[:300])
         else:
             for jobid in r.json().get("kill", []):
-                self._kill(int(jobid), 2.0, f"job {jobid} must not run on {self.name}")
+                self._feed(ActionArrived(actions.KillJob(jobid=int(jobid), grace_s=2.0,
+                                                         reason=f"job {jobid} must not run on {self.name}")))
 
     def _wire(self, tick: dict[str, int]) -> dict[str, int]:
         return self._rename(tick) if self.rss_name != "memory_rss" else tick
@@ -724,9 +826,7 @@ class Agent:
     def _shutdown(self, threads: list[threading.Thread]) -> int:
         self.tasks.stop()
         if self.stop_jobs_on_exit:
-            with self.lock:
-                for jp in self.jobs.values():
-                    jp.terminate(2.0, f"killed: worker {self.name} shut down", NODE_FAIL)
+            self._feed(ShuttingDown(stop_jobs=True))
             threads[1].join(timeout=10)
         self.outbox.put(None)
         threads[0].join(timeout=5)
@@ -735,6 +835,12 @@ class Agent:
             self.box.close()
         log.warning("worker %s stopped (%d job(s) left running)", self.name, len(self.jobs))
         return 0
+
+    _DO: ClassVar[dict[type, Callable[[Agent, Any], list[Any]]]] = {
+        WriteRecord: _write_record, Forget: _forget, Release: _release, Discard: _discard,
+        SignalProcs: _signal, Suspend: _suspend, Resume: _resume, Terminate: _terminate, SetLimits: _set_limits,
+        Grant: _grant, Report: _queue_report, Reregister: _reregister, CloseHost: _close_host,
+        OpenHost: _open_host, RetryJournal: _retry_journal}
 
 
 #: The exit status of a worker one of whose threads died (EX_SOFTWARE): the supervisor restarts it.
@@ -800,9 +906,8 @@ def main(*, name: str | None = None, slots: int | None = None, state_dir: str | 
          log_level: str = "WARNING", log_format: str | None = None, containment: str = "auto",
          cgroup_parent: str = "xce", pids_max: int | None = None, freeze: bool = False, task_port: int = 0,
          spool_dir: str | None = None) -> int:
-    from xce.controller import statedir
-
     from xce import logs
+    from xce.client import statedir
 
     try:
         logs.configure(f"worker[{name or socket.gethostname()}]", log_level, log_format)

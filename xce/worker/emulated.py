@@ -29,7 +29,8 @@ import threading
 import time
 from typing import Any
 
-from xce.controller import follow
+from xce.client import follow
+from xce.protocol.actions import KillJob, ResumeJob, StartJob, SuspendJob, decode
 
 log = logging.getLogger("xce.worker.emulated")
 
@@ -131,41 +132,37 @@ class Emulator:
                 self.after = max(self.after, int(action["id"]))
 
     def handle(self, action: dict[str, Any]) -> None:
-        kind, host, jobid = action.get("kind"), action["host"], int(action.get("jobid") or 0)
-        key = (host, jobid)
-        if kind == "start":
-            job = action.get("job") or {}
-            run = job.get("run")
+        act = decode(action)  # one that does not decode is logged by the poll loop with the rest
+        host, key = action["host"], (action["host"], act.jobid)
+        if isinstance(act, StartJob):
             with self.lock:
                 if key in self.running:
                     return  # delivered again: already running
-                self.running[key] = run
-                end = time.monotonic() + self._duration(job)
-                heapq.heappush(self.clock, (end, host, jobid, run))
+                self.running[key] = act.run
+                end = time.monotonic() + self._duration(act)
+                heapq.heappush(self.clock, (end, host, act.jobid, act.run))
                 self.clock_changed.notify()
-            if (job.get("placement") or [[host]])[0][0] == host:
-                self.reports.put((host, {"jobid": jobid, "status": "started"}))
-        elif kind == "kill":
-            self._end(host, jobid, report=True, exit_code=128 + signal.SIGTERM, sig="SIGTERM",
-                      reason=action.get("reason") or "killed")
-        elif kind in ("suspend", "resume"):
+            if (act.placement or [(host, act.tasks)])[0][0] == host:
+                self.reports.put((host, {"jobid": act.jobid, "status": "started"}))
+        elif isinstance(act, KillJob):
+            self._end(host, act.jobid, report=True, exit_code=128 + signal.SIGTERM, sig="SIGTERM", reason=act.reason)
+        elif isinstance(act, (SuspendJob, ResumeJob)):
             with self.lock:
                 if key not in self.running:
                     return
-                (self.suspended.add if kind == "suspend" else self.suspended.discard)(key)
-            self.reports.put((host, {"jobid": jobid, "status": kind + "d", "reason": action.get("reason", "")}))
-        # signal, attach, run_limit: nothing here to signal, attach to or limit
+                (self.suspended.add if isinstance(act, SuspendJob) else self.suspended.discard)(key)
+            self.reports.put((host, {"jobid": act.jobid, "status": act.kind + "d", "reason": act.reason}))
+        # SignalJob, AttachKey, SetRunLimit: nothing here to signal, attach to or limit
 
-    def _duration(self, job: dict[str, Any]) -> float:
+    def _duration(self, job: StartJob) -> float:
         if self.run_time is not None:
             return self.run_time
-        command = job.get("command") or []
-        if len(command) == 2 and command[0] == "sleep":
+        if len(job.command) == 2 and job.command[0] == "sleep":
             try:
-                return max(0.0, float(command[1]))
+                return max(0.0, float(job.command[1]))
             except ValueError:
                 pass
-        return float(job.get("run_limit") or 0)
+        return float(job.run_limit or 0)
 
     def _end(self, host: str, jobid: int, *, report: bool, exit_code: int = 0, sig: str | None = None,
              reason: str = "") -> None:
@@ -265,10 +262,8 @@ def host_names(prefix: str, n: int) -> list[str]:
 
 def main(*, count: int, prefix: str, slots: int, mem: str, run_time: float | None, state_dir: str | None,
          url: str | None, token: str | None, log_level: str = "WARNING") -> int:
-    import os
-
     from xce import logs
-    from xce.controller import statedir
+    from xce.client import statedir
     from xce.core.quantity import QuantityError, parse_quantity
 
     logs.configure("emulate-hosts", log_level, None)

@@ -46,6 +46,7 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from xce.protocol.actions import AttachKey
 from xce.worker import taskauth, ttywire
 from xce.worker.runner import JobProcess
 
@@ -84,17 +85,16 @@ def watch(agent: "Agent", jp: JobProcess, near: int) -> None:
     threading.Thread(target=term.relay, name=f"terminal-{jp.jobid}", daemon=True).start()
 
 
-def grant(agent: "Agent", jobid: int, action: dict[str, Any]) -> None:
+def grant(agent: "Agent", action: AttachKey) -> None:
     """The controller's ``attach`` action: a key its owner's ``xce`` is about to attach with."""
-    term = terminals(agent).get(jobid)
-    key = str(action.get("key") or "")
-    if term is None or not key:
-        log.warning("attach key for job %s ignored: it has no terminal on %s", jobid, agent.name)
+    term = terminals(agent).get(action.jobid)
+    if term is None or not action.key:
+        log.warning("attach key for job %s ignored: it has no terminal on %s", action.jobid, agent.name)
         return
-    if action.get("run") is not None and action.get("run") != term.jp.job.get("run"):
-        log.warning("attach key for job %s ignored: it is for another run of the job", jobid)
+    if action.run is not None and action.run != term.jp.job.get("run"):
+        log.warning("attach key for job %s ignored: it is for another run of the job", action.jobid)
         return
-    term.grant(key)
+    term.grant(action.key)
 
 
 def serve(agent: "Agent", conn: socket.socket, req: dict[str, Any], challenge: str) -> None:
@@ -109,7 +109,7 @@ def serve(agent: "Agent", conn: socket.socket, req: dict[str, Any], challenge: s
         # Its user's ``xce`` hears the job started as soon as the controller placed it, and may come
         # before this worker has had the start: worth a retry while the job has neither run nor ended here.
         _reply(conn, {"error": f"job {jobid} has no terminal on {agent.name} (it is not an interactive job "
-                               f"running there)", "retry": agent.not_seen(jobid)})
+                               f"running there)", "retry": agent.attach_later(jobid)})
         return
     term.attach(conn, req, challenge)
 

@@ -33,6 +33,8 @@ from typing import Any
 
 import psutil
 
+from xce.procs import pid_alive
+
 log = logging.getLogger("xce.worker")
 
 JOURNAL = "journal.jsonl"
@@ -192,27 +194,9 @@ def read_journal(path: Path) -> dict[int, JobRecord]:
     return live
 
 
-def process_start(pid: int) -> float | None:
-    """When the live process ``pid`` started, in seconds since the epoch (None: there is none, or
-    only its zombie): with its pid, an identity no other process has while it lives. The figure
-    psutil's ``create_time`` gives, read from ``/proc`` without psutil's objects around it."""
-    try:
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            fields = os.read(fd, 4096).rsplit(b")", 1)[1].split()
-        finally:
-            os.close(fd)
-    except (OSError, IndexError):
-        return None
-    if fields[0] in (b"Z", b"X"):
-        return None
-    return int(fields[19]) / _CLOCK_TICKS + _boot_time()
-
-
 def still_alive(rec: JobRecord) -> bool:
     """The very process the record describes is still running (not a zombie, not a reused pid)."""
-    start = process_start(rec.pid)
-    return start is not None and abs(start - rec.create_time) < 0.05
+    return pid_alive(rec.pid, rec.create_time)
 
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 
 from xce.worker.child import Plan, run, write_pid
 from xce.worker.identity import Identity, StartError
+from xce.worker.started import START_TIMEOUT_S, Child
 
 #: Run by the worker, as root, with the child's pid, before the child switches to the owner.
 PrepareStep = Callable[[int], None]
@@ -78,9 +79,6 @@ class Join:
     def __call__(self, pid: int) -> None:
         for path in self.files:
             write_pid(path, pid)
-
-#: How long a start may take before the worker gives up on it (a hung file system, say).
-START_TIMEOUT_S = 30.0
 
 @dataclass(frozen=True)
 class LaunchSpec:
@@ -109,32 +107,6 @@ class LaunchSpec:
     #: stderr and controlling terminal: an interactive job (:mod:`xce.worker.interactive`). Not with
     #: ``exit_file``: the worker keeps the near side, so the job cannot outlive it anyway.
     tty: int | None = None
-
-
-class Child:
-    """A started process, waited for like ``subprocess.Popen`` (``poll`` gives -N for signal N)."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.returncode: int | None = None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:
-                return self.returncode
-            if pid == self.pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() > deadline:
-                return None
-            time.sleep(0.005)
-        return self.returncode
 
 
 def launch(spec: LaunchSpec) -> Child:

@@ -20,14 +20,9 @@ warning could make a job checkpoint twice).
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Iterable
 from typing import Any
 
-from xce.endcodes import RUNLIMIT
-
-log = logging.getLogger("xce.worker")
+from xce.worker.runner import signal_number
 
 RUN_LIMIT_KEY = "xce.io/run-limit-s"
 #: The warning before the limit: its signal number, how many seconds before, and 1 for the batch shell only.
@@ -43,8 +38,6 @@ def remember(limits: dict[str, int], job: dict[str, Any]) -> None:
         limits[RUN_LIMIT_KEY] = limit
     options = job.get("options") or {}
     if options.get("warn_signal") and options.get("warn_time"):
-        from xce.worker.runner import signal_number
-
         limits[WARN_SIGNAL_KEY] = signal_number(options["warn_signal"], 0)
         limits[WARN_BEFORE_KEY] = int(options["warn_time"])
         limits[WARN_BATCH_KEY] = int(bool(options.get("warn_batch_only")))
@@ -62,30 +55,3 @@ def change(limits: dict[str, int], seconds: int) -> None:
         limits[RUN_LIMIT_KEY] = seconds
     else:
         limits.pop(RUN_LIMIT_KEY, None)
-
-
-def describe(seconds: int) -> str:
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
-def enforce(jobs: Iterable[Any], now: float | None = None) -> None:
-    """Terminate every job of ``jobs`` (``JobProcess``) that has run for its limit or longer."""
-    now = time.time() if now is None else now
-    for jp in jobs:
-        limit = jp.limits.get(RUN_LIMIT_KEY)
-        if not limit or jp.secondary or jp.end_reason:
-            continue
-        if not jp.warned and warning_due(jp.limits, now - jp.started):
-            jp.warned = True
-            sig = jp.limits[WARN_SIGNAL_KEY]
-            log.info("job %s: signal %s, %ss before its run limit", jp.jobid, sig, jp.limits[WARN_BEFORE_KEY])
-            if jp.limits.get(WARN_BATCH_KEY):
-                jp.signal_leader(sig)
-            elif jp.steps:  # Slurm's rule: its steps, not the batch shell that waits for them
-                jp.signal_steps(sig)
-            else:
-                jp.signal(sig)
-        if now - jp.started >= limit:
-            why = f"killed: run limit {describe(limit)} reached (TERM_RUNLIMIT)"
-            log.warning("job %s %s", jp.jobid, why)
-            jp.terminate(GRACE_S, why, RUNLIMIT)

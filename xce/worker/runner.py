@@ -25,7 +25,8 @@ from xce.worker import jobvars
 from xce.worker.containment import Containment, ProcessGroup
 from xce.worker.identity import Identity, StartError, resolve_identity
 from xce.worker.jobstate import JobRecord, read_exit, still_alive
-from xce.worker.launch import Child, LaunchSpec, PrepareStep
+from xce.worker.launch import LaunchSpec, PrepareStep
+from xce.worker.started import Child
 
 __all__ = ["Identity", "JobProcess", "StartError", "job_env", "launch_spec", "resolve_identity", "signal_number"]
 
@@ -35,16 +36,6 @@ __all__ = ["Identity", "JobProcess", "StartError", "job_env", "launch_spec", "re
 EXIT_WRITE_S = 1.0
 BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-
-def expand(path: str, job: dict[str, Any]) -> str:
-    """The rest of an output file pattern (:mod:`xce.jobfiles`): the controller expanded what it knew."""
-    from xce.jobfiles import expand as expand_codes, values
-
-    placement = job.get("placement") or []
-    return expand_codes(path, values(
-        jobid=int(job["jobid"]), array_id=job.get("array_id"), index=job.get("array_index"), name=job.get("name"),
-        command=job.get("command"), user=job.get("user"), host=str(placement[0][0]) if placement else ""))
 
 
 @dataclass
@@ -67,7 +58,6 @@ class JobProcess:
     box: Containment = field(default_factory=ProcessGroup)  # holds every process of the job
     exit_file: str | None = None  # where its spawner writes its wait status (read after a restart)
     dead_since: float | None = None  # an adopted job's leader was seen gone (its status may follow)
-    warned: bool = False  # the warning before its run limit was sent (xce.worker.runlimit)
     #: Process groups of the tasks ``xce launch`` (``srun``) runs for it here now: its job steps.
     steps: set[int] = field(default_factory=set)
 
@@ -77,12 +67,9 @@ class JobProcess:
 
     @classmethod
     def adopt(cls, rec: JobRecord, box: Containment, exit_file: str | None = None) -> "JobProcess":
-        from xce.worker.runlimit import warning_due
-
         box.adopt(rec.jobid, rec.pgid)
-        started = rec.started or time.time()
         return cls(rec.jobid, rec.pid, rec.pgid, rec.create_time, dict(rec.limits), list(rec.gpus), None,
-                   started, box=box, exit_file=exit_file, warned=warning_due(rec.limits, time.time() - started))
+                   rec.started or time.time(), box=box, exit_file=exit_file)
 
     # -- signals ---------------------------------------------------------------------------
     def signal(self, sig: int) -> None:
@@ -131,12 +118,12 @@ class JobProcess:
         peak = self.box.oom_peak(self.jobid)
         if peak is None:
             return None
-        from xce.worker.usage import fmt_bytes
+        from xce.formats import size
 
         cap = self.limits.get("mem")
         if cap:
-            return f"killed: memory limit {fmt_bytes(cap)} reached (peak {fmt_bytes(peak)})"
-        return f"killed: out of memory (peak {fmt_bytes(peak)})"
+            return f"killed: memory limit {size(cap)} reached (peak {size(peak)})"
+        return f"killed: out of memory (peak {size(peak)})"
 
     # -- reaping ---------------------------------------------------------------------------
     def poll(self) -> dict[str, Any] | None:
@@ -213,10 +200,10 @@ def launch_spec(job: dict[str, Any], *, env: dict[str, str], ident: Identity, wo
     jobid = int(job["jobid"])
     cwd = job.get("cwd") or ident.home or "/"
     out_dir = work_dir or cwd
-    stdout = expand(job.get("stdout") or os.path.join(out_dir, f"xce-{jobid}.out"), job)
+    # Final paths: the controller expanded every % code at dispatch (xce.protocol.actions.StartJob).
+    stdout = job.get("stdout") or os.path.join(out_dir, f"xce-{jobid}.out")
     # Output named and errors not: both go to that file, as LSF and Slurm do.
-    errors = job.get("stderr") or (job.get("stdout") or os.path.join(out_dir, f"xce-{jobid}.err"))
-    stderr = expand(errors, job)
+    stderr = job.get("stderr") or (job.get("stdout") or os.path.join(out_dir, f"xce-{jobid}.err"))
     stdout, stderr = (os.path.normpath(os.path.join(cwd, p)) for p in (stdout, stderr))
     return LaunchSpec(argv=list(job["command"]), env=env, cwd=cwd, stdout=stdout, stderr=stderr, identity=ident,
                       prepare=tuple(prepare), exit_file=exit_file,

@@ -47,7 +47,7 @@ from typing import Any
 
 from xce.worker.child import Plan
 from xce.worker.identity import StartError
-from xce.worker.launch import START_TIMEOUT_S, Child
+from xce.worker.started import START_TIMEOUT_S, Child
 
 _MAX_MSG = 1 << 20
 

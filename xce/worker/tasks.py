@@ -151,8 +151,7 @@ class TaskServer:
 
     def _steps(self, req: dict[str, Any]) -> set[int]:
         """The job's set of running task groups (a set of its own if the job is already gone)."""
-        with self.agent.lock:
-            jp = self.agent.jobs.get(int(req["jobid"]))
+        jp = self.agent.jobs.get(int(req["jobid"]))
         return jp.steps if jp is not None else set()
 
     def _start(self, req: dict[str, Any], challenge: str) -> list["_Task"]:
@@ -164,8 +163,7 @@ class TaskServer:
             ntasks = int(req["ntasks"])
         except (KeyError, TypeError, ValueError):
             raise _Refused("malformed request") from None
-        with agent.lock:
-            jp = agent.jobs.get(jobid)
+        jp = agent.jobs.get(jobid)
         key = (jp.job.get("launch_key") or "") if jp is not None else ""
         if jp is None or not taskauth.verify(key, challenge, req):
             raise _Refused(f"job {jobid} does not run on {agent.name}")

@@ -14,7 +14,6 @@ it.
 from __future__ import annotations
 
 import os
-
 import struct
 
 INPUT, WINDOW, OUTPUT, END = b"i", b"w", b"o", b"x"

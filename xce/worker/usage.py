@@ -151,15 +151,6 @@ class GpuSampler:
             self._warn_once("shutdown", "NVML could not be shut down: %s", exc)
 
 
-def fmt_bytes(n: int) -> str:
-    """312M style, as people read memory in a kill reason."""
-    for unit, size in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n >= size:
-            v = n / size
-            return f"{v:.1f}{unit}" if v < 10 and v != int(v) else f"{int(round(v))}{unit}"
-    return f"{n}B"
-
-
 class JobMeters:
     """The providers that can tell one job's use of their resource (``job_usage``), asked at every
     usage report. A provider that raises or answers something other than a whole non-negative

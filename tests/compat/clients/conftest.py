@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from clients_site import Site
 
 

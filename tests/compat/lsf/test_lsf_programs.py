@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from lsf_helpers import LAUNCH, Lsf, start_cluster, wait_for
 
 pytestmark = [pytest.mark.integration]

@@ -4,7 +4,6 @@ options become the job, where the script comes from, where its output goes, and 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 

@@ -4,8 +4,7 @@ Whatever parses must also survive printing, re-parsing and evaluation, since the
 scheduler stores canonical text and evaluates it against arbitrary hosts.
 """
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from xce.core.resreq import RequestSyntaxError, parse_request
 

@@ -1,10 +1,9 @@
 """Round trip: random Requests print to text that parses back to an equal Request."""
 
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from xce.core.resreq import Binary, Compound, Defined, Name, Num, Primary, Request, Str, Unary, parse_request
 from xce.core.resources.naming import BUILTIN_RESOURCES, MEMORY_RESOURCES
+from xce.core.resreq import Binary, Compound, Defined, Name, Num, Primary, Request, Str, Unary, parse_request
 
 BUILTINS = sorted(BUILTIN_RESOURCES)
 MEMORY = sorted(MEMORY_RESOURCES)

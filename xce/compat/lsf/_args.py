@@ -12,6 +12,9 @@ import sys
 
 #: LSF's exit status for a usage error, a job not found, a request refused.
 EXIT_FAIL = 255
+#: What ``lsid`` and ``-V`` print first: clients read the version from it (dask-jobqueue and the
+#: snakemake plugin use ``-json`` output above 10.1.0.2).
+VERSION = "IBM Spectrum LSF Standard 10.1.0.13, Apr 15 2022"
 
 
 class Usage(Exception):
@@ -98,8 +101,6 @@ def main_of(prog: str, usage: str, body):
             sys.stderr.write(usage.rstrip("\n") + "\n")
             return 0
         if argv[:1] in (["-V"], ["--version"]):
-            from xce.compat.lsf._conf import VERSION
-
             print(VERSION, file=sys.stderr)
             return 0
         try:

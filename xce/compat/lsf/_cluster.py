@@ -26,7 +26,8 @@ def settings_lines(title: str, client=None) -> str:
     import time
 
     from xce.compat.lsf._conf import settings
+    from xce.formats import lsf_banner
 
     pairs = settings(default_queue(client))
-    return "\n".join([f"{title} at {time.strftime('%a %b %e %H:%M:%S %Y')}",
+    return "\n".join([f"{title} at {lsf_banner(time.time())}",
                       *(f"    {k} = {v}" for k, v in pairs)]) + "\n"

@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import os
 
-#: What ``lsid`` and ``-V`` print first: clients read the version from it (dask-jobqueue and the
-#: snakemake plugin use ``-json`` output above 10.1.0.2).
-VERSION = "IBM Spectrum LSF Standard 10.1.0.13, Apr 15 2022"
+from xce.compat.lsf._args import Failed
+
 UNITS = ("KB", "MB", "GB", "TB", "PB", "EB")
 DEFAULT_UNIT = "KB"
 
 
 def unit_for_limits() -> str:
-    from xce.compat.lsf._args import Failed
-
     text = (os.environ.get("XCE_LSF_UNIT_FOR_LIMITS") or os.environ.get("LSF_UNIT_FOR_LIMITS")
             or DEFAULT_UNIT).strip().upper()
     if text not in UNITS:

@@ -44,16 +44,6 @@ def hosts(job: dict) -> list[str]:
     return [p["host"] if p["tasks"] == 1 else f"{p['tasks']}*{p['host']}" for p in job.get("placement") or []]
 
 
-def short_time(ns: int | None) -> str:
-    """``Dec  3 09:10``, LSF's time in tables."""
-    return "" if not ns else time.strftime("%b %e %H:%M", time.localtime(ns / 1e9))
-
-
-def long_time(ns: int | None) -> str:
-    """``Thu Dec  3 09:10:22``, LSF's time at the start of a line of the long forms."""
-    return "" if not ns else time.strftime("%a %b %e %H:%M:%S", time.localtime(ns / 1e9))
-
-
 def run_seconds(job: dict, now_ns: int | None = None) -> int:
     start = job.get("start_time")
     if not start:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from xce.compat.lsf import _jobs, _states
 from xce.compat.lsf._client import request
+from xce.formats import lsf_long
 
 SEPARATOR = "-" * 78
 STATES = ("PEND", "PSUSP", "RUN", "USUSP", "SSUSP", "UNKWN")
@@ -41,7 +42,7 @@ def _head(d: dict, with_status: bool = True) -> str:
 
 def _submitted(d: dict, queue: bool = False) -> str:
     options = d.get("options") or {}
-    text = f"{_jobs.long_time(d['submit_time'])}: Submitted from host <{options.get('submit_host') or '-'}>"
+    text = f"{lsf_long(d['submit_time'])}: Submitted from host <{options.get('submit_host') or '-'}>"
     if queue:
         text += f", to Queue <{d['queue']}>"
     text += f", CWD <{options.get('submit_dir') or d.get('cwd') or ''}>"
@@ -58,12 +59,12 @@ def _started(d: dict) -> str:
     hosts = _jobs.hosts(d)
     where = f"<{hosts[0]}>" if d["tasks"] == 1 and len(hosts) == 1 else \
         f"{d['tasks']} Hosts/Processors " + " ".join(f"<{h}>" for h in hosts)
-    return f"{_jobs.long_time(d['start_time'])}: Started on {where}, Execution CWD <{d.get('cwd') or ''}>;"
+    return f"{lsf_long(d['start_time'])}: Started on {where}, Execution CWD <{d.get('cwd') or ''}>;"
 
 
 def _ended(d: dict, end: str = ".") -> list[str]:
     """``Done successfully.``/``Exited with exit code N.``, then ``Completed <done|exit>``."""
-    at = _jobs.long_time(d.get("end_time"))
+    at = lsf_long(d.get("end_time"))
     cpu = f" The CPU time used is {_cpu(d):.1f} seconds{end}"
     if d["state"] == "DONE":
         return [f"{at}: Done successfully.{cpu}", f"{at}: Completed <done>."]
@@ -119,10 +120,10 @@ def spent(d: dict, now_ns: int) -> dict[str, int]:
 
 
 def _event(d: dict, h: dict) -> list[str]:
-    at = _jobs.long_time(h["ts"])
+    at = lsf_long(h["ts"])
     frm, to, reason, by = h.get("from"), h["to"], h.get("reason") or "", h.get("by") or ""
     if frm is None:
-        return [_submitted(d, queue=True).replace(_jobs.long_time(d["submit_time"]), at, 1)]
+        return [_submitted(d, queue=True).replace(lsf_long(d["submit_time"]), at, 1)]
     if to == "RUN" and frm == "PEND":
         hosts = " ".join(f"<{x}>" for x in _jobs.hosts(d)) or "<->"
         return [f"{at}: Dispatched {d['tasks']} Task(s) on Host(s) {hosts}, Allocated {d['tasks']} Slot(s) on "
@@ -140,7 +141,7 @@ def _event(d: dict, h: dict) -> list[str]:
         return [f"{at}: Job has been requeued;"]
     if to in ("DONE", "EXIT"):
         if d["state"] in ("DONE", "EXIT") and h is (d.get("history") or [None])[-1]:
-            return [line.replace(_jobs.long_time(d.get("end_time")), at, 1) for line in _ended(d, ";")]
+            return [line.replace(lsf_long(d.get("end_time")), at, 1) for line in _ended(d, ";")]
         return [f"{at}: {'Done successfully' if to == 'DONE' else 'Exited'}; {reason};"]
     return [f"{at}: {reason};"]
 
@@ -152,7 +153,7 @@ def bhist_block(d: dict, now_ns: int) -> list[str]:
     times = spent(d, now_ns)
     total = sum(times.values())
     last = d.get("end_time") if d["state"] in ("DONE", "EXIT") and d.get("end_time") else now_ns
-    lines += ["", f"Summary of time in seconds spent in various states by  {_jobs.long_time(last)}",
+    lines += ["", f"Summary of time in seconds spent in various states by  {lsf_long(last)}",
               "  " + "".join(f"{s:<9}" for s in (*STATES, "TOTAL")).rstrip(),
               "  " + "".join(f"{v:<9}" for v in (*times.values(), total)).rstrip()]
     return lines
@@ -162,9 +163,9 @@ def bacct_block(d: dict) -> list[str]:
     lines = ["", _head(d), _submitted(d)]
     if d.get("start_time"):
         hosts = " ".join(f"<{x}>" for x in _jobs.hosts(d))
-        lines.append(f"{_jobs.long_time(d['start_time'])}: Dispatched {d['tasks']} Task(s) on Host(s) {hosts}, "
+        lines.append(f"{lsf_long(d['start_time'])}: Dispatched {d['tasks']} Task(s) on Host(s) {hosts}, "
                      f"Allocated {d['tasks']} Slot(s) on Host(s) {hosts};")
-    at = _jobs.long_time(d.get("end_time"))
+    at = lsf_long(d.get("end_time"))
     reason = _states.exit_reason(d)
     lines.append(f"{at}: Completed <{'done' if d['state'] == 'DONE' else 'exit'}>"
                  + (f"; {reason}." if reason else "."))

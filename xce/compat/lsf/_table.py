@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from xce.compat.lsf import _jobs, _states
 from xce.compat.lsf._args import Usage
+from xce.formats import lsf_short
 
 
 def _exec_host(job: dict) -> str:
@@ -48,9 +49,9 @@ FIELDS = {
     "nreq_slot": ("NREQ_SLOT", 10, lambda j: str(j["tasks"])),
     "min_req_proc": ("MIN_REQ_PROC", 12, lambda j: str(j["tasks"])),
     "max_req_proc": ("MAX_REQ_PROC", 12, lambda j: str(j["tasks"])),
-    "submit_time": ("SUBMIT_TIME", 15, lambda j: _jobs.short_time(j.get("submit_time"))),
-    "start_time": ("START_TIME", 15, lambda j: _jobs.short_time(j.get("start_time"))),
-    "finish_time": ("FINISH_TIME", 16, lambda j: _jobs.short_time(j.get("end_time"))),
+    "submit_time": ("SUBMIT_TIME", 15, lambda j: lsf_short(j.get("submit_time"))),
+    "start_time": ("START_TIME", 15, lambda j: lsf_short(j.get("start_time"))),
+    "finish_time": ("FINISH_TIME", 16, lambda j: lsf_short(j.get("end_time"))),
     "run_time": ("RUN_TIME", 15, _run_time),
     "%complete": ("%COMPLETE", 11, lambda j: ""),
     "job_priority": ("JOB_PRIORITY", 12, lambda j: str(j.get("priority", ""))),
@@ -136,7 +137,7 @@ def lines(columns: list[Column], jobs: list[dict], *, header: bool, delimiter: s
             out.append(delimiter.join(v or "-" for v in values))
         else:
             out.append(" ".join(cell(v, c.width, c.right, wide, c.field not in ("jobid", "stat"))
-                                for c, v in zip(columns, values)))
+                                for c, v in zip(columns, values, strict=True)))
     return out
 
 

@@ -3,7 +3,7 @@ cluster's name and its master host."""
 
 from __future__ import annotations
 
-from xce.compat.lsf._args import Usage, main_of
+from xce.compat.lsf._args import VERSION, Usage, main_of
 
 USAGE = "Usage: lsid [-h] [-V]"
 
@@ -12,7 +12,6 @@ def run(argv: list[str]) -> int:
     if argv:
         raise Usage(f"illegal option -- {argv[0].lstrip('-')[:1] or argv[0]}")
     from xce.compat.lsf._cluster import identity
-    from xce.compat.lsf._conf import VERSION
 
     me = identity()
     print(f"{VERSION}\nLSF commands answered by XCE.\n\nMy cluster name is {me['cluster']}\n"

@@ -3,11 +3,18 @@
 squeue's ``-o`` codes are ``%[.][WIDTH]X`` (``.``: right-justified; a width also cuts the value to
 it), sacct's fields ``NAME[%WIDTH]`` (a value too long ends in ``+``); times are local
 ``YYYY-MM-DDTHH:MM:SS`` and durations ``[D-]H:MM:SS`` or ``M:SS`` (squeue), ``[D-]HH:MM:SS``
-(sacct)."""
+(sacct), written by :mod:`xce.formats`."""
 
 from __future__ import annotations
 
 import time
+
+# Slurm's spellings of times live with every other format (xce.formats); the column tables call
+# them by these names, which is why they are listed in __all__.
+from xce.formats import slurm_clock as clock, slurm_duration as duration, slurm_elapsed as elapsed
+
+__all__ = ["Part", "cell", "clock", "duration", "elapsed", "limit", "nodes", "ns", "parse_date", "percent_codes",
+           "sacct_cell", "unquote", "used"]
 
 #: One piece of a ``%`` format: (literal text, code, width, right-justified); a literal has no code.
 Part = tuple[str, str | None, int | None, bool]
@@ -67,35 +74,6 @@ def sacct_cell(value: str, width: int) -> str:
 
 def ns(t: int | None) -> float | None:
     return None if t is None else t / 1e9
-
-
-def clock(t: int | None, missing: str = "N/A") -> str:
-    """A time of the API (ns since the epoch) as Slurm prints one, local time."""
-    if t is None:
-        return missing
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t / 1e9))
-
-
-def duration(seconds: float | None) -> str:
-    """squeue's ``%M``/``%l``: ``M:SS``, ``H:MM:SS`` or ``D-HH:MM:SS``."""
-    s = max(0, int(seconds or 0))
-    days, s = divmod(s, 86400)
-    hours, s = divmod(s, 3600)
-    minutes, s = divmod(s, 60)
-    if days:
-        return f"{days}-{hours:02d}:{minutes:02d}:{s:02d}"
-    if hours:
-        return f"{hours}:{minutes:02d}:{s:02d}"
-    return f"{minutes}:{s:02d}"
-
-
-def elapsed(seconds: float | None) -> str:
-    """sacct's ``Elapsed``: ``HH:MM:SS`` or ``D-HH:MM:SS``."""
-    s = max(0, int(seconds or 0))
-    days, s = divmod(s, 86400)
-    hours, s = divmod(s, 3600)
-    minutes, s = divmod(s, 60)
-    return (f"{days}-" if days else "") + f"{hours:02d}:{minutes:02d}:{s:02d}"
 
 
 def limit(seconds: int | None) -> str:

@@ -93,7 +93,7 @@ def _config() -> int:
              ("DefMemPerNode", "UNLIMITED"), ("JobCompType", "jobcomp/none"), ("MaxArraySize", str(MAX_ELEMENTS)),
              ("MaxJobCount", "100000"), ("MinJobAge", f"{_api.MIN_JOB_AGE} sec"), ("PriorityType", "priority/xce"),
              ("SchedulerType", "sched/xce"), ("SelectType", "select/cons_tres"), ("SLURM_VERSION", VERSION)]
-    out = [f"Configuration data as of {time.strftime('%Y-%m-%dT%H:%M:%S')}"]
+    out = [f"Configuration data as of {fmt.clock(time.time_ns())}"]
     out += [f"{k:<23} = {v}" for k, v in pairs]
     sys.stdout.write("\n".join(out) + "\n")
     return 0
@@ -186,7 +186,7 @@ def _partitions(rest: list[str], one_line: bool) -> int:
     for q in queues:
         limit = q.get("max_run_limit") or q.get("run_limit")
         lines = [f"PartitionName={q['name']}",
-                 f"AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL",
+                 "AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL",
                  f"Default={'YES' if q.get('default') else 'NO'} QoS=N/A",
                  f"MaxTime={'UNLIMITED' if not limit else fmt.duration(limit)} MinNodes=0 MaxNodes=UNLIMITED",
                  f"Nodes={names}",

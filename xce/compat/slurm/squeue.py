@@ -12,6 +12,7 @@ import time
 
 from xce.compat.slurm import _format as fmt, _ids as ids, _states as states
 from xce.compat.slurm._getopt import NONE, OPTIONAL, REQUIRED, UsageError, parse, refuse
+from xce.formats import slurm_banner
 
 PROG = "squeue"
 LONGS = {"noheader": NONE, "format": REQUIRED, "Format": REQUIRED, "states": REQUIRED, "user": REQUIRED,
@@ -254,7 +255,7 @@ def main(argv: list[str]) -> int:
                                                for j in found]
     out = []
     if long_:
-        out.append(time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now)))
+        out.append(slurm_banner(now))
     if header:
         out.append(_line(parts, None, now))
     out += [_line(parts, j, now) for j in rows]

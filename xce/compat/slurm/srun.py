@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
+from xce import jobfiles
 from xce.compat.slurm._getopt import NONE, OPTIONAL, REQUIRED, UsageError, parse, refuse
 
 PROG = "srun"
@@ -82,23 +83,15 @@ PER_TASK = ("%t", "%n", "%N")
 
 
 def _expand(pattern: str, task: bool) -> str:
-    """The job's codes of an output file name (``%j %J %A %a %u %x %%``); with ``task`` also the
-    per-task ones as task 0 on this host, else those are left for the task."""
-    jobid = os.environ.get("SLURM_JOB_ID", "")
-    values = {"j": jobid, "J": jobid, "A": os.environ.get("SLURM_ARRAY_JOB_ID", jobid),
-              "a": os.environ.get("SLURM_ARRAY_TASK_ID", "0"), "%": "%",
-              "u": os.environ.get("USER", ""), "x": os.environ.get("SLURM_JOB_NAME", "")}
-    if task:
-        values.update({"t": "0", "n": "0", "N": os.uname().nodename})
-    out, i = "", 0
-    while i < len(pattern):
-        if pattern[i] == "%" and i + 1 < len(pattern) and pattern[i + 1] in values:
-            out += values[pattern[i + 1]] if pattern[i + 1] != "%" else "%%"
-            i += 2
-        else:
-            out += pattern[i]
-            i += 1
-    return out
+    """An output file name by the one rule (:mod:`xce.jobfiles`), from the job's environment; with
+    ``task`` the per-task codes too, as task 0 on this host, else the result is still a pattern whose
+    ``%t %n %N`` each task fills in (``_TASK_FILES``)."""
+    env = os.environ
+    jobid, array, index = (int(v) if v.isdigit() else None for v in (
+        env.get("SLURM_JOB_ID", ""), env.get("SLURM_ARRAY_JOB_ID", ""), env.get("SLURM_ARRAY_TASK_ID", "")))
+    known = jobfiles.values(jobid=jobid or 0, array_id=array, index=index, name=env.get("SLURM_JOB_NAME"),
+                            user=env.get("USER", ""), host=os.uname().nodename if task else None)
+    return jobfiles.expand(pattern, known, final=task)
 
 
 def _appending(given: dict) -> bool:
@@ -117,7 +110,7 @@ def _truncate(stream: str, path: str, append: bool = False) -> int:
 
 def _redirect(stream: str, pattern: str, append: bool) -> int:
     """``--output``/``--error F`` of a single task run here: this program's stream into F."""
-    path = _expand(pattern, task=True).replace("%%", "%")
+    path = _expand(pattern, task=True)
     code = _truncate(stream, path, append)
     if code:
         return code

@@ -1,5 +1,5 @@
 """``GET /v1/acct``: finished jobs of a window with their wait, run and CPU time, memory peak and exit
-status, and the totals (LSF's ``bacct``, Slurm's ``sacct``). See :mod:`xce.controller.acct`."""
+status, and the totals (LSF's ``bacct``, Slurm's ``sacct``). See :mod:`xce.controller.records.acct`."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from xce.controller import acct
 from xce.controller.api.responses import COMMON, MAX_ID, ctl_of, json_response
+from xce.controller.auth.security import people
+from xce.controller.auth.tokens import Principal
 from xce.controller.errors import FieldErrors
-from xce.controller.security import people
-from xce.controller.tokens import Principal
+from xce.controller.records import acct
 
 router = APIRouter(prefix="/v1", tags=["accounting"], responses=COMMON)
 

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import os
 import time
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
-from xce.controller import feed, fleet, queues, tokens
 from xce.controller.api.responses import COMMON, ctl_of, documented, json_response
+from xce.controller.auth import tokens
+from xce.controller.auth.security import admin_only
+from xce.controller.auth.tokens import Principal
 from xce.controller.errors import Conflict, FieldErrors, NotFound
-from xce.controller.models import (HostCloseRequest, HostDownRequest, QueueCloseRequest, RecordRequest, TokenRequest,
-                                   UserRequest)
-from xce.controller.security import admin_only
-from xce.controller.tokens import Principal
+from xce.controller.hosts import fleet
+from xce.controller.jobs import queues
+from xce.controller.sched import feed
+from xce.controller.web.models import (
+    HostCloseRequest,
+    HostDownRequest,
+    QueueCloseRequest,
+    RecordRequest,
+    TokenRequest,
+    UserRequest,
+)
+from xce.replay.format import default_name
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=COMMON)
 Admin = Annotated[Principal, Depends(admin_only)]
@@ -132,7 +141,7 @@ def record_path(ctl, file: str | None) -> str:
     The scheduler writes it with its own rights (root on many sites), so an admin token must not be
     able to name ``/etc/passwd``; a relative name is taken inside the directory."""
     base = os.path.abspath(ctl.config.scheduler.record_dir or os.path.join(ctl.state_dir, "recordings"))
-    name = file or f"xce-recording-{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
+    name = file or default_name()
     path = os.path.normpath(os.path.join(base, name))
     if "\0" in name or os.path.commonpath([base, path]) != base or path == base:
         raise FieldErrors.one(["body", "file"], f"recordings are written inside {base} (the state directory's "

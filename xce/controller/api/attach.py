@@ -12,19 +12,19 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from typing import Annotated
 
-from xce.controller import control
 from xce.controller.api.responses import COMMON, JobId, ctl_of, documented, json_response
+from xce.controller.auth.security import people
+from xce.controller.auth.tokens import Principal
 from xce.controller.errors import Conflict
-from xce.controller.security import people
+from xce.controller.jobs import control
 from xce.controller.service import Controller
-from xce.controller.tokens import Principal
-from xce.endcodes import NOT_STARTED
 from xce.core.specs import DONE, EXIT, PEND, RUN, SSUSP, USUSP
+from xce.endcodes import NOT_STARTED
+from xce.protocol.actions import AttachKey
 
 #: How long after its start a job that ended before its user attached still has its terminal (its
 #: output and exit status) on its head host: the worker's ``xce.worker.interactive.ATTACH_WITHIN_S``.
@@ -60,5 +60,5 @@ def grant(ctl: Controller, p: Principal, jobid: int) -> dict[str, Any]:
                        f"cannot be reached")
     key = secrets.token_hex(16)
     with ctl.tx():
-        ctl.enqueue(host, jobid, "attach", {"jobid": jobid, "key": key, "run": job["start_time"]})
+        ctl.queue(host, AttachKey(jobid=jobid, key=key, run=job["start_time"]))
     return {"jobid": jobid, "host": host, "address": h.task_address, "key": key}

@@ -6,12 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 
-from xce.controller import views
 from xce.controller.api.fastlane import hot
 from xce.controller.api.responses import COMMON, ctl_of, documented, json_response
+from xce.controller.auth.security import any_role, people
+from xce.controller.auth.tokens import Principal
 from xce.controller.errors import NotFound
-from xce.controller.security import any_role, people
-from xce.controller.tokens import Principal
+from xce.controller.web import views
 
 router = APIRouter(prefix="/v1", tags=["cluster"], responses=COMMON)
 Caller = Annotated[Principal, Depends(people)]

@@ -11,11 +11,11 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 
 from xce.accounting.drift import Thresholds
-from xce.controller import accounting
 from xce.controller.api.responses import COMMON, ctl_of, json_response
+from xce.controller.auth.security import any_role
+from xce.controller.auth.tokens import Principal
 from xce.controller.errors import FieldErrors
-from xce.controller.security import any_role
-from xce.controller.tokens import Principal
+from xce.controller.records import accounting
 
 router = APIRouter(prefix="/v1", tags=["accounting"], responses=COMMON)
 

@@ -11,8 +11,8 @@ from fastapi.responses import Response
 from xce.config.loader import ConfigError
 from xce.controller.api.responses import json_response
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, Gone, NotFound
-from xce.controller.leadership import NotLeader
-from xce.controller.states import TransitionError
+from xce.controller.ha.leadership import NotLeader
+from xce.controller.jobs.states import TransitionError
 
 
 def install(app: FastAPI) -> None:
@@ -27,7 +27,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(NotLeader)
     async def _not_leader(_: Request, exc: NotLeader):
         # The transaction was rolled back: the client may send the request again, to the leader.
-        from xce.controller.follow import LEADER_HEADER
+        from xce.client.follow import LEADER_HEADER
 
         return Response(json.dumps({"detail": str(exc)}), 503, media_type="application/json",
                         headers={LEADER_HEADER: exc.leader_url or "", "Retry-After": "1"})

@@ -11,7 +11,7 @@ the roles the caller may have.
 
 Only what is well-formed is taken: a parameter or a body that does not validate, a body that is not
 JSON, anything else unusual goes on to FastAPI unchanged, so every 422 is FastAPI's own. Who the
-caller is is decided by the same function as behind FastAPI (:func:`xce.controller.security.authorize`),
+caller is is decided by the same function as behind FastAPI (:func:`xce.controller.auth.security.authorize`),
 and what the endpoint or that raises goes to the application's exception handlers, as it would
 through FastAPI. The lane sits innermost among the application's middleware, which therefore
 applies to its requests as to any other (leadership, body limits, hygiene, latency metrics).
@@ -33,8 +33,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from xce.controller import asgibody
-from xce.controller.security import authorize
+from xce.controller.auth.security import authorize
+from xce.controller.web import asgibody
 
 log = logging.getLogger("xce.controller")
 _HOT = "__xce_hot__"
@@ -133,7 +133,7 @@ def _plan(route: Any) -> _Plan | None:
     if not all(_scalar(f.field_info.annotation) for f in (*d.path_params, *d.query_params, *d.header_params)):
         return None  # lists, parameter models: FastAPI's
     principal = roles = None
-    for sub in d.dependencies:  # only the role dependencies of xce.controller.security.require
+    for sub in d.dependencies:  # only the role dependencies of xce.controller.auth.security.require
         if getattr(sub.call, "roles", None) is None or principal is not None:
             return None
         principal, roles = sub.name, sub.call.roles
@@ -186,7 +186,7 @@ class FastLane:
             await self.app(scope, again, send)  # FastAPI says what is wrong
             return
         scope["path_params"] = path_params
-        scope["route"] = plan.route  # the route's template labels its latency (xce.controller.metrics)
+        scope["route"] = plan.route  # the route's template labels its latency (xce.controller.records.metrics)
         scope["endpoint"] = plan.call
         request = Request(scope, again, send)
         try:

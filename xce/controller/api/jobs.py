@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import time
-
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 
-from xce.controller import control, submission, views
 from xce.controller.api.fastlane import hot
-from xce.controller.api.responses import COMMON, JobId, MAX_ID, ctl_of, documented, json_response
+from xce.controller.api.responses import COMMON, MAX_ID, JobId, ctl_of, documented, json_response
+from xce.controller.auth.security import people
+from xce.controller.auth.tokens import Principal
 from xce.controller.errors import Conflict, FieldErrors, NotFound
-from xce.controller.models import ActRequest, ModifyRequest, SubmitRequest
-from xce.controller.security import people
-from xce.controller.tokens import Principal
+from xce.controller.jobs import control, refs, submission
+from xce.controller.web import views
+from xce.controller.web.models import ActRequest, ModifyRequest, SubmitRequest
 from xce.core.specs import JOB_STATES
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=COMMON)
@@ -24,7 +24,7 @@ Caller = Annotated[Principal, Depends(people)]
 @hot
 @router.post("", status_code=201, summary="Submit a job, or an array of N jobs with `array: N`",
              responses=documented(413))
-# Answered after the commit; submissions that arrive together share one (xce.controller.groupcommit).
+# Answered after the commit; submissions that arrive together share one (xce.controller.jobs.groupcommit).
 async def submit(body: SubmitRequest, request: Request, p: Caller,
                  idempotency_key: str | None = Header(None, description="Retrying with the same key (after a "
                                                       "failover) returns the jobs the first attempt created")):
@@ -68,7 +68,7 @@ async def list_jobs(
         job = _by_ids(ctl_of(request), job, found)
         for text in job:
             try:
-                found.update(r["id"] for r in control.resolve(ctl_of(request), p, text))
+                found.update(r["id"] for r in refs.resolve(ctl_of(request), p, text))
             except (NotFound, Conflict) as exc:
                 problems.append(str(exc))
         if not found:
@@ -100,7 +100,7 @@ async def list_jobs(
 
 def _by_ids(ctl, refs: list[str], found: set[int]) -> list[str]:
     """Adds to ``found`` the jobs of the references that are ids or array elements (one query for
-    all); the others (names, and ids that name nothing) are left for :func:`control.resolve`."""
+    all); the others (names, and ids that name nothing) are left for :func:`refs.resolve`."""
     from xce.jobref import RefError, parse_ref
 
     numeric: list[tuple[int, tuple[int, ...] | None]] = []
@@ -117,7 +117,7 @@ def _by_ids(ctl, refs: list[str], found: set[int]) -> list[str]:
         else:
             numeric.append((ref.id, ref.indexes))
             texts.append(text)
-    for text, ids in zip(texts, views.ids_of(ctl, numeric) if numeric else []):
+    for text, ids in zip(texts, views.ids_of(ctl, numeric) if numeric else [], strict=True):
         if ids is None:
             rest.append(text)
         else:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Callable
-
-from typing import Annotated
+from typing import Annotated, Any, Callable
 
 from fastapi import Path, Query, Request
 from fastapi.responses import Response

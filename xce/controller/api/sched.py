@@ -1,5 +1,5 @@
 """The scheduler's endpoints: full sync, the event feed, decisions (with the figures of the rounds
-that made them, :mod:`xce.controller.schedwatch`), control commands."""
+that made them, :mod:`xce.controller.sched.schedwatch`), control commands."""
 
 from __future__ import annotations
 
@@ -7,17 +7,25 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from xce.controller import decisions, feed
 from xce.controller.api.fastlane import hot
-from xce.controller.api.responses import (COMMON, Cursor, MAX_ID, MAX_WAIT_S, ctl_of, documented, json_response,
-                                           long_poll, raw_json)
+from xce.controller.api.responses import (
+    COMMON,
+    MAX_ID,
+    MAX_WAIT_S,
+    Cursor,
+    ctl_of,
+    documented,
+    json_response,
+    long_poll,
+    raw_json,
+)
+from xce.controller.auth.security import scheduler_role
+from xce.controller.auth.tokens import Principal
 from xce.controller.errors import Gone
-from xce.controller.models import DecisionsRequest
-from xce.controller.schedwatch import Round
+from xce.controller.sched import decisions, feed
+from xce.controller.sched.schedwatch import Round
 from xce.controller.service import dumps
-from xce.controller.security import scheduler_role
-from xce.controller.tokens import Principal
-
+from xce.controller.web.models import DecisionsRequest
 
 router = APIRouter(prefix="/v1/sched", tags=["scheduler"], responses=COMMON)
 Sched = Annotated[Principal, Depends(scheduler_role)]

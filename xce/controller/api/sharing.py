@@ -2,7 +2,7 @@
 queue's standing (``GET /v1/queues/{name}/shares``).
 
 Both are read-only views computed in the controller from its job records (the scheduler keeps its
-own tallies in another process); :mod:`xce.controller.pools` and :mod:`xce.controller.fairshare`
+own tallies in another process); :mod:`xce.controller.records.pools` and :mod:`xce.controller.records.fairshare`
 say how each matches what the scheduler charges.
 """
 
@@ -13,12 +13,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Request
 
-from xce.controller import fairshare, pools
 from xce.controller.api.responses import COMMON, ctl_of, documented, json_response
+from xce.controller.auth.security import people
+from xce.controller.auth.tokens import Principal
 from xce.controller.errors import Conflict, NotFound
-from xce.controller.models import MAX_NAME_LEN
-from xce.controller.security import people
-from xce.controller.tokens import Principal
+from xce.controller.records import fairshare, pools
+from xce.controller.web.models import MAX_NAME_LEN
 
 router = APIRouter(prefix="/v1", tags=["cluster"], responses=COMMON)
 Caller = Annotated[Principal, Depends(people)]

@@ -1,4 +1,4 @@
-"""``GET /v1/status``: answered by every controller, leader or follower (see :mod:`xce.controller.status`)."""
+"""``GET /v1/status``: answered by every controller, leader or follower (see :mod:`xce.controller.records.status`)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 
-from xce.controller import status as status_view
 from xce.controller.api.responses import COMMON, ctl_of, json_response
-from xce.controller.security import any_role
-from xce.controller.tokens import Principal
+from xce.controller.auth.security import any_role
+from xce.controller.auth.tokens import Principal
+from xce.controller.records import status as status_view
 
 router = APIRouter(prefix="/v1", tags=["cluster"], responses=COMMON)
 

@@ -3,9 +3,9 @@
 A killed session, a PostgreSQL restart, a full disk under SQLite, a lock or statement timeout: the
 transaction rolled back (the controller reloaded what it keeps in memory, or stepped down), so
 nothing was done and the same request, sent again, may well succeed. Clients
-(:func:`xce.controller.follow.retryable`) retry a 503 with the same idempotency key; a 500 would
+(:func:`xce.client.follow.retryable`) retry a 503 with the same idempotency key; a 500 would
 tell them the request itself was wrong. A value the store cannot hold stays the caller's mistake
-(422, :mod:`xce.controller.hygiene`).
+(422, :mod:`xce.controller.web.hygiene`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def unavailable(exc: BaseException) -> Response:
 
 
 def install(app: FastAPI) -> None:
-    """After :func:`xce.controller.hygiene.install`: its 422 for values the store cannot hold wins."""
+    """After :func:`xce.controller.web.hygiene.install`: its 422 for values the store cannot hold wins."""
     said = [0.0]
 
     async def handler(request: Request, exc: Exception):

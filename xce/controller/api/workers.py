@@ -16,13 +16,30 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import Field
 
-from xce.controller import fleet
 from xce.controller.api.fastlane import hot
-from xce.controller.api.responses import COMMON, MAX_ID, Cursor, JobId, MAX_WAIT_S, ctl_of, documented, json_response, long_poll
-from xce.controller.models import JobReport, JobReportBatch, JobStatusReport, LoadReport, Name, RegisterRequest, _Body
-from xce.controller.security import worker_role
-from xce.controller.service import Signal
-from xce.controller.tokens import Principal
+from xce.controller.api.responses import (
+    COMMON,
+    MAX_ID,
+    MAX_WAIT_S,
+    Cursor,
+    JobId,
+    ctl_of,
+    documented,
+    json_response,
+    long_poll,
+)
+from xce.controller.auth.security import worker_role
+from xce.controller.auth.tokens import Principal
+from xce.controller.hosts import fleet
+from xce.controller.web.models import (
+    JobReport,
+    JobReportBatch,
+    JobStatusReport,
+    LoadReport,
+    Name,
+    RegisterRequest,
+    _Body,
+)
 
 router = APIRouter(prefix="/v1/workers", tags=["workers"], responses=COMMON)
 Worker = Annotated[Principal, Depends(worker_role)]
@@ -50,7 +67,7 @@ async def actions(name: str, request: Request, p: Worker, after: Cursor = 0,
                   wait: float = Query(0.0, ge=0, le=MAX_WAIT_S), limit: int = Query(100, ge=1, le=1000)):
     fleet.check_worker(p, name)
     ctl = ctl_of(request)
-    signal = ctl.action_signals.setdefault(name, Signal())
+    signal = ctl.action_signals.of(name)
     out = await long_poll(signal, wait, lambda: fleet.fetch_actions(ctl, name, after, limit),
                           lambda r: not r["actions"])
     return json_response(out)
@@ -96,24 +113,13 @@ async def register_many(body: RegisterMany, request: Request, p: Worker):
     return json_response(fleet.register_many(ctl_of(request), body.hosts))
 
 
-def _group_signal(ctl, names: list[str]) -> Signal:
-    """One wake-up for every host of a many-host poll: any action queued for one of them wakes it."""
-    sig = ctl.action_signals.get(names[0])
-    if sig is not None and all(ctl.action_signals.get(n) is sig for n in names):
-        return sig
-    sig = Signal()
-    for n in names:
-        ctl.action_signals[n] = sig
-    return sig
-
-
 @hot
 @router.post("/poll", summary="Actions of several hosts with id > after; acknowledges those <= after (long-poll)",
              responses=documented(413))
 async def poll_many(body: PollMany, request: Request, p: Worker):
     _check_all(p, body.hosts)
     ctl = ctl_of(request)
-    out = await long_poll(_group_signal(ctl, body.hosts), body.wait,
+    out = await long_poll(ctl.action_signals.of_group(body.hosts), body.wait,
                           lambda: fleet.fetch_actions_many(ctl, body.hosts, body.after, body.limit),
                           lambda r: not r["actions"] and not r["unknown"])
     return json_response(out)

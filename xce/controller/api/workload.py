@@ -1,7 +1,7 @@
 """The cluster's history as a workload for the simulator: ``GET /v1/workload`` (finished jobs of a
 window, as SWF or XCE JSON-lines) and ``GET /v1/cluster/export`` (hosts and queues as a cluster file).
 
-Open to users and admins, under the privacy rule of :mod:`xce.controller.views`: a job's command is
+Open to users and admins, under the privacy rule of :mod:`xce.controller.web.views`: a job's command is
 exported only to its owner and admins (or to everyone with ``[privacy] show_all_jobs``); what a
 simulation needs (sizes, times, requests, users, queues) is what ``xce jobs -u all`` shows anyone.
 """
@@ -15,11 +15,12 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from xce import __version__
-from xce.controller import views, workload
 from xce.controller.api.responses import COMMON, MAX_ID, ctl_of
+from xce.controller.auth.security import people
+from xce.controller.auth.tokens import Principal
 from xce.controller.errors import FieldErrors
-from xce.controller.security import people
-from xce.controller.tokens import Principal
+from xce.controller.records import workload
+from xce.controller.web import views
 from xce.whatif import cluster_file, export
 
 router = APIRouter(prefix="/v1", tags=["workload"], responses=COMMON)

@@ -6,7 +6,7 @@ can lose the last transactions. PostgreSQL URLs are steered to the psycopg (3) d
 
 On PostgreSQL every session of a controller ends a transaction left idle for twice the leadership
 lease (a controller paused inside one must not keep the lease row, or rows a new leader needs,
-locked; see :mod:`xce.controller.leadership`), and waits for a row lock at most a little longer
+locked; see :mod:`xce.controller.ha.leadership`), and waits for a row lock at most a little longer
 than that, so that a stuck session is the one that fails, never the new leader's loop forever. A
 statement may run for at most :data:`STATEMENT_TIMEOUT_MS`, and TCP keepalives on both ends (and
 ``tcp_user_timeout``) end a session whose peer vanished (a host that died, a cable pulled) in

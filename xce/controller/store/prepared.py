@@ -114,7 +114,7 @@ class Prepared:
                 row = list(row)
                 for i, fn in convert:
                     row[i] = fn(row[i])
-            out.append(dict(zip(names, row)))
+            out.append(dict(zip(names, row, strict=True)))
         cursor.close()
         return out
 

@@ -50,7 +50,7 @@ jobs = sa.Table(
     sa.Column("exit_code", sa.Integer),
     sa.Column("exit_signal", sa.String(32)),
     sa.Column("usage", sa.Text),
-    # The job workflow (0008_flow_job_workflow): see xce.controller.gates.
+    # The job workflow (0008_flow_job_workflow): see xce.controller.jobs.gates.
     sa.Column("name", sa.String(128)),
     sa.Column("gate", sa.String(16)),
     sa.Column("held_by", sa.String(160)),
@@ -180,7 +180,7 @@ job_accounting = sa.Table(
     sa.Index("ix_job_accounting_type", "job_type", "resource"),
 )
 
-#: Issued API tokens (:mod:`xce.controller.token_store`). Only the SHA-256 of a token's secret is
+#: Issued API tokens (:mod:`xce.controller.auth.token_store`). Only the SHA-256 of a token's secret is
 #: stored; ``revoked`` and ``expires`` are epoch nanoseconds.
 api_tokens = sa.Table(
     "api_tokens",

@@ -10,7 +10,6 @@ from typing import Any, Callable
 
 from markupsafe import Markup, escape
 
-
 #: CPU time is reported in whole seconds, so a rate between two neighbouring samples jumps between 0
 #: and several cores; the rate is taken over at least this many seconds instead.
 CPU_WINDOW_S = 5.0

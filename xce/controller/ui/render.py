@@ -8,7 +8,6 @@ cannot differ from a reloaded one.
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from typing import Any
 from urllib.parse import quote
@@ -17,6 +16,7 @@ import jinja2
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 
+from xce import formats
 from xce.controller.ui import charts, session
 from xce.core.reasons import format_quantity
 
@@ -28,42 +28,13 @@ HEADERS = {"Content-Security-Policy": CSP, "X-Frame-Options": "DENY", "X-Content
 #: Seconds between two in-place refreshes of a page.
 REFRESH_S = 2
 
-_UNITS = (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024))
-
-
 def human_bytes(n: Any) -> str:
-    if not isinstance(n, (int, float)):
-        return "–"
-    for unit, size in _UNITS:
-        if abs(n) >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{int(n)} B"
+    """Memory as everywhere else (:func:`xce.formats.size`: ``1.5G``, pasteable into ``-R``)."""
+    return formats.size(n) if isinstance(n, (int, float)) and not isinstance(n, bool) else "–"
 
 
-def when(ns: int | None) -> str:
-    """A wall-clock time from ns since the epoch, in the controller's time zone."""
-    if not ns:
-        return "–"
-    return dt.datetime.fromtimestamp(ns / 1e9).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "–"
-    s = max(0.0, float(seconds))
-    if s < 10:
-        return f"{s:.1f} s"
-    s = int(round(s))
-    if s < 120:
-        return f"{s} s"
-    m, s = divmod(s, 60)
-    if m < 120:
-        return f"{m} min {s} s"
-    h, m = divmod(m, 60)
-    if h < 48:
-        return f"{h} h {m} min"
-    d, h = divmod(h, 24)
-    return f"{d} d {h} h"
+when = formats.zoned
+duration = formats.in_words
 
 
 def span(start_ns: int | None, end_ns: int | None) -> str:

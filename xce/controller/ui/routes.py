@@ -1,7 +1,7 @@
 """The dashboard's pages and the few forms that change something (log-in, kill/suspend/resume).
 
-Handlers only gather data through the functions the REST API uses (:mod:`xce.controller.views`,
-:mod:`xce.controller.control`, :mod:`xce.controller.accounting`) and hand it to a template, so a
+Handlers only gather data through the functions the REST API uses (:mod:`xce.controller.web.views`,
+:mod:`xce.controller.jobs.control`, :mod:`xce.controller.records.accounting`) and hand it to a template, so a
 page shows exactly what the API would tell the same person, privacy and permissions included.
 Bad query parameters get a one-line message on the page (status 400), never a traceback.
 """
@@ -17,11 +17,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from xce.accounting.drift import Thresholds
-from xce.controller import accounting, control, feed, views
 from xce.controller.errors import Conflict, Forbidden, NotFound
-from xce.controller.states import TransitionError
+from xce.controller.jobs import control
+from xce.controller.jobs.states import TransitionError
+from xce.controller.records import accounting
+from xce.controller.sched import feed
 from xce.controller.ui import charts, session
 from xce.controller.ui.render import HEADERS, is_fragment, page
+from xce.controller.web import views
 from xce.core.specs import JOB_STATES
 
 router = APIRouter(prefix="/ui", include_in_schema=False)

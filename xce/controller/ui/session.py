@@ -1,7 +1,7 @@
 """Log-in for the dashboard: the API token, kept in a session cookie.
 
 A person logs in by pasting the same token the CLI uses; the controller checks it exactly as it
-checks a bearer header (:func:`xce.controller.security.bearer_principal`), so a token that stops
+checks a bearer header (:func:`xce.controller.auth.security.bearer_principal`), so a token that stops
 being valid (revoked, expired) logs the browser out at its next request, and the dashboard never
 grants more than the API would. The cookie is ``HttpOnly`` (page scripts cannot read it),
 ``SameSite=Strict`` (no other site can make the browser send it), scoped to ``/ui`` and without an
@@ -19,8 +19,8 @@ import hmac
 from fastapi import HTTPException, Request
 from fastapi.responses import Response
 
-from xce.controller.security import bearer_principal
-from xce.controller.tokens import Principal
+from xce.controller.auth.security import bearer_principal
+from xce.controller.auth.tokens import Principal
 
 COOKIE = "xce_session"
 #: Roles that may use the dashboard: people. Service tokens (worker, scheduler, metrics) have no pages.

@@ -341,7 +341,7 @@ class Allocator:
             else:
                 amounts = [t * amount for t in tasks]
                 cluster.charge_many(hosts, res, amounts)
-                alloc.charges.extend((i, res, a) for i, a in zip(hosts, amounts))
+                alloc.charges.extend((i, res, a) for i, a in zip(hosts, amounts, strict=True))
 
     def rollback(self, alloc: Allocation) -> None:
         """Undo every charge of ``alloc``; the cluster is exactly as before (no release happened)."""

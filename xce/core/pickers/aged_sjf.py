@@ -82,12 +82,12 @@ class AgedSjfPicker(OrderedEasyPicker):
         super().begin_session()
         # Fixed for the round (the order does not move while it runs).
         self._sum, self._n = sum(self.waits), len(self.waits)
-        self._total = int(self.core.cluster.total("slots").sum())
+        self._total = int(self.view.cluster.total("slots").sum())
 
     def on_dispatch(self, jobid: int) -> None:
         job = self._jobs.get(jobid)
-        if job is not None and self.core.session is not None:
-            self.waits.append(max(0, self.core.session.ts - job.queue_time))
+        if job is not None and self.view.session is not None:
+            self.waits.append(max(0, self.view.session.ts - job.queue_time))
             del self.waits[:-WINDOW]
         super().on_dispatch(jobid)
 

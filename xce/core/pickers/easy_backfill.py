@@ -109,7 +109,7 @@ class EasyBackfillPicker(FcfsPicker):
         """How long ``job`` may run, in ns: its run limit, else its queue's maximum, else forever."""
         if job.run_limit > 0:
             return job.run_limit * NS
-        queue = self.core.queues.get(job.queue)
+        queue = self.view.queues.get(job.queue)
         most = queue.spec.max_run_limit if queue is not None else None
         return most * NS if most else FOREVER
 
@@ -141,9 +141,9 @@ class EasyBackfillPicker(FcfsPicker):
         """None (start it wherever it fits), a refusal, or slots to hold back while it is placed."""
         if not self.reservations:
             return None
-        now = self.core.session.ts
+        now = self.view.session.ts
         end = now + self.estimate(job)
-        size = most_held(job, self.core.cluster)
+        size = most_held(job, self.view.cluster)
         holds: dict[int, int] | None = None
         for r in self.reservations:
             if end <= r.start:
@@ -152,7 +152,7 @@ class EasyBackfillPicker(FcfsPicker):
                 self._refused = job.jobid
                 return f"would delay job {r.jobid}, which holds a reservation"
             if r.leftover:
-                free = self.core.cluster.free_slots_ok()
+                free = self.view.cluster.free_slots_ok()
                 holds = {} if holds is None else holds
                 for i, left in r.leftover.items():
                     hold = int(free[i]) - max(0, left)
@@ -167,7 +167,7 @@ class EasyBackfillPicker(FcfsPicker):
             return
         end = job.start_time + self.estimate(job)
         taken = sum(n for _, n in job.held())
-        index = self.core.cluster.index
+        index = self.view.cluster.index
         for r in self.reservations:
             if end > r.start:
                 r.extra -= taken
@@ -202,10 +202,10 @@ class EasyBackfillPicker(FcfsPicker):
             if r.jobid == job.jobid:
                 from xce.core.reasons import make_pend_reason
 
-                hosts = self.core.cluster.hosts
+                hosts = self.view.cluster.hosts
                 names = [hosts[i].name for i in sorted(r.placement or r.hosts)]
                 where = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-                wait = max(0, r.start - self.core.session.ts) // NS
+                wait = max(0, r.start - self.view.session.ts) // NS
                 return make_pend_reason("reservation", detail=(
                     f"holds a reservation: expected to start in {wait // 3600}:{wait // 60 % 60:02d}:{wait % 60:02d} "
                     f"(when job {r.after} ends, by its run limit) on host(s) {where}"))
@@ -213,7 +213,7 @@ class EasyBackfillPicker(FcfsPicker):
 
     # -- planning a reservation ----------------------------------------------------------
     def _reserve(self, job: Job) -> Reservation | None:
-        core = self.core
+        core = self.view
         cluster = core.cluster
         now = core.session.ts
         free_now = cluster.free_slots_ok()
@@ -246,7 +246,7 @@ class EasyBackfillPicker(FcfsPicker):
             if not structured:
                 hosts = sorted({*released, *(int(i) for i in free_now.nonzero()[0])})
                 return Reservation(job.jobid, max(end, now), free - size, after=r.jobid, hosts=tuple(hosts))
-            placed = self._fit(job, released)
+            placed = self.view.placement_if_freed(job, released)
             if placed is not None:
                 start = max(end, now)
                 leftover = {i: int(free_now[i]) + released.get(i, 0) - n for i, n in placed.items()}
@@ -268,29 +268,6 @@ class EasyBackfillPicker(FcfsPicker):
         if job is not None and job.exclusive and r.placement:
             return sum(r.placement.values())  # the whole hosts it is planned on
         return most_slots(job) if job is not None else 0
-
-    def _fit(self, job: Job, released: dict[int, int]) -> dict[int, int] | None:
-        """Where the allocator would place ``job`` if ``released`` slots were free too (nothing kept)."""
-        from xce.core.alloc.allocator import Allocator
-
-        cluster = self.core.cluster
-        session = self.core.session
-        hosts = list(released)
-        amounts = [released[i] for i in hosts]
-        allocator = Allocator(cluster, session, lambda: session.cancelled)
-        with cluster.neutral():
-            cluster.charge_many(hosts, "slots", [-n for n in amounts])
-            try:
-                alloc, _ = allocator.place(job)
-                placed = None
-                if alloc is not None:
-                    placed = {}
-                    for i, n in (*alloc.slots, *alloc.claim):
-                        placed[i] = placed.get(i, 0) + n
-                    allocator.rollback(alloc)
-            finally:
-                cluster.charge_many(hosts, "slots", amounts)
-        return placed
 
 
 class EasyShadowPicker(EasyBackfillPicker):

@@ -70,8 +70,8 @@ class EasyPlusPlusPicker(OrderedEasyPicker):
         fixed = self.predicted.get(job.jobid)
         if fixed is None:
             return self.predict(job)
-        session = self.core.session
-        now = session.ts if session is not None else self.core.clock.params.virtual_base
+        session = self.view.session
+        now = session.ts if session is not None else self.view.event_ts()
         if job.start_time + fixed > now:
             return fixed
         return self.requested(job)  # it outlived its prediction
@@ -81,8 +81,8 @@ class EasyPlusPlusPicker(OrderedEasyPicker):
 
     def begin_session(self) -> None:
         super().begin_session()
-        if len(self.predicted) > len(self.core.running):  # some may have finished unseen (delegated)
-            jobs = self.core.jobs
+        if len(self.predicted) > len(self.view.running):  # some may have finished unseen (delegated)
+            jobs = self.view.jobs
             self.predicted = {j: p for j, p in self.predicted.items() if j in jobs}
 
     # -- history ---------------------------------------------------------------------------
@@ -96,7 +96,7 @@ class EasyPlusPlusPicker(OrderedEasyPicker):
         super().on_job_state_change(job, new_state)
         if new_state in FINISHED:
             if self.predicted.pop(job.jobid, None) is not None:
-                ran = self.core.clock.params.virtual_base - job.start_time
+                ran = self.view.event_ts() - job.start_time
                 runs = self.history.setdefault(job.user, [])
                 runs.append(max(0, ran))
                 del runs[:-HISTORY]

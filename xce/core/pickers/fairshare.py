@@ -34,12 +34,12 @@ class FairsharePicker(EasyBackfillPicker):
         self._counted: dict[int, tuple[int, int, tuple[str, str]]] = {}
 
     def _owner(self, job: Job) -> tuple[str, str]:
-        queue = self.core.queues.get(job.queue)
+        queue = self.view.queues.get(job.queue)
         by = queue.spec.fairshare_by if queue is not None else "user"
         return (job.queue, job.project if by == "project" else job.user)
 
     def _half_life(self, qname: str) -> int:
-        queue = self.core.queues.get(qname)
+        queue = self.view.queues.get(qname)
         return queue.spec.fairshare_half_life if queue is not None else 7 * 24 * 3600
 
     def _advance(self, now: int) -> None:
@@ -50,7 +50,7 @@ class FairsharePicker(EasyBackfillPicker):
             for key in list(self.usage):
                 self.usage[key] *= 2.0 ** (-dt / self._half_life(key[0]))
         self._at = now if self._at is None else max(self._at, now)
-        for job in self.core.running.values():
+        for job in self.view.running.values():
             if job.jobid not in self._counted:  # resumed, or running when the scheduler started
                 self._track(job, since=job.start_time if last is None else max(job.start_time, last))
         for jobid in list(self._counted):
@@ -74,14 +74,14 @@ class FairsharePicker(EasyBackfillPicker):
             self._track(job)
 
     def on_job_state_change(self, job: Job, new_state: str) -> None:
-        if job.jobid in self._counted and new_state != RUN and self.core is not None:
-            self._count(job.jobid, self.core.now())  # what it used since the last round
+        if job.jobid in self._counted and new_state != RUN and self.view is not None:
+            self._count(job.jobid, self.view.now())  # what it used since the last round
             del self._counted[job.jobid]  # ended, requeued or suspended: nothing more until it runs again
         super().on_job_state_change(job, new_state)
 
     def factor(self, queue: str, owner: str) -> float:
         """``2 ** (-U / S)`` of ``owner`` in ``queue`` (1.0 when nobody has used anything yet)."""
-        spec = self.core.queues[queue].spec
+        spec = self.view.queues[queue].spec
         shares = dict(spec.shares)
         mine = [(q, o) for (q, o) in self.usage if q == queue]
         total_usage = sum(self.usage[k] for k in mine)
@@ -95,7 +95,7 @@ class FairsharePicker(EasyBackfillPicker):
 
     def begin_session(self) -> None:
         super().begin_session()
-        self._advance(self.core.session.ts if self.core.session is not None else self.core.now())
+        self._advance(self.view.session.ts if self.view.session is not None else self.view.now())
         self._cursor = self._fair_walk()
 
     def _fair_walk(self):

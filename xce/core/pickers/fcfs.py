@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from xce.core.model import Job, Queue
-from xce.core.pickers.base import BasePicker
+from xce.core.pickers.base import BasePicker, Constraint, PendNote
+from xce.core.pickers.hooks import PickerHooks, methods
 from xce.core.specs import PEND
 
 Key = tuple[int, int, int]
@@ -26,7 +27,7 @@ def job_key(job: Job) -> Key:
 
 
 class _QueueEntry:
-    __slots__ = ("queue", "keys", "members", "dirty", "delegate")
+    __slots__ = ("queue", "keys", "members", "dirty", "delegate", "hooks")
 
     def __init__(self, queue: Queue) -> None:
         self.queue = queue
@@ -34,6 +35,8 @@ class _QueueEntry:
         self.members: dict[int, Key] = {}
         self.dirty = False
         self.delegate: Any = None
+        #: The delegate's optional hooks (``PickerHooks``), None without a delegate.
+        self.hooks: PickerHooks | None = None
 
     def add(self, job: Job) -> None:
         key = job_key(job)
@@ -91,29 +94,31 @@ class FcfsPicker(BasePicker):
             self._switch_delegate(entry, wanted)
         if entry.delegate is not None:
             entry.delegate.on_queue_update(queue)
+            entry.hooks = PickerHooks(entry.delegate)
         self._order = sorted(self._queues.values(), key=lambda e: (-e.queue.priority, e.queue.name))
 
     def _switch_delegate(self, entry: _QueueEntry, name: str | None) -> None:
-        from xce.core.pickers import registry
-
         jobs = [self._jobs[j] for j in sorted(entry.members)] if entry.delegate is None else [
             self._jobs[j] for j, q in sorted(self._where.items()) if q == entry.queue.name]
         if entry.delegate is not None:
             entry.delegate.fini()
             self._delegates -= 1
-        entry.delegate = None
+        entry.delegate = entry.hooks = None
         entry.members.clear()
         entry.keys.clear()
         if name is not None:
             self._delegates += 1
-            entry.delegate = registry.create(name)
-            entry.delegate.init(self.core)
+            entry.delegate = self.view.create_picker(name)
+            entry.delegate.init(self.view)
             entry.delegate.on_queue_update(entry.queue)
-        for hook in ("constraint", "pend_note"):  # a delegate's optional hooks, for its own jobs
-            if any(getattr(e.delegate, hook, None) is not None for e in self._queues.values()):
-                setattr(self, hook, self._forward(hook))
+            entry.hooks = PickerHooks(entry.delegate)
+        # A delegate's hooks for its own jobs: this picker has them while some delegate has them (the
+        # core looks them up again after on_queue_update), so no round pays for a hook nobody has.
+        for method in (*methods(Constraint), *methods(PendNote)):
+            if any(getattr(e.hooks, method) is not None for e in self._queues.values() if e.hooks is not None):
+                setattr(self, method, self._forward(method))
             else:
-                self.__dict__.pop(hook, None)
+                self.__dict__.pop(method, None)
         for job in jobs:
             self._add(entry, job)
 
@@ -212,11 +217,11 @@ class FcfsPicker(BasePicker):
                 return
             yield job
 
-    def _forward(self, hook: str) -> Any:
-        """``hook(job)`` answered by the delegate of the job's queue (None when it has no such hook)."""
+    def _forward(self, method: str) -> Any:
+        """``method(job)`` answered by the delegate of the job's queue (None when it has no such hook)."""
         def forward(job: Job) -> Any:
             entry = self._queues.get(job.queue)
-            fn = getattr(entry.delegate, hook, None) if entry is not None else None
+            fn = getattr(entry.hooks, method) if entry is not None and entry.hooks is not None else None
             return fn(job) if fn is not None else None
         return forward
 
@@ -226,7 +231,7 @@ class FcfsPicker(BasePicker):
         behind why they were not tried. The jobs are those the walk would have offered next, in
         order (the second iterator: last first), generated lazily so the core reads only a few."""
         for entry in self._order:
-            held = getattr(entry.delegate, "held_back", None) if entry.delegate is not None else None
+            held = entry.hooks.held_back if entry.hooks is not None else None
             if held is not None:
                 yield from held()
         for entry, head, pos in self._held:

@@ -34,7 +34,7 @@ class OrderedEasyPicker(EasyBackfillPicker):
     backfill_key: Any = None
 
     def _walk(self):
-        now = self.core.session.ts
+        now = self.view.session.ts
         jobs = self._jobs
         for entry in list(self._order):
             queue = entry.queue

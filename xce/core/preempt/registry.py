@@ -4,23 +4,11 @@
 from __future__ import annotations
 
 from xce.core.plugin_registry import PluginError, Registry
+from xce.core.preempt.lowest_priority_first import LowestPriorityFirst
+from xce.core.preempt.queue_priority_first import QueuePriorityFirst
 
-
-
-def _lowest_priority_first():
-    from xce.core.preempt.lowest_priority_first import LowestPriorityFirst
-
-    return LowestPriorityFirst
-
-
-def _queue_priority_first():
-    from xce.core.preempt.queue_priority_first import QueuePriorityFirst
-
-    return QueuePriorityFirst
-
-
-_registry = Registry("preempt policy", "preempt_policy", {"lowest_priority_first": _lowest_priority_first,
-                                                          "queue_priority_first": _queue_priority_first})
+_registry = Registry("preempt policy", "preempt_policy", {"lowest_priority_first": LowestPriorityFirst,
+                                                          "queue_priority_first": QueuePriorityFirst})
 
 register = _registry.register
 unregister = _registry.unregister

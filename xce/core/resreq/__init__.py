@@ -37,7 +37,8 @@ Evaluation semantics for hosts that do not define a name are in
 included), arithmetic with it is undefined, and undefined is false in boolean context.
 """
 
-from .ast import Binary, Compound, Defined, Expr, Name, Num, Primary, Request, Str, Unary
+from .ast import Compound, Primary, Request
+from .expr import Binary, Defined, Expr, Name, Num, Str, Unary
 from .lexer import RequestSyntaxError
 from .parser import parse_request
 

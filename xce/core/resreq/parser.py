@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import NoReturn, Optional
 
+from xce.core.quantity import MAX_QUANTITY, MIB, QUANTITY_EXPECTED, quantity_fraction, rational_value, whole_expected
 from xce.core.resources.naming import MEMORY_RESOURCES, ResourceNameError, validate_resource_name
 
-from xce.core.quantity import MAX_QUANTITY, MIB, QUANTITY_EXPECTED, quantity_fraction, rational_value, whole_expected
-
-from .ast import WORD_NAMES, Binary, Compound, Defined, Expr, Name, Num, Primary, Request, Str, Unary
+from .ast import Compound, Primary, Request
+from .expr import WORD_NAMES, Binary, Defined, Expr, Name, Num, Str, Unary
 from .lexer import (
     DIGITS,
     DOMAIN_NAME_RE,

@@ -29,7 +29,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable
 
-from .ast import Binary, COMPARISONS, Defined, Expr, Lookup, Name, Num, Str, Unary
+from .expr import COMPARISONS, Binary, Defined, Expr, Lookup, Name, Num, Str, Unary
 
 __all__ = ["compile_order", "compile_predicate", "compile_value", "truthy"]
 

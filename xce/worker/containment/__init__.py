@@ -14,8 +14,7 @@ from pathlib import Path
 
 from xce.worker.containment.base import Containment, Limits, Usage
 from xce.worker.containment.pgroup import ProcessGroup
-from xce.worker.containment.v1 import CONTROLLERS as V1_CONTROLLERS
-from xce.worker.containment.v1 import CgroupV1
+from xce.worker.containment.v1 import CONTROLLERS as V1_CONTROLLERS, CgroupV1
 from xce.worker.containment.v2 import CgroupV2
 from xce.worker.localfs import MOUNTINFO, mount_table
 

@@ -22,12 +22,6 @@ SPAWNER = "spawner"
 VISITOR_MIN_MEM = 64 << 20
 
 
-#: The ``--limit`` names a worker holds a job to by itself: through its control group (``mem``,
-#: ``xce.io/cpu-milli``, ``pids``) and by which GPUs it lets the job see (``xce.io/gpu``). Any other
-#: limit needs a resource provider that enforces it (``ResourceProvider.enforces_limits``); the
-#: controller refuses the rest at submission rather than show a cap nobody keeps.
-ENFORCED_LIMITS = frozenset({"mem", "xce.io/cpu-milli", "pids", "xce.io/gpu"})
-
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -140,14 +134,14 @@ class Containment(ABC):
     def remove(self, jobid: int) -> None:
         """Kill what is left and remove the container (the job has ended)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional: only kernels with directories of their own need it
         """The worker stops with no job left: remove its own (empty) directories."""
 
-    def purge(self) -> None:
+    def purge(self) -> None:  # noqa: B027 - optional, as close()
         """Kill and remove every job container of this worker, then its own directories (a local
         cluster being torn down: whatever its workers left is gone with it)."""
 
-    def adopt(self, jobid: int, pgid: int) -> None:
+    def adopt(self, jobid: int, pgid: int) -> None:  # noqa: B027 - optional: only the process-group fallback needs it
         """A restarted worker takes back a running job (the process group fallback needs its group)."""
 
 

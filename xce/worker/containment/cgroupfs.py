@@ -12,6 +12,8 @@ import os
 import time
 from pathlib import Path
 
+from xce.procs import pid_alive
+
 log = logging.getLogger("xce.worker")
 
 
@@ -72,17 +74,9 @@ def procs(path: str | os.PathLike[str]) -> list[int]:
             pid = int(word)
         except ValueError:
             continue
-        if _alive(pid):
+        if pid_alive(pid):
             out.append(pid)
     return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except (OSError, IndexError):
-        return False
 
 
 def rmdir(path: str | os.PathLike[str], tries: int = 50, quiet: bool = False) -> bool:

@@ -66,7 +66,7 @@ class CgroupV1(Containment):
 
     def create(self, jobid: int, limits: Limits) -> None:
         unused = {c for c, field in LIMIT_ONLY.items() if not getattr(limits, field)}
-        roots = self._made[jobid] = [r for d, r in zip(self.dirs, self._roots) if self.controllers[d] - unused]
+        roots = self._made[jobid] = [r for d, r in zip(self.dirs, self._roots, strict=True) if self.controllers[d] - unused]
         for d in roots:
             try:
                 os.mkdir(f"{d}/job_{jobid}")

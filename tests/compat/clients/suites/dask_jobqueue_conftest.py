@@ -13,13 +13,12 @@ import copy
 import inspect
 
 import dask
-import distributed.utils_test
-import pytest
-from distributed.utils_test import loop, loop_in_thread  # noqa: F401  (fixtures the tests name)
-
 import dask_jobqueue
 import dask_jobqueue.config
+import distributed.utils_test
+import pytest
 from dask_jobqueue.local import LocalCluster
+from distributed.utils_test import loop, loop_in_thread  # noqa: F401  (fixtures the tests name)
 
 #: The scheduler a test is marked for, and the class that talks to it; ``None`` is no scheduler at all.
 CLUSTERS = {

@@ -6,8 +6,8 @@ Revises:
 Create Date: 2024-06-01
 """
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision = "0001"
 down_revision = None

@@ -5,8 +5,8 @@ Revises: 0003
 Create Date: 2024-08-01
 """
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision = "0004"
 down_revision = "0003"

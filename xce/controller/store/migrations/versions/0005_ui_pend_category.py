@@ -9,8 +9,8 @@ Revises: 0004
 Create Date: 2024-08-01
 """
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision = "0005"
 down_revision = "0004"

@@ -9,8 +9,8 @@ Revises: 0005
 Create Date: 2026-12-01
 """
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision = "0006"
 down_revision = "0005"

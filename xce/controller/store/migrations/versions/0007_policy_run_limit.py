@@ -8,8 +8,8 @@ Revises: 0006
 Create Date: 2026-12-01
 """
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision = "0007"
 down_revision = "0006"

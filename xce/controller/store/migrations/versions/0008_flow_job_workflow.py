@@ -11,8 +11,8 @@ Revises: 0007
 Create Date: 2026-12-01
 """
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision = "0008"
 down_revision = "0007"

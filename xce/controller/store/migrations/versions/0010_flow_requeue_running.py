@@ -1,13 +1,13 @@
 """Who asked to requeue a job that still runs (``xce requeue`` of a RUN job): its processes are
-stopped first, and however that run ends the job goes back to PEND (xce.controller.control).
+stopped first, and however that run ends the job goes back to PEND (xce.controller.jobs.control).
 
 Revision ID: 0010
 Revises: 0009
 Create Date: 2026-12-01
 """
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision = "0010"
 down_revision = "0009"

@@ -12,8 +12,8 @@ Revises: 0010
 Create Date: 2026-12-03
 """
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision = "0011"
 down_revision = "0010"

@@ -1,0 +1,1 @@
+"""High availability: which of several controllers leads, and what a follower answers."""

@@ -1,0 +1,1 @@
+"""What the cluster remembers and reports: accounting, fair-share standing, pools, metrics, status."""

@@ -1,0 +1,514 @@
+"""The worker's rules as a state machine: events in, instructions out (Dask's ``WorkerState``).
+
+:meth:`WorkerState.handle` does no I/O, reads no clock and starts no thread: the time comes in on
+the events that need it, and everything the worker must do comes out as instructions that its shell
+(:mod:`xce.worker.agent`) carries out, feeding what happens back in as events. So every rule of the
+worker (a start delivered twice starts once; a job's reports go in order, a batch the controller
+could not take goes again under the same idempotency key and a finished job's record stays until
+its end is taken; which GPUs a job gets; which journaled jobs a restarted worker takes back; when a
+run limit warns and ends a job; what a journal that cannot be written does) is tested by feeding
+events, without processes, and a worker's stimuli recorded live replay to the same instructions
+(:mod:`xce.worker.stimuli`).
+"""
+
+from __future__ import annotations
+
+import signal
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from xce import formats
+from xce.endcodes import NODE_FAIL, RUNLIMIT
+from xce.protocol.actions import Action, AttachKey, KillJob, ResumeJob, SetRunLimit, SignalJob, StartJob, SuspendJob
+from xce.worker import runlimit
+from xce.worker.runner import signal_number
+
+#: The reports that say a job ended here.
+_ENDS = ("finished", "start_failed")
+
+#: How many ended jobs (and which run of each) are remembered, against a start delivered again.
+DONE_KEPT = 10_000
+
+
+# -- events: what happened ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Booted:
+    """The worker process started: ``nonce`` makes its report keys its own."""
+    host: str
+    nonce: str
+
+
+@dataclass(frozen=True)
+class DevicesFound:
+    gpu_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Found:
+    """A job the journal holds, as a restarted worker finds it."""
+    jobid: int
+    alive: bool  # the very process it recorded still runs
+    exited: bool  # its spawner recorded how it ended
+    limits: dict[str, int]
+    gpus: tuple[str, ...]
+    started: float
+
+
+@dataclass(frozen=True)
+class Restarted:
+    found: tuple[Found, ...]
+    now: float
+
+
+@dataclass(frozen=True)
+class ActionArrived:
+    action: Action
+
+
+@dataclass(frozen=True)
+class JobStarted:
+    jobid: int
+    pid: int
+    started: float
+    journaled: bool  # an interactive job lives in the worker and is not journaled
+
+
+@dataclass(frozen=True)
+class StartFailed:
+    jobid: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class JobExited:
+    """Its leader is gone (or a secondary host's part ended): ``end`` is what its report says."""
+    jobid: int
+    end: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class JobDropped:
+    """The shell let go of a job's process without its end being reported."""
+    jobid: int
+
+
+@dataclass(frozen=True)
+class Leftovers:
+    """At registration: runs the controller no longer has (killed, requeued, host declared down)."""
+    jobids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class BatchReady:
+    """The poster gathered these reports (by ``seq``) for one request."""
+    seqs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ReportsAnswered:
+    """The controller's status for a batch (0: it could not be reached)."""
+    key: str
+    status: int
+
+
+@dataclass(frozen=True)
+class Tick:
+    now: float  # wall-clock seconds: a run limit counts from the job's start as LSF's RUNLIMIT does
+
+
+@dataclass(frozen=True)
+class JournalFailed:
+    why: str
+
+
+@dataclass(frozen=True)
+class JournalWritable:
+    pass
+
+
+@dataclass(frozen=True)
+class ShuttingDown:
+    stop_jobs: bool
+
+
+# -- instructions: what the shell does ---------------------------------------------------------
+@dataclass(frozen=True)
+class Spawn:
+    """Start the job (its container, then its process; only its container on a host that is not
+    its first). ``limits`` are its container's; ``kept`` is what its record keeps (its run limit too)."""
+    job: StartJob
+    gpus: tuple[str, ...]
+    limits: dict[str, int]
+    kept: dict[str, int]
+    secondary: bool
+
+
+@dataclass(frozen=True)
+class Adopt:
+    jobid: int
+
+
+@dataclass(frozen=True)
+class WriteRecord:
+    jobid: int
+
+
+@dataclass(frozen=True)
+class Forget:
+    """Its end is on record at the controller (or it never ran): its journal record goes."""
+    jobid: int
+
+
+@dataclass(frozen=True)
+class Release:
+    """It ended: its container and spooled script go (its record stays until :class:`Forget`)."""
+    jobid: int
+
+
+@dataclass(frozen=True)
+class Discard:
+    """Kill what is left of a run the controller no longer has, and forget it, reporting nothing."""
+    jobid: int
+
+
+@dataclass(frozen=True)
+class SignalProcs:
+    """``to``: "all" its processes, its "leader" only, or its "steps" (all of them if it runs none)."""
+    jobid: int
+    sig: int
+    to: str = "all"
+
+
+@dataclass(frozen=True)
+class Suspend:
+    jobid: int
+    sig: int
+
+
+@dataclass(frozen=True)
+class Resume:
+    jobid: int
+    sig: int
+
+
+@dataclass(frozen=True)
+class Terminate:
+    jobid: int
+    grace_s: float
+    reason: str
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class SetLimits:
+    jobid: int
+    limits: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Grant:
+    action: AttachKey
+
+
+@dataclass(frozen=True)
+class Report:
+    """A job report for the poster, in the order made. ``linger``: other jobs still run here, so a
+    report that frees a slot may wait a moment for company."""
+    seq: int
+    body: dict[str, Any]
+    linger: bool = False
+
+
+@dataclass(frozen=True)
+class PostReports:
+    key: str
+    reports: tuple[dict[str, Any], ...]
+    attempt: int = 1
+
+
+@dataclass(frozen=True)
+class Reregister:
+    pass
+
+
+@dataclass(frozen=True)
+class CloseHost:
+    """Ask the controller to give this host no new job (its load reports carry ``why``)."""
+    why: str
+
+
+@dataclass(frozen=True)
+class OpenHost:
+    pass
+
+
+@dataclass(frozen=True)
+class RetryJournal:
+    pass
+
+
+EVENTS = (Booted, DevicesFound, Found, Restarted, ActionArrived, JobStarted, StartFailed, JobExited, JobDropped,
+          Leftovers, BatchReady, ReportsAnswered, Tick, JournalFailed, JournalWritable, ShuttingDown)
+
+
+@dataclass(slots=True)
+class _Job:
+    run: Any = None
+    gpus: tuple[str, ...] = ()
+    limits: dict[str, int] = field(default_factory=dict)
+    started: float = 0.0
+    secondary: bool = False
+    warned: bool = False
+    ending: bool = False  # the worker itself is ending it: no run limit applies any more
+    said: bool = False  # its start is reported (or needs no report): its end may be
+    end: dict[str, Any] | None = None  # an end seen before its start was reported: reported after it
+
+
+class WorkerState:
+    """What a worker knows about its jobs and reports, and the rules that change it."""
+
+    def __init__(self) -> None:
+        self.host = ""
+        self.nonce = ""
+        self.gpu_ids: tuple[str, ...] = ()
+        self.jobs: dict[int, _Job] = {}
+        #: Recently ended jobs and which run of each: a re-delivered start of that run is ignored.
+        self.done: OrderedDict[int, Any] = OrderedDict()
+        #: Why the journal cannot be written (None: it can): the host is closed to new jobs meanwhile.
+        self.closed: str | None = None
+        self._seq = 0
+        self._made: dict[int, dict[str, Any]] = {}  # reports made, not yet in a batch, by seq
+        self._batches: dict[str, tuple[tuple[dict[str, Any], ...], int]] = {}  # in flight: reports, attempt
+        self._nbatch = 0
+
+    def handle(self, *events: Any) -> list[Any]:
+        out: list[Any] = []
+        for ev in events:
+            self._ON[type(ev)](self, ev, out)
+        return out
+
+    def knows(self, jobid: int) -> bool:
+        """Running here, or ended here (its start is not still on its way)."""
+        return jobid in self.jobs or jobid in self.done
+
+    def telling_end(self, jobid: int) -> bool:
+        """How the job ended here is still on its way to the controller (reported, not yet answered):
+        until it arrives, the controller does not know the job ended."""
+        pending = [*self._made.values(), *(r for reports, _ in self._batches.values() for r in reports)]
+        return any(r["jobid"] == jobid and r["status"] in _ENDS for r in pending)
+
+    def runs(self) -> dict[str, Any]:
+        """The run of each job held here, for the registration's ``runs``."""
+        return {str(j): e.run for j, e in sorted(self.jobs.items()) if e.run is not None}
+
+    # -- the worker's life -------------------------------------------------------------------
+    def _booted(self, ev: Booted, out: list) -> None:
+        self.host, self.nonce = ev.host, ev.nonce
+
+    def _devices(self, ev: DevicesFound, out: list) -> None:
+        self.gpu_ids = tuple(ev.gpu_ids)
+
+    def _restarted(self, ev: Restarted, out: list) -> None:
+        """Jobs still running, or ended with their status on record, are taken back (and reported
+        as they end); the rest ended unseen and the controller records them lost. A job past its
+        warning time counts as warned: it cannot be known whether it was, and a second warning
+        could make it checkpoint twice."""
+        for f in ev.found:
+            if not (f.alive or f.exited):
+                out.append(Forget(f.jobid))
+                continue
+            started = f.started or ev.now
+            self.jobs[f.jobid] = _Job(gpus=tuple(f.gpus), limits=dict(f.limits), started=started, said=True,
+                                      warned=runlimit.warning_due(f.limits, ev.now - started))
+            out.append(Adopt(f.jobid))
+
+    def _leftovers(self, ev: Leftovers, out: list) -> None:
+        for jobid in ev.jobids:
+            if self.jobs.pop(jobid, None) is not None:
+                self._remember_done(jobid, None)
+                out.append(Discard(jobid))
+
+    def _shutting_down(self, ev: ShuttingDown, out: list) -> None:
+        if ev.stop_jobs:
+            for jobid, job in self.jobs.items():
+                job.ending = True
+                out.append(Terminate(jobid, 2.0, f"killed: worker {self.host} shut down", NODE_FAIL))
+
+    # -- actions -----------------------------------------------------------------------------
+    def _action(self, ev: ActionArrived, out: list) -> None:
+        self._ACTIONS[type(ev.action)](self, ev.action, out)
+
+    def _start(self, a: StartJob, out: list) -> None:
+        """Actions come at least once: a start of a job running here, or of the run that ended here,
+        is ignored. A GPU request is per task: this host's devices are for the tasks it holds."""
+        jobid = a.jobid
+        if jobid in self.jobs or (jobid in self.done and self.done[jobid] == a.run):
+            return
+        placement = a.placement or [(self.host, a.tasks)]
+        limits = {k: int(v) for k, v in a.limits.items() if isinstance(v, int)}
+        want = int(a.requests.get("xce.io/gpu", 0) or 0) * sum(int(n) for h, n in placement if h == self.host)
+        busy = {g for job in self.jobs.values() for g in job.gpus}
+        free = [g for g in sorted(self.gpu_ids, key=int) if g not in busy]  # lowest first: reproducible
+        if len(free) < want:
+            self._remember_done(jobid, a.run)
+            self._report(out, jobid, status="start_failed",
+                         reason=f"the job asks for {want} GPU(s) (xce.io/gpu) but only {len(free)} of "
+                                f"{len(self.gpu_ids)} are free on this host")
+            return
+        secondary = placement[0][0] != self.host
+        kept = dict(limits)
+        if not secondary:
+            runlimit.remember(kept, {"run_limit": a.run_limit, "options": a.options})
+        gpus = tuple(free[:want])
+        self.jobs[jobid] = _Job(run=a.run, gpus=gpus, limits=kept, secondary=secondary, said=secondary)
+        out.append(Spawn(a, gpus, limits, kept, secondary))
+
+    def _suspend(self, a: SuspendJob, out: list) -> None:
+        if a.jobid in self.jobs:
+            out.append(Suspend(a.jobid, signal_number(a.signal, signal.SIGSTOP)))
+            self._report(out, a.jobid, status="suspended", reason=a.reason)
+
+    def _resume(self, a: ResumeJob, out: list) -> None:
+        if a.jobid in self.jobs:
+            out.append(Resume(a.jobid, signal_number(a.signal, signal.SIGCONT)))
+            self._report(out, a.jobid, status="resumed", reason=a.reason)
+
+    def _kill(self, a: KillJob, out: list) -> None:
+        job = self.jobs.get(a.jobid)
+        if job is not None:
+            job.ending = True
+            out.append(Terminate(a.jobid, a.grace_s, a.reason or "killed"))
+
+    def _signal(self, a: SignalJob, out: list) -> None:
+        """``xce kill -s``: the job's state follows what its processes do, so nothing is reported."""
+        if a.jobid in self.jobs:
+            out.append(SignalProcs(a.jobid, signal_number(a.signal, signal.SIGTERM)))
+
+    def _attach(self, a: AttachKey, out: list) -> None:
+        out.append(Grant(a))
+
+    def _run_limit(self, a: SetRunLimit, out: list) -> None:
+        """``xce modify -W``: enforced from now on, and journaled so a restart keeps it."""
+        job = self.jobs.get(a.jobid)
+        if job is not None:
+            runlimit.change(job.limits, a.run_limit)
+            out += [SetLimits(a.jobid, dict(job.limits)), WriteRecord(a.jobid)]
+
+    # -- the jobs' processes -----------------------------------------------------------------
+    def _started(self, ev: JobStarted, out: list) -> None:
+        """Recorded before it is reported, and reported before its end: a short job's end, seen
+        before its start was reported, neither comes first nor leaves a record behind."""
+        job = self.jobs.get(ev.jobid)
+        if job is None or job.said:
+            return
+        job.started, job.said = ev.started, True
+        if ev.journaled:
+            out.append(WriteRecord(ev.jobid))
+        self._report(out, ev.jobid, status="started", pid=ev.pid)
+        if job.end is not None:
+            self._exited(JobExited(ev.jobid, job.end), out)
+
+    def _start_failed(self, ev: StartFailed, out: list) -> None:
+        job = self.jobs.pop(ev.jobid, None)
+        self._remember_done(ev.jobid, job.run if job else None)
+        self._report(out, ev.jobid, status="start_failed", reason=ev.reason)
+
+    def _exited(self, ev: JobExited, out: list) -> None:
+        job = self.jobs.get(ev.jobid)
+        if job is None:
+            return
+        if not job.said:
+            job.end = ev.end
+            return
+        del self.jobs[ev.jobid]
+        self._remember_done(ev.jobid, job.run)
+        out.append(Release(ev.jobid))
+        self._report(out, ev.jobid, status="finished", **ev.end)
+
+    def _dropped(self, ev: JobDropped, out: list) -> None:
+        job = self.jobs.pop(ev.jobid, None)
+        if job is not None:
+            self._remember_done(ev.jobid, job.run)
+
+    def _tick(self, ev: Tick, out: list) -> None:
+        """A run limit warns once, that long before it (to the batch shell only, or to the job's
+        steps, as Slurm does), and at the limit ends the job: SIGTERM, SIGKILL after a grace."""
+        for jobid, job in self.jobs.items():
+            limit = job.limits.get(runlimit.RUN_LIMIT_KEY)
+            if not limit or job.secondary or job.ending or not job.said:  # not said: still starting
+                continue
+            elapsed = ev.now - job.started
+            if not job.warned and runlimit.warning_due(job.limits, elapsed):
+                job.warned = True
+                to = "leader" if job.limits.get(runlimit.WARN_BATCH_KEY) else "steps"
+                out.append(SignalProcs(jobid, job.limits[runlimit.WARN_SIGNAL_KEY], to))
+            if elapsed >= limit:
+                job.ending = True
+                out.append(Terminate(jobid, runlimit.GRACE_S,
+                                     f"killed: run limit {formats.hms(limit)} reached (TERM_RUNLIMIT)", RUNLIMIT))
+        if self.closed is not None:
+            out.append(RetryJournal())
+
+    # -- the journal -------------------------------------------------------------------------
+    def _journal_failed(self, ev: JournalFailed, out: list) -> None:
+        """Running jobs go on (their records are kept in memory); the host takes no new job until
+        the journal can be written again, which each tick tries."""
+        if ev.why != self.closed:
+            self.closed = ev.why
+            out.append(CloseHost(ev.why))
+
+    def _journal_writable(self, ev: JournalWritable, out: list) -> None:
+        if self.closed is not None:
+            self.closed = None
+            out.append(OpenHost())
+
+    # -- reports -----------------------------------------------------------------------------
+    def _report(self, out: list, jobid: int, **body: Any) -> None:
+        self._seq += 1
+        body = {"jobid": jobid, **body}
+        self._made[self._seq] = body
+        linger = body["status"] != "started" and any(not j.secondary for j in self.jobs.values())
+        out.append(Report(self._seq, body, linger))
+
+    def _batch(self, ev: BatchReady, out: list) -> None:
+        """Reports go in the order they were made, a job's ``started`` before its ``finished``."""
+        reports = tuple(self._made.pop(s) for s in sorted(ev.seqs) if s in self._made)
+        if not reports:
+            return
+        self._nbatch += 1
+        key = f"{self.nonce}.{self._nbatch}"
+        self._batches[key] = (reports, 1)
+        out.append(PostReports(key, reports))
+
+    def _answered(self, ev: ReportsAnswered, out: list) -> None:
+        """A report is dropped only when the controller refuses it for good (a 4xx other than 404 and
+        429), never on a 5xx, a 429 or a lost connection, or a finished job would stay RUN and hold
+        its slot: those go again under the same key (a 404: after registering again). Once answered,
+        the records of the jobs whose end it took are forgotten."""
+        reports, attempt = self._batches.pop(ev.key, ((), 0))
+        if not reports:
+            return
+        if ev.status == 0 or ev.status == 404 or ev.status == 429 or ev.status >= 500:
+            if ev.status == 404:
+                out.append(Reregister())
+            self._batches[ev.key] = (reports, attempt + 1)
+            out.append(PostReports(ev.key, reports, attempt + 1))
+            return
+        out += [Forget(r["jobid"]) for r in reports if r["status"] == "finished"]
+
+    def _remember_done(self, jobid: int, run: Any) -> None:
+        self.done[jobid] = run
+        self.done.move_to_end(jobid)
+        while len(self.done) > DONE_KEPT:
+            self.done.popitem(last=False)
+
+    _ON: ClassVar[dict[type, Callable[..., None]]] = {
+        Booted: _booted, DevicesFound: _devices, Restarted: _restarted, Leftovers: _leftovers,
+        ShuttingDown: _shutting_down, ActionArrived: _action, JobStarted: _started, StartFailed: _start_failed,
+        JobExited: _exited, JobDropped: _dropped, Tick: _tick, JournalFailed: _journal_failed,
+        JournalWritable: _journal_writable, BatchReady: _batch, ReportsAnswered: _answered}
+    _ACTIONS: ClassVar[dict[type, Callable[..., None]]] = {
+        StartJob: _start, SuspendJob: _suspend, ResumeJob: _resume, KillJob: _kill, SignalJob: _signal,
+        AttachKey: _attach, SetRunLimit: _run_limit}
