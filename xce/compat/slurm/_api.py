@@ -43,6 +43,11 @@ def jobs(c, **params) -> dict:
     return request(c, "GET", "/v1/jobs", **{k: v for k, v in params.items() if v is not None})
 
 
+def partitions(c) -> tuple[list[dict], list[dict]]:
+    """The queues and the hosts, what ``sinfo`` and ``scontrol show partition`` both describe."""
+    return request(c, "GET", "/v1/queues")["queues"], request(c, "GET", "/v1/hosts")["hosts"]
+
+
 def fail(prog: str, exc: Exception, code: int = 1) -> int:
     sys.stderr.write(f"{prog}: error: {exc}\n")
     return code

@@ -169,9 +169,7 @@ def _partitions(rest: list[str], one_line: bool) -> int:
     from xce.compat.slurm import _api
 
     try:
-        c = _api.client()
-        queues = _api.request(c, "GET", "/v1/queues")["queues"]
-        hosts = _api.request(c, "GET", "/v1/hosts")["hosts"]
+        queues, hosts = _api.partitions(_api.client())
     except _api.Failed as exc:
         return _api.fail(PROG, exc)
     from xce.hostlist import compress

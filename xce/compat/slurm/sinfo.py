@@ -126,9 +126,7 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         return _err(str(exc))
     try:
-        c = _api.client()
-        queues = _api.request(c, "GET", "/v1/queues")["queues"]
-        hosts = _api.request(c, "GET", "/v1/hosts")["hosts"]
+        queues, hosts = _api.partitions(_api.client())
     except _api.Failed as exc:
         return _api.fail(PROG, exc)
     queues = [q for q in queues if partitions is None or q["name"] in partitions]
