@@ -10,8 +10,10 @@ import time
 
 import pytest
 
+from xce.protocol import actions
 from xce.worker import taskauth
 from xce.worker.agent import Agent
+from xce.worker.state import ActionArrived
 
 KEY = "0123456789abcdef0123456789abcdef"
 
@@ -153,3 +155,17 @@ def test_an_attach_that_comes_before_the_start_is_told_to_retry_one_to_a_batch_j
     assert on_its_way[0]["retry"] is True and "job 9 has no terminal on h1" in on_its_way[0]["error"]
     batch = _ask(port, lambda n: taskauth.sign(KEY, n, attach | {"jobid": 5}))[1]
     assert batch[0]["retry"] is False and "not an interactive job" in batch[0]["error"]
+
+
+def test_an_attach_while_the_start_is_carried_out_is_told_to_retry(server):
+    """The worker's state takes a start at once and its processes (with an interactive job's terminal)
+    are made after, outside its turn; under load that takes a while (seen in CI: ``srun`` and
+    ``bsub -I`` failed with "has no terminal"). An attach that lands in between must retry."""
+    agent, port = server
+    job = {"jobid": 7, "user": "x", "tasks": 1, "command": ["true"], "cwd": "/", "placement": [["h1", 1]],
+           "options": {"interactive": True}}
+    taken = agent._feed(ActionArrived(actions.decode({"kind": "start", "job": job})))
+    assert [type(i).__name__ for i in taken] == ["Spawn"]  # taken, not carried out yet
+    attach = {"attach": True, "rows": 24, "cols": 80, "raw": False, "jobid": 7}
+    starting = _ask(port, lambda n: taskauth.sign(KEY, n, attach))[1]
+    assert starting[0]["retry"] is True and "job 7 has no terminal on h1" in starting[0]["error"]

@@ -72,7 +72,9 @@ def test_a_start_delivered_again_starts_nothing_but_a_later_run_starts_again():
     (spawn,) = ws.handle(_start(1, run=5))
     assert isinstance(spawn, Spawn) and spawn.job.jobid == 1
     assert ws.handle(_start(1, run=5)) == []  # still starting
+    assert ws.starting(1) and ws.knows(1)
     ws.handle(JobStarted(1, 100, 10.0, journaled=True))
+    assert not ws.starting(1)
     assert ws.handle(_start(1, run=5)) == []  # running
     ws.handle(JobExited(1, END))
     assert ws.handle(_start(1, run=5)) == []  # that run ended here

@@ -48,16 +48,21 @@ def follow(client: Client, submitted: dict, raw: bool) -> int:
     jobid = int(submitted["jobid"])
     say(f"Job <{jobid}> is submitted to queue <{submitted['queue']}>.")
     say("<<Waiting for dispatch ...>>")
-    grant = _wait_for_start(client, jobid)
+    grant = wait_for_start(client, jobid)
     if isinstance(grant, int):
         return grant
     say(f"<<Starting on {grant['host']}>>")
+    return attach(client, grant, raw)
+
+
+def attach(client: Client, grant: dict, raw: bool) -> int:
+    """Be the started job's terminal (``grant``: :func:`wait_for_start`'s); its exit status."""
     try:
         return Session(grant, raw).run()
     except KeyboardInterrupt:  # before the terminal was attached: its worker hangs the job up
         return 130
     except NoTerminal as exc:  # a job that could not start has none: say how it ended, if it did
-        job = client.get("/v1/jobs", id=jobid, all="true")["jobs"][0]
+        job = client.get("/v1/jobs", id=int(grant["jobid"]), all="true")["jobs"][0]
         if job["state"] not in ENDED:
             fail(str(exc))
         return _ended(job)
@@ -78,7 +83,7 @@ class _Interrupted(Exception):
         self.signum = signum
 
 
-def _wait_for_start(client: Client, jobid: int) -> dict | int:
+def wait_for_start(client: Client, jobid: int) -> dict | int:
     """The attach grant once the job runs, or the exit status if it ended first or was interrupted
     here (Ctrl-C, a hangup or a kill of this command kill the waiting job: nobody would attach)."""
     import signal

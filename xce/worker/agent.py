@@ -425,10 +425,12 @@ class Agent:
 
     def attach_later(self, jobid: int) -> bool:
         """Whether an attach that found no terminal is worth retrying: the job's start may still be on
-        its way here, or how it ended on its way to the controller (whose answer the user's ``xce``
+        its way here or being carried out (its terminal is made with its processes, after the state
+        took the start), or how it ended on its way to the controller (whose answer the user's ``xce``
         then reads: a job that could not start says why)."""
         with self._turn:  # asked from a task-server thread: the state is read between events
-            return not self.state.knows(jobid) or self.state.telling_end(jobid)
+            s = self.state
+            return not s.knows(jobid) or s.starting(jobid) or s.telling_end(jobid)
 
     # -- carrying out instructions ---------------------------------------------------------
     def _journal_news(self) -> list[Any]:

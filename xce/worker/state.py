@@ -293,6 +293,11 @@ class WorkerState:
         """Running here, or ended here (its start is not still on its way)."""
         return jobid in self.jobs or jobid in self.done
 
+    def starting(self, jobid: int) -> bool:
+        """Its start is being carried out here (its processes are being made): not reported yet."""
+        job = self.jobs.get(jobid)
+        return job is not None and not job.said
+
     def telling_end(self, jobid: int) -> bool:
         """How the job ended here is still on its way to the controller (reported, not yet answered):
         until it arrives, the controller does not know the job ended."""

@@ -68,15 +68,12 @@ def run(prog: str, job: dict, *, raw: bool, announce: bool) -> int:
     except _api.Failed as exc:
         return _api.fail(prog, f"Job submit/allocate failed: {exc}")
     jobid = int(res["jobid"])
-    grant = terminal._wait_for_start(c, jobid)
+    grant = terminal.wait_for_start(c, jobid)
     if isinstance(grant, int):
         return grant
     if announce:
         _say(f"{prog}: Granted job allocation {jobid}")
-    try:
-        code = terminal.Session(grant, raw and os.isatty(0)).run()
-    except KeyboardInterrupt:
-        code = 130
+    code = terminal.attach(c, grant, raw and os.isatty(0))
     if announce:
         _say(f"{prog}: Relinquishing job allocation {jobid}")
     return code
