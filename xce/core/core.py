@@ -12,6 +12,8 @@ dicts or name-sorted lists, nothing iterates a set, and randomness comes only fr
 from __future__ import annotations
 
 import random
+from itertools import islice
+from operator import itemgetter
 from typing import Any, Callable
 
 from xce.core import events as ev, invariants, snapshot
@@ -33,6 +35,7 @@ from xce.core.session import Session
 from xce.core.specs import FINISHED, JOB_STATES, PEND, RUN, SSUSP, SUSPENDED, UNKWN, QueueSpec, SchedConfig
 
 DecisionSink = Callable[[Decision], Any]
+_tasks = itemgetter(1)
 
 #: Jobs behind a strict FCFS queue's blocked head told which job it is (see ``_behind_reasons``).
 BEHIND_NAMED = 50
@@ -62,6 +65,11 @@ class SchedulerCore:
         self.users_told: dict[str, frozenset[str]] = {}
         #: Queue -> the head its jobs were last told they wait behind (strict FCFS; ``_behind_reasons``).
         self.behind_told: dict[str, int] = {}
+        #: Queue -> (its head, the reasons naming it, the reasons of jobs further back): see ``_behind_reasons``.
+        self._behind_words: dict[str, tuple[int, tuple[PendReason, ...], tuple[PendReason, ...]]] = {}
+        #: A backfilling picker's refusal text -> its reasons, one object per text across rounds: a
+        #: job refused again for the same reservation is then found told by identity (``_pend``).
+        self._refusals: dict[str, tuple[PendReason, ...]] = {}
         self.ledger = Ledger(self.cluster, self.queues, self.running)
         self.session: Session | None = None
         self.rounds = 0
@@ -360,11 +368,12 @@ class SchedulerCore:
         try:
             self._resume_victims(session)
             picker.begin_session()
+            next_job, schedule = picker.next_job, self._schedule
             while not session.cancelled:
-                job = picker.next_job()
+                job = next_job()
                 if job is None:
                     break
-                self._schedule(job, session, allocator)
+                schedule(job, session, allocator)
             if not session.cancelled:
                 self._behind_reasons(session)
                 self._queue_reasons(session)
@@ -393,23 +402,29 @@ class SchedulerCore:
         held_back = self._hooks.held_back
         if held_back is None:
             return
+        words = self._behind_words
         for queue, head, behind, from_back in held_back():
             told = self.behind_told.get(queue)
             if told == head.jobid:
                 continue
             self.behind_told[queue] = head.jobid
-            named = (make_pend_reason("fcfs", detail=f"waiting behind job {head.jobid}, the head of queue "
-                                                     f"{queue} (strict FCFS)"),)
-            near = []
-            for job in behind:
-                if len(near) == BEHIND_NAMED:
-                    break
-                near.append(job)
-                self._tell_one(session, job, named)
+            # The same reason objects while the head stays: a job told already is known by identity
+            # (a job joining makes the queue's near jobs be walked again, nearly all told already).
+            said = words.get(queue)
+            if said is None or said[0] != head.jobid:
+                far = said[2] if said is not None else (make_pend_reason(
+                    "fcfs", detail=f"waiting behind the head of queue {queue} and at least {BEHIND_NAMED} "
+                                   f"jobs after it (strict FCFS)"),)
+                said = words[queue] = (head.jobid, (make_pend_reason(
+                    "fcfs", detail=f"waiting behind job {head.jobid}, the head of queue {queue} (strict FCFS)"),),
+                    far)
+            named, far = said[1], said[2]
+            near = list(islice(behind, BEHIND_NAMED))
+            for job in near:
+                if job.last_pend is not named:
+                    self._tell_one(session, job, named)
             if told is not None or len(near) < BEHIND_NAMED:
                 continue  # only the head changed: the jobs further back were told and still hold
-            far = (make_pend_reason("fcfs", detail=f"waiting behind the head of queue {queue} and at least "
-                                                   f"{BEHIND_NAMED} jobs after it (strict FCFS)"),)
             nearest = {j.jobid for j in near}
             for job in from_back:
                 if job.jobid in nearest or job.last_pend == far:
@@ -580,7 +595,12 @@ class SchedulerCore:
         reservation and be held to nothing), nor remembered in ``failed_epoch``.
         """
         if isinstance(limit, str):
-            self._pend(job, session, (make_pend_reason("backfill", detail=limit),))
+            reasons = self._refusals.get(limit)
+            if reasons is None:
+                if len(self._refusals) >= 1024:  # one text per reserved job: old ones are not asked again
+                    self._refusals.clear()
+                reasons = self._refusals[limit] = (make_pend_reason("backfill", detail=limit),)
+            self._pend(job, session, reasons)
             return
         cluster = self.cluster
         hosts = [i for i, n in limit.items() if n > 0]
@@ -611,7 +631,7 @@ class SchedulerCore:
     def _dispatch(self, job: Job, alloc: Allocation, session: Session) -> None:
         self.ledger.record_dispatch(job, alloc)
         if session.free_total is not None:
-            session.free_total -= sum(t for _, t in alloc.slots) + sum(t for _, t in alloc.claim)
+            session.free_total -= sum(map(_tasks, alloc.slots)) + sum(map(_tasks, alloc.claim))
         job.start_time = session.ts
         job.waiting_for = ()
         self._set_state(job, RUN)

@@ -8,12 +8,15 @@ counters MAX_RUNNING looks at. Suspension releases only the virtual slots; real 
 
 from __future__ import annotations
 
+from operator import itemgetter, neg
 from typing import Any
 
 from xce.core.alloc.allocator import Allocation
 from xce.core.cluster import Cluster
 from xce.core.model import Account, Job, Queue
 from xce.core.resources.definitions import ResourceCatalog
+
+_first, _second = itemgetter(0), itemgetter(1)
 
 
 class Ledger:
@@ -46,25 +49,25 @@ class Ledger:
     def record_dispatch(self, job: Job, alloc: Allocation) -> None:
         """The allocator already charged the columns; record on the job what it holds."""
         cluster = self.cluster
-        placement: dict[str, int] = {}
-        if len(alloc.slots) == 1:  # one host: its name once, not a lookup per step
-            i, tasks = alloc.slots[0]
-            placement[cluster.hosts[i].name] = tasks
-        else:
+        hosts = cluster.hosts
+        placed = dict(alloc.slots)
+        if len(placed) != len(alloc.slots):  # the primaries of a compound shared a host: tasks add up
+            placed = {}
             for i, tasks in alloc.slots:
-                name = cluster.hosts[i].name
-                placement[name] = placement.get(name, 0) + tasks
+                placed[i] = placed.get(i, 0) + tasks
         for i, res, amount in alloc.charges:
-            acc = job.accounts.setdefault((cluster.hosts[i].name, res), Account())
+            acc = job.accounts.setdefault((hosts[i].name, res), Account())
             acc.reserved += amount
             acc.allocated += amount
         for res, amount in alloc.pool:
             job.shared_charged[res] = job.shared_charged.get(res, 0) + amount
-        job.placement = tuple(placement.items())
-        for name, tasks in job.placement:
-            cluster.hosts[cluster.index[name]].jobs[job.jobid] = tasks
+        jobid = job.jobid
+        for i, tasks in placed.items():
+            hosts[i].jobs[jobid] = tasks
+        job.placement = tuple(zip([hosts[i].name for i in placed], placed.values(), strict=True))
+        job.hosts_at = (cluster.index, job.placement, list(placed))
         if alloc.claim:  # an exclusive job: charged every slot of its hosts
-            held = dict(placement)
+            held = dict(job.placement)
             for i, rest in alloc.claim:
                 name = cluster.hosts[i].name
                 held[name] = held.get(name, 0) + rest
@@ -101,17 +104,30 @@ class Ledger:
                 claim.append((host_name, tasks if host is None else max(tasks, host.slots)))
             job.claim = tuple(claim)
 
-    def _charge_placement(self, job: Job, sign: int) -> None:
+    def _indexes(self, job: Job, held: tuple[tuple[str, int], ...]) -> tuple[list[int], list[int]]:
+        """The host indexes of ``held`` (the job's placement or claim) and the tasks on each, hosts
+        gone left out. Those of the placement were recorded at dispatch (``hosts_at``), good while
+        it and the host list are the same objects (``cluster.index`` is replaced when hosts come)."""
         index = self.cluster.index
+        at = job.hosts_at
+        if at is not None and at[0] is index and at[1] is held:
+            return at[2], list(map(_second, held))
+        try:
+            return list(map(index.__getitem__, map(_first, held))), list(map(_second, held))
+        except KeyError:  # a host removed since: the job keeps its record of it, nothing is charged there
+            kept = [(index[h], t) for h, t in held if h in index]
+            return list(map(_first, kept)), list(map(_second, kept))
+
+    def _charge_placement(self, job: Job, sign: int) -> None:
         held = job.claim or job.placement
         if len(held) == 1:  # one host: the one charge ``charge_many`` would make
             host, tasks = held[0]
-            i = index.get(host)
+            i = self.cluster.index.get(host)
             if i is not None:
                 self.cluster.charge(i, "slots", sign * tasks)
             return
-        placed = [(index[h], t) for h, t in held if h in index]
-        self.cluster.charge_many([i for i, _ in placed], "slots", [sign * t for _, t in placed])
+        hosts, tasks = self._indexes(job, held)
+        self.cluster.charge_many(hosts, "slots", tasks if sign > 0 else list(map(neg, tasks)))
 
     def charge_slots(self, job: Job) -> None:
         self._charge_placement(job, +1)
@@ -156,11 +172,10 @@ class Ledger:
                 if res in cluster.pools:
                     cluster.charge_pool(res, -amount)
             job.real_charged = False
-        index = cluster.index
-        for host_name, _ in job.placement:
-            i = index.get(host_name)
-            if i is not None:
-                cluster.hosts[i].jobs.pop(job.jobid, None)
+        hosts, jobid = cluster.hosts, job.jobid
+        for i in self._indexes(job, job.placement)[0]:
+            hosts[i].jobs.pop(jobid, None)
+        job.hosts_at = None
         job.accounts.clear()
         job.shared_charged.clear()
         job.placement = ()

@@ -70,6 +70,9 @@ class Job:
     failed_epoch: int = -1
     #: The unsatisfiable cache's key, built once (``SchedulerCore._cache_key``); None: to be built.
     cache_key: Any = None
+    #: (the cluster's host index, ``placement``, its host indexes), recorded at dispatch: the
+    #: ledger's release needs no name lookup per host while both are still the same objects.
+    hosts_at: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_spec(cls, spec: JobSpec) -> "Job":

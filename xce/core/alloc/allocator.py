@@ -34,7 +34,7 @@ from xce.core.session import Session
 
 #: ``ndarray.sum`` without its Python wrapper (asked once per parallel job a round looks at).
 _total = np.add.reduce
-_second = itemgetter(1)
+_first, _second = itemgetter(0), itemgetter(1)
 
 
 @dataclass(slots=True)
@@ -182,7 +182,7 @@ class Allocator:
                     continue  # no host could take a full share of this plan
 
                 placed = list(host_iter(plan, n, cap, order, self.cancelled))
-                if sum(t for _, t in placed) == n:
+                if sum(map(_second, placed)) == n:
                     self._commit(primary, placed, alloc)
                     return True
         finally:
@@ -327,8 +327,8 @@ class Allocator:
                     cluster.charge(i, res, t * amount)
                     alloc.charges.append((i, res, t * amount))
             return
-        hosts = [i for i, _ in placed]
-        tasks = [t for _, t in placed]
+        hosts = list(map(_first, placed))
+        tasks = list(map(_second, placed))
         cluster.charge_many(hosts, "slots", tasks)
         alloc.slots.extend(placed)
         for res, amount in primary.rusage:
@@ -348,7 +348,7 @@ class Allocator:
         cluster = self.cluster
         with cluster.neutral():
             if alloc.slots:
-                cluster.charge_many([i for i, _ in alloc.slots], "slots", [-t for _, t in alloc.slots])
+                cluster.charge_many(list(map(_first, alloc.slots)), "slots", [-t for _, t in alloc.slots])
             by_res: dict[str, tuple[list[int], list[int]]] = {}
             for i, res, amount in alloc.charges:
                 hosts, amounts = by_res.setdefault(res, ([], []))

@@ -45,7 +45,6 @@ from __future__ import annotations
 from typing import Any
 
 from xce.core.model import Job
-from xce.core.pickers.easy_backfill import most_slots
 from xce.core.pickers.ordered_easy import OrderedEasyPicker
 
 NS = 1_000_000_000
@@ -68,7 +67,7 @@ class AgedSjfPicker(OrderedEasyPicker):
 
     def aged(self, job: Job, now: int) -> bool:
         waited, total = now - job.queue_time, self._total
-        narrow = max(0, total - most_slots(job))
+        narrow = max(0, total - self.sizes(job)[1])
         if waited * total >= AGE_CAP_S * NS * narrow:
             return True
         return self._n > 0 and waited * self._n * total >= AGE_FACTOR * self._sum * narrow
@@ -76,7 +75,7 @@ class AgedSjfPicker(OrderedEasyPicker):
     def head_key(self, job: Job, now: int) -> Any:
         if self.aged(job, now):
             return (-job.priority, 0, job.queue_time, job.jobid)
-        return (-job.priority, 1, self.estimate(job), job.queue_time, job.jobid)
+        return (-job.priority, 1, self.sizes(job)[0], job.queue_time, job.jobid)
 
     def begin_session(self) -> None:
         super().begin_session()

@@ -36,7 +36,11 @@ not chosen yet: it counts as taking its tasks times the most slots a host has (a
 slot), and the held-back hosts of a host-aware reservation are not empty, so it avoids them.
 
 The reservations are planned afresh in every round from the core's running jobs (read once per
-reservation, never per ``next_job``), so the picker carries no state between rounds.
+reservation, never per ``next_job``), so the picker carries no plan between rounds. What it keeps
+is cost, not state: a pending job's estimate and size (asked on every attempt; dropped by the hooks
+that report a change to the job or its queue) and a running job's slot count (kept while what it
+holds is the same tuple). Which hosts a plain reservation frees up on is worked out only when
+``pend_note`` shows them: a blocked job is mostly pended without it.
 """
 
 from __future__ import annotations
@@ -63,9 +67,11 @@ class Reservation:
     leftover: dict[int, int] = field(default_factory=dict)
     #: Host index -> slots of the reserved placement (for ``xce jobs -l`` and the tests).
     placement: dict[int, int] = field(default_factory=dict)
-    #: The running job whose end makes room, and (plain requests) the hosts the slots free up on.
+    #: The running job whose end makes room, and (plain requests) where the slots free up: the
+    #: indexes of the hosts free when it was planned and the running jobs walked. The hosts are
+    #: named from them only when shown (``pend_note``): most rounds the blocked job is not.
     after: int = 0
-    hosts: tuple[int, ...] = ()
+    freed: tuple[Any, tuple[Job, ...]] | None = None
 
 
 def plain(request: Any) -> bool:
@@ -103,6 +109,12 @@ class EasyBackfillPicker(FcfsPicker):
         self._refused: int | None = None
         self._tried: dict[str, int] = {}
         self._reserved: dict[str, int] = {}
+        #: Pending jobid -> (estimate, most_slots): asked on every attempt, and fixed while the job
+        #: pends but for what the hooks report (its update, its queue's, its end), which drop it.
+        self._sizes: dict[int, tuple[int, int]] = {}
+        #: Running jobid -> (its ``held()``, the slots in it): a reservation walks the running jobs
+        #: by end every round, and what a job holds is fixed while it runs (checked by identity).
+        self._holds: dict[int, tuple[Any, int]] = {}
 
     # -- estimates -----------------------------------------------------------------------
     def estimate(self, job: Job) -> int:
@@ -112,6 +124,29 @@ class EasyBackfillPicker(FcfsPicker):
         queue = self.view.queues.get(job.queue)
         most = queue.spec.max_run_limit if queue is not None else None
         return most * NS if most else FOREVER
+
+    def sizes(self, job: Job) -> tuple[int, int]:
+        """``(estimate(job), most_slots(job))`` of a pending job, kept until a hook drops them."""
+        got = self._sizes.get(job.jobid)
+        if got is None:
+            got = self._sizes[job.jobid] = (self.estimate(job), most_slots(job))
+        return got
+
+    def on_queue_update(self, queue: Any) -> None:
+        super().on_queue_update(queue)
+        self._sizes.clear()  # its max_run_limit may have changed
+
+    def on_job_push(self, job: Job) -> None:
+        self._sizes.pop(job.jobid, None)
+        super().on_job_push(job)
+
+    def on_job_update(self, job: Job) -> None:
+        self._sizes.pop(job.jobid, None)
+        super().on_job_update(job)
+
+    def on_job_state_change(self, job: Job, new_state: str) -> None:
+        self._sizes.pop(job.jobid, None)
+        super().on_job_state_change(job, new_state)
 
     # -- session -------------------------------------------------------------------------
     def begin_session(self) -> None:
@@ -141,9 +176,10 @@ class EasyBackfillPicker(FcfsPicker):
         """None (start it wherever it fits), a refusal, or slots to hold back while it is placed."""
         if not self.reservations:
             return None
-        now = self.view.session.ts
-        end = now + self.estimate(job)
-        size = most_held(job, self.view.cluster)
+        estimate, size = self._sizes.get(job.jobid) or self.sizes(job)
+        end = self.view.session.ts + estimate
+        if job.exclusive:
+            size = most_held(job, self.view.cluster)
         holds: dict[int, int] | None = None
         for r in self.reservations:
             if end <= r.start:
@@ -163,18 +199,20 @@ class EasyBackfillPicker(FcfsPicker):
     def on_dispatch(self, jobid: int) -> None:
         job = self._offered if self._offered is not None and self._offered.jobid == jobid else None
         super().on_dispatch(jobid)
+        kept = self._sizes.pop(jobid, None)
         if job is None or not self.reservations:
             return
-        end = job.start_time + self.estimate(job)
-        taken = sum(n for _, n in job.held())
+        end = job.start_time + (kept[0] if kept is not None else self.estimate(job))
+        taken = self._slots(job)
         index = self.view.cluster.index
         for r in self.reservations:
             if end > r.start:
                 r.extra -= taken
-                for host, n in job.held():
-                    i = index.get(host)
-                    if i in r.leftover:
-                        r.leftover[i] -= n
+                if r.leftover:
+                    for host, n in job.held():
+                        i = index.get(host)
+                        if i in r.leftover:
+                            r.leftover[i] -= n
 
     def on_pend(self, jobid: int) -> None:
         super().on_pend(jobid)
@@ -203,7 +241,7 @@ class EasyBackfillPicker(FcfsPicker):
                 from xce.core.reasons import make_pend_reason
 
                 hosts = self.view.cluster.hosts
-                names = [hosts[i].name for i in sorted(r.placement or r.hosts)]
+                names = [hosts[i].name for i in self._hosts(r)]
                 where = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
                 wait = max(0, r.start - self.view.session.ts) // NS
                 return make_pend_reason("reservation", detail=(
@@ -218,34 +256,47 @@ class EasyBackfillPicker(FcfsPicker):
         now = core.session.ts
         free_now = cluster.free_slots_ok()
         free = int(free_now.sum())
+        running = core.running
         ends: list[tuple[int, int, Job]] = []
-        for r in core.running.values():
+        for r in running.values():
             ends.append((r.start_time + self.estimate(r), r.jobid, r))
         # Earlier reservations are planned as holding their slots from now until they end.
         for held in self.reservations:
             free -= self._reserved_size(held)
-        size = most_slots(job)
+        size = self.sizes(job)[1]
         ends.sort(key=lambda e: (e[0], e[1]))
         structured = job.exclusive or not plain(job.request)
-        released: dict[int, int] = {}
+        holds = self._holds
+        if len(holds) > 2 * len(running) + 64:
+            self._holds = holds = {j: h for j, h in holds.items() if j in running}
         index = cluster.index
-        start = None
-        counted = 0  # ends[:counted] are released already
+        # Slot counts alone decide S and X; the hosts they free up on are read only where they
+        # matter (a structured request's placement, the hosts a plain one is shown).
+        released: dict[int, int] = {}
+        counted = 0  # ends[:counted] are counted in free
+        placed_upto = 0  # ends[:placed_upto] are counted in released
         for k, (end, _, r) in enumerate(ends):
             if end >= FOREVER:
                 break
             if k >= counted:
-                free += self._release(r, released, index)
+                free += self._slots(r)
                 counted = k + 1
             if free < size:
                 continue
             if self.spare == "shadow":  # the textbook X: all that is free at S, ties at S included
                 while counted < len(ends) and ends[counted][0] == end:
-                    free += self._release(ends[counted][2], released, index)
+                    free += self._slots(ends[counted][2])
                     counted += 1
             if not structured:
-                hosts = sorted({*released, *(int(i) for i in free_now.nonzero()[0])})
-                return Reservation(job.jobid, max(end, now), free - size, after=r.jobid, hosts=tuple(hosts))
+                walked = tuple(e[2] for e in ends[:counted])
+                return Reservation(job.jobid, max(end, now), free - size, after=r.jobid,
+                                   freed=(free_now.nonzero()[0], walked))
+            for _, _, gone in ends[placed_upto:counted]:
+                for host, n in gone.held():  # an exclusive job gives back every slot of its hosts
+                    i = index.get(host)
+                    if i is not None:
+                        released[i] = released.get(i, 0) + n
+            placed_upto = counted
             placed = self.view.placement_if_freed(job, released)
             if placed is not None:
                 start = max(end, now)
@@ -253,21 +304,31 @@ class EasyBackfillPicker(FcfsPicker):
                 return Reservation(job.jobid, start, free - size, leftover, placed, after=r.jobid)
         return None
 
-    @staticmethod
-    def _release(r: Job, released: dict[int, int], index: Any) -> int:
-        """Count ``r``'s slots as free again (per host in ``released``); returns how many."""
-        gone = r.held()  # an exclusive job gives back every slot of its hosts
-        for host, n in gone:
-            i = index.get(host)
-            if i is not None:
-                released[i] = released.get(i, 0) + n
-        return sum(n for _, n in gone)
+    def _slots(self, r: Job) -> int:
+        """The slots running job ``r`` gives back when it ends (an exclusive job every slot of its hosts)."""
+        gone = r.held()
+        got = self._holds.get(r.jobid)
+        if got is None or got[0] is not gone:
+            got = self._holds[r.jobid] = (gone, sum(n for _, n in gone))
+        return got[1]
+
+    def _hosts(self, r: Reservation) -> list[int]:
+        """The indexes of the hosts ``r`` expects to start its job on: its placement, or for a plain
+        request every host free when it was planned or held by a running job walked."""
+        if r.freed is None:
+            return sorted(r.placement)
+        free, walked = r.freed
+        index = self.view.cluster.index
+        hosts = set(free.tolist())
+        for job in walked:
+            hosts.update(index[host] for host, _ in job.held() if host in index)
+        return sorted(hosts)
 
     def _reserved_size(self, r: Reservation) -> int:
         job = self._jobs.get(r.jobid)
         if job is not None and job.exclusive and r.placement:
             return sum(r.placement.values())  # the whole hosts it is planned on
-        return most_slots(job) if job is not None else 0
+        return self.sizes(job)[1] if job is not None else 0
 
 
 class EasyShadowPicker(EasyBackfillPicker):

@@ -77,7 +77,7 @@ class EasyPlusPlusPicker(OrderedEasyPicker):
         return self.requested(job)  # it outlived its prediction
 
     def backfill_key(self, job: Job, now: int) -> Any:
-        return (-job.priority, self.estimate(job), job.queue_time, job.jobid)
+        return (-job.priority, self.sizes(job)[0], job.queue_time, job.jobid)
 
     def begin_session(self) -> None:
         super().begin_session()
@@ -100,6 +100,7 @@ class EasyPlusPlusPicker(OrderedEasyPicker):
                 runs = self.history.setdefault(job.user, [])
                 runs.append(max(0, ran))
                 del runs[:-HISTORY]
+                self._sizes.clear()  # the user's pending jobs are predicted afresh
         elif new_state == PEND:
             self.predicted.pop(job.jobid, None)  # requeued: predicted afresh when it starts again
 

@@ -27,4 +27,4 @@ class EasySjbfPicker(OrderedEasyPicker):
     name = "easy_sjbf"
 
     def backfill_key(self, job: Job, now: int) -> Any:
-        return (-job.priority, self.estimate(job), job.queue_time, job.jobid)
+        return (-job.priority, self.sizes(job)[0], job.queue_time, job.jobid)

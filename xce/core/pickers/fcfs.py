@@ -1,10 +1,13 @@
 """``builtin_fcfs`` (Req 8): queues by priority descending (ties by name), jobs within a queue by
 priority descending, then queue time ascending, then job id ascending.
 
-The picker keeps its own per-queue ordered lists, fed only by the hooks. Inserts append and mark
-the list dirty; removals drop the job from ``members`` and leave a stale entry behind. A dirty list
-is compacted and sorted once at ``begin_session`` (Timsort on an almost-sorted list is nearly
-linear), so a push of 100,000 jobs costs no quadratic insertion and ``next_job()`` is a cursor walk.
+The picker keeps its own per-queue ordered lists, fed only by the hooks. Inserts append, and mark
+the list dirty when the new key is not the largest; removals drop the job from ``members`` and
+leave a stale entry behind, which walks skip. A dirty list (or one with more stale entries than
+live ones) is compacted and sorted once at ``begin_session`` (Timsort on an almost-sorted list is
+nearly linear), so a push of 100,000 jobs costs no quadratic insertion and ``next_job()`` is a
+cursor walk; a clean one only loses its stale front, so a round that merely started the head or
+saw jobs arrive in order costs nothing per queued job.
 
 A queue whose ``job_pick_plugin`` names another picker delegates its jobs to an instance of that
 picker (Req 5 AC 2): this picker still decides when the queue's turn comes.
@@ -41,8 +44,12 @@ class _QueueEntry:
     def add(self, job: Job) -> None:
         key = job_key(job)
         self.members[job.jobid] = key
-        self.keys.append(key)
-        self.dirty = True
+        keys = self.keys
+        if keys and not key > keys[-1]:
+            # Out of order, or maybe the key of a job removed and pushed again: sorted at the next
+            # ``tidy``. A job later than every listed one (the usual arrival) keeps the list sorted.
+            self.dirty = True
+        keys.append(key)
 
     def remove(self, jobid: int) -> None:
         self.members.pop(jobid, None)
@@ -50,8 +57,17 @@ class _QueueEntry:
             self.dirty = True
 
     def tidy(self) -> None:
-        if self.dirty:
-            members = self.members
+        members = self.members
+        if not self.dirty:
+            # Only removals or in-order arrivals: the list is sorted and unique. The jobs that left
+            # from its front (the head started) go, so a walk stopped at the head reads no stale key.
+            keys = self.keys
+            n = 0
+            while n < len(keys) and members.get(keys[n][2]) != keys[n]:
+                n += 1
+            if n:
+                del keys[:n]
+        else:
             # Filtered in place of order and sorted as a list: the keys are mostly in order already
             # (jobs arrive by queue time), which Timsort finds in linear time; a set would lose it.
             keys = [k for k in self.keys if members.get(k[2]) == k]
@@ -185,7 +201,8 @@ class FcfsPicker(BasePicker):
         """The session's cursor, as a generator: its locals survive between ``next_job`` calls.
 
         A queue's readiness is checked again before every job it offers: dispatching may have
-        just filled it up to MAX_RUNNING.
+        just filled it up to MAX_RUNNING. Only its counts change during a session, never its spec,
+        so a queue without MAX_RUNNING (or without a per-user limit) needs that check only once.
         """
         jobs = self._jobs
         for entry in list(self._order):
@@ -193,15 +210,19 @@ class FcfsPicker(BasePicker):
             if entry.delegate is not None:
                 yield from self._delegated(entry)
                 continue
+            if not entry.keys or not queue.is_ready():
+                continue
+            limited = queue.spec.max_running is not None
+            per_user = queue.spec.max_running_per_user is not None
             members = entry.members
             for pos, key in enumerate(entry.keys):
-                if not queue.is_ready():
-                    break
                 jobid = key[2]
                 if members.get(jobid) != key:
                     continue
+                if limited and not queue.is_ready():
+                    break
                 job = jobs[jobid]
-                if job.state == PEND and queue.user_ready(job.user):
+                if job.state == PEND and (not per_user or queue.user_ready(job.user)):
                     yield job
                     if self._halt:
                         self._halt = False
@@ -241,11 +262,12 @@ class FcfsPicker(BasePicker):
 
     def _waiting(self, entry: _QueueEntry, positions: range):
         jobs, keys, members, queue = self._jobs, entry.keys, entry.members, entry.queue
+        per_user = queue.spec.max_running_per_user is not None
         for i in positions:
             key = keys[i]
             if members.get(key[2]) == key:
                 job = jobs[key[2]]
-                if job.state == PEND and queue.user_ready(job.user):
+                if job.state == PEND and (not per_user or queue.user_ready(job.user)):
                     yield job
 
     def end_session(self) -> None:
