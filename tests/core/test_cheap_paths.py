@@ -11,7 +11,6 @@
 import random
 
 import numpy as np
-import pytest
 
 from xce.core.alloc.hosts import host_iter
 from xce.core.alloc.plans import Plan
@@ -29,8 +28,12 @@ def _live(entry: _QueueEntry) -> list:
     return [k for k in entry.keys if entry.members.get(k[2]) == k]
 
 
-@pytest.mark.parametrize("seed", range(100))
-def test_the_queue_list_walks_the_sorted_live_keys(seed):
+def test_the_queue_list_walks_the_sorted_live_keys():
+    for seed in range(100):  # random arrivals, re-pushes and removals, tidied between batches
+        _check_queue_list(seed)
+
+
+def _check_queue_list(seed: int) -> None:
     rng = random.Random(seed)
     entry = _QueueEntry.__new__(_QueueEntry)
     entry.keys, entry.members, entry.dirty = [], {}, False
@@ -51,7 +54,7 @@ def test_the_queue_list_walks_the_sorted_live_keys(seed):
                 entry.remove((keys[0] if rng.random() < 0.5 else rng.choice(keys))[2])
         entry.tidy()
         live = _live(entry)
-        assert live == sorted(entry.members.values())
+        assert live == sorted(entry.members.values()), f"seed {seed}"
         assert len(set(entry.keys)) == len(entry.keys)  # no key listed twice: a job is offered once
         assert not entry.keys or entry.members.get(entry.keys[0][2]) == entry.keys[0]
         assert entry.keys == sorted(entry.keys)
@@ -94,18 +97,18 @@ def _walk_one_by_one(plan: Plan, ntasks: int, cap: np.ndarray, order) -> list[tu
     return placed
 
 
-@pytest.mark.parametrize("seed", range(300))
-def test_the_host_walk_lists_what_a_walk_host_by_host_takes(seed):
-    rng = random.Random(seed)
-    nhosts = rng.randint(1, 40)
-    cap = np.array([rng.choice((0, 0, 1, 2, 3, 4, 8)) for _ in range(nhosts)], dtype=np.int64)
-    order = np.array(rng.sample(range(nhosts), nhosts), dtype=np.int64) if rng.random() < 0.4 else None
-    ntasks = rng.randint(1, 30)
-    p = rng.randint(1, 9)
-    plan = Plan(nhosts=-(-ntasks // p), slots_per_host=p, fill=rng.random() < 0.3)
-    got = host_iter(plan, ntasks, cap, order)
-    assert got == _walk_one_by_one(plan, ntasks, cap, order)
-    assert all(type(i) is int and type(t) is int for i, t in got)
+def test_the_host_walk_lists_what_a_walk_host_by_host_takes():
+    for seed in range(300):
+        rng = random.Random(seed)
+        nhosts = rng.randint(1, 40)
+        cap = np.array([rng.choice((0, 0, 1, 2, 3, 4, 8)) for _ in range(nhosts)], dtype=np.int64)
+        order = np.array(rng.sample(range(nhosts), nhosts), dtype=np.int64) if rng.random() < 0.4 else None
+        ntasks = rng.randint(1, 30)
+        p = rng.randint(1, 9)
+        plan = Plan(nhosts=-(-ntasks // p), slots_per_host=p, fill=rng.random() < 0.3)
+        got = host_iter(plan, ntasks, cap, order)
+        assert got == _walk_one_by_one(plan, ntasks, cap, order), f"seed {seed}"
+        assert all(type(i) is int and type(t) is int for i, t in got), f"seed {seed}"
 
 
 def test_a_cancelled_session_walks_no_host():
