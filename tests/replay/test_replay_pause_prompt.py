@@ -27,6 +27,11 @@ def test_prompt_commands_then_continue(tmp_path, monkeypatch):
     assert pend_lines, text
     assert f"snapshot written to {snap}" in text
     assert "commands: state | pending | snapshot FILE | continue | quit" in text
+    hosts = [x.split() for x in text.splitlines() if " slots " in x and " jobs " in x]
+    assert len(hosts) == 6, text  # shown at the pause and by "state"
+    # A host uses slots exactly when some job runs there.
+    assert all((int(h[3].split("/")[0]) > 0) == (int(h[-1]) > 0) for h in hosts), text
+    assert any(int(h[-1]) > 0 for h in hosts), text
     assert json.loads(snap.read_text())["clock"][0] == pause
     # continuing replays everything: same decisions as the recording
     assert [x.to_json() for x in d.decisions] == [x.to_json() for x in recorded]

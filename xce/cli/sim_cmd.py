@@ -6,10 +6,13 @@ Heavy modules (numpy via the core, matplotlib) are imported inside the command s
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 from xce.cli.spec import Arg, Command, Group, Opt, path, standalone
 
@@ -20,6 +23,39 @@ _prog = ["xce sim run"]
 def _fail(message: str, code: int = 2) -> None:
     print(f"{_prog[0]}: {message}", file=sys.stderr)
     raise SystemExit(code)
+
+
+@contextmanager
+def _loading_the_simulator() -> Iterator[None]:
+    """Around the imports of ``run`` and ``compare``. In a process that has not loaded numpy yet (a
+    command line), two costs that have nothing to do with simulating are left out:
+
+    * OpenBLAS's thread pool, started while numpy loads, costs more CPU than simulating a small
+      trace, and the simulator multiplies no matrices: OPENBLAS_NUM_THREADS is 1 while numpy loads
+      (the library reads it only then), unless the user set it;
+    * the cyclic collector walking everything the imports made, during them and in every later
+      full collection, the one at exit included: it is paused while they run, and what they made,
+      which lives as long as the process, is then frozen out of its way (``gc.freeze``).
+    """
+    if "numpy" in sys.modules:
+        yield
+        return
+    blas = "OPENBLAS_NUM_THREADS" not in os.environ
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if blas:
+            os.environ["OPENBLAS_NUM_THREADS"] = "1"
+        try:
+            import numpy  # noqa: F401
+        finally:
+            if blas:
+                del os.environ["OPENBLAS_NUM_THREADS"]
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+    gc.freeze()
 
 
 def _progress_bar():
@@ -69,10 +105,11 @@ def run(workload: Path, hosts: Optional[int], slots_per_host: Optional[int], mem
         csv_layout: str, gantt_window: Optional[str], max_jobs: Optional[int], skip_malformed: bool,
         drift_min_samples: int, full_placement: bool = False) -> None:
     """Run a trace to completion on a simulated cluster and report waits, slowdown and utilization."""
-    from xce.sim import report
-    from xce.sim.engine import SimulationError, simulate
-    from xce.sim.swf import SwfError
-    from xce.sim.workload import read_workload
+    with _loading_the_simulator():
+        from xce.sim import report
+        from xce.sim.engine import SimulationError, simulate
+        from xce.sim.swf import SwfError
+        from xce.sim.workload import read_workload
 
     if cluster is not None and (hosts is not None or slots_per_host is not None or mem_per_host is not None):
         _fail("give either --cluster FILE or --hosts/--slots-per-host/--mem-per-host, not both")
@@ -257,13 +294,14 @@ def compare(trace_path: Path, pickers: Optional[str], hosts: Optional[int], slot
             out: Optional[Path], plot: Optional[Path], report_file: Optional[Path], json_out: bool,
             max_jobs: Optional[int], skip_malformed: bool) -> None:
     """Run one trace under several pickers; one table of their figures (and the comparison plots)."""
-    from xce.cli.output import table
-    from xce.core.pickers import registry
-    from xce.plugins import load_entry_points
-    from xce.sim import compare as cmp
-    from xce.sim.engine import SimulationError
-    from xce.sim.swf import SwfError
-    from xce.sim.workload import read_workload
+    with _loading_the_simulator():
+        from xce.cli.output import table
+        from xce.core.pickers import registry
+        from xce.plugins import load_entry_points
+        from xce.sim import compare as cmp
+        from xce.sim.engine import SimulationError
+        from xce.sim.swf import SwfError
+        from xce.sim.workload import read_workload
 
     _prog[0] = "xce sim compare"
     for problem in load_entry_points():

@@ -54,13 +54,19 @@ class Cluster:
     host list changes (indexes move) and when a snapshot is loaded.
     """
 
-    __slots__ = ("hosts", "index", "catalog", "ok", "pools", "_total", "_inuse", "_avail", "_free_ok",
+    __slots__ = ("hosts", "index", "names", "held", "catalog", "ok", "pools", "_total", "_inuse", "_avail", "_free_ok",
                  "_jobs", "release_epoch", "_neutral", "values_version", "_derived",
                  "_changed", "_caps", "_journal", "_later")
 
     def __init__(self, catalog: ResourceCatalog, jobs: dict[int, Job]) -> None:
         self.hosts: list[Host] = []
         self.index: dict[str, int] = {}
+        #: Host names by index: a wide job's placement is named with one ``map`` over its indexes.
+        self.names: list[str] = []
+        #: jobid -> host index -> tasks of every job charged on hosts, written by the ledger at
+        #: dispatch and dropped at release: what each ``Host.jobs`` reads. Always this dict (hosts
+        #: hold it); its indexes are moved with the hosts'.
+        self.held: dict[int, dict[int, int]] = {}
         self.catalog = catalog
         self.ok = np.zeros(0, dtype=bool)
         self.pools: dict[str, Pool] = {}
@@ -101,7 +107,7 @@ class Cluster:
         for spec in specs:
             host = self.host(spec.name)
             if host is None:
-                host = Host(name=spec.name)
+                host = Host(name=spec.name, held=self.held)
                 self.hosts.append(host)
                 added = True
             host.status = spec.status
@@ -110,7 +116,13 @@ class Cluster:
                 self.catalog.advertise(name)
         if added:
             self.hosts.sort(key=lambda h: h.name)
-            self.index = {h.name: i for i, h in enumerate(self.hosts)}
+            old_names = self.names
+            self.index = index = {h.name: i for i, h in enumerate(self.hosts)}
+            self.names = [h.name for h in self.hosts]
+            for i, h in enumerate(self.hosts):
+                h.index = i
+            for jobid, on in self.held.items():
+                self.held[jobid] = {index[old_names[i]]: tasks for i, tasks in on.items()}
             self._total.clear()
             self._inuse.clear()
             self.rederive()
@@ -292,15 +304,20 @@ class Cluster:
                 self._caps.clear()
                 journal.clear()
 
-    def charge_many(self, hosts: list[int], res: str, amounts: list[int]) -> None:
-        """``charge`` for several hosts, as one vector operation when there are enough of them to pay
-        for it (``np.add.at``: a compound's rollback may name a host twice)."""
+    def charge_many(self, hosts: Any, res: str, amounts: Any) -> None:
+        """``charge`` for several hosts (lists or int64 arrays), as one vector operation when there are
+        enough of them to pay for it (``np.add.at``: a compound's rollback may name a host twice).
+
+        A wide job's ledger and allocator pass arrays they keep: converting thousands of Python
+        ints per dispatch and release cost more than the charge itself."""
         if len(hosts) < 8:
+            if isinstance(hosts, np.ndarray):
+                hosts, amounts = hosts.tolist(), amounts.tolist()
             for i, amount in zip(hosts, amounts, strict=True):
                 self.charge(i, res, amount)
             return
-        idx = np.array(hosts, dtype=np.int64)
-        amounts = np.array(amounts, dtype=np.int64)
+        idx = _int64(hosts)
+        amounts = _int64(amounts)
         if not self._neutral and (amounts < 0).any():
             self.release_epoch += 1
         np.add.at(self.inuse(res), idx, amounts)
@@ -311,10 +328,11 @@ class Cluster:
             np.subtract.at(self._free_ok, idx, np.where(self.ok[idx], amounts, 0))
         if self._caps:
             journal = self._journal
-            journal.extend(hosts)
-            if len(journal) > JOURNAL_MAX:
+            if len(journal) + len(idx) > JOURNAL_MAX:  # would be dropped once extended: drop it now
                 self._caps.clear()
                 journal.clear()
+            else:
+                journal.extend(idx.tolist())
 
     def charge_later(self, i: int, res: str, amount: int) -> None:
         """``charge``, with the columns written when next read (``_settle``).
@@ -390,30 +408,23 @@ class Cluster:
         Every resource with a column appears, with an empty dict where nothing is charged.
         """
         sums: dict[str, dict[int, int]] = {res: {} for res in self._inuse}
-        jobs = self._jobs
-        for i, host in enumerate(self.hosts):
-            name = host.name
-            slots = None
-            for jobid, tasks in host.jobs.items():
-                job = jobs[jobid]
-                if job.slots_charged:
-                    if job.claim:  # an exclusive job holds every slot it claimed here
-                        tasks = dict(job.claim).get(name, tasks)
-                    slots = tasks if slots is None else slots + tasks
-                if job.real_charged:
-                    for (hname, res), acc in job.accounts.items():
-                        if hname == name:
-                            charged = acc.reserved + acc.used
-                            if charged:
-                                col = sums.get(res)
-                                if col is None:
-                                    col = sums[res] = {}
-                                col[i] = col.get(i, 0) + charged
-            if slots is not None:
-                col = sums.get("slots")
-                if col is None:
-                    col = sums["slots"] = {}
-                col[i] = slots
+        jobs, index, names = self._jobs, self.index, self.names
+        for jobid, on in self.held.items():
+            job = jobs[jobid]
+            if job.slots_charged and on:
+                col = sums.setdefault("slots", {})
+                claim = dict(job.claim) if job.claim else None  # an exclusive job holds every slot it claimed
+                for i, tasks in on.items():
+                    if claim is not None:
+                        tasks = claim.get(names[i], tasks)
+                    col[i] = col.get(i, 0) + tasks
+            if job.real_charged:
+                for (hname, res), acc in job.accounts.items():
+                    i = index.get(hname)
+                    charged = acc.reserved + acc.used
+                    if i is not None and i in on and charged:
+                        col = sums.setdefault(res, {})
+                        col[i] = col.get(i, 0) + charged
         return sums
 
     def inuse_table(self) -> dict[str, dict[str, int]]:
@@ -426,6 +437,12 @@ class Cluster:
                 if col[i]:
                     out.setdefault(h.name, {})[res] = int(col[i])
         return out
+
+
+def _int64(values: Any) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return values
+    return np.fromiter(values, dtype=np.int64, count=len(values))  # about twice np.array's speed
 
 
 class _Neutral:

@@ -31,6 +31,7 @@ from xce.core.pickers.view import PickerView, set_session
 from xce.core.preempt import flow, registry as preempt_policies
 from xce.core.reasons import make_pend_reason, with_proof
 from xce.core.resources.definitions import ResourceCatalog
+from xce.core.resreq import RequestSyntaxError, parse_request
 from xce.core.session import Session
 from xce.core.specs import FINISHED, JOB_STATES, PEND, RUN, SSUSP, SUSPENDED, UNKWN, QueueSpec, SchedConfig
 
@@ -326,8 +327,6 @@ class SchedulerCore:
 
     @staticmethod
     def _set_request(job: Job, text: str, tasks: int) -> None:
-        from xce.core.resreq import RequestSyntaxError, parse_request
-
         job.request_text, job.tasks = text, tasks
         job.cache_key = None
         try:
@@ -435,7 +434,6 @@ class SchedulerCore:
         if job.last_pend != reasons:
             job.failed_epoch = -1  # its own shortfall is not what it was told: try it when offered
             job.last_pend = reasons
-            session.pended += 1
             self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
 
     def _queue_reasons(self, session: Session) -> None:
@@ -487,7 +485,6 @@ class SchedulerCore:
                 # Its own last failure is no longer what it was told: try it when it may run again.
                 job.failed_epoch = -1
                 job.last_pend = reasons
-                session.pended += 1
                 self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
 
     def _cache_key(self, job: Job) -> Any:
@@ -513,16 +510,19 @@ class SchedulerCore:
     def _pend(self, job: Job, session: Session, reasons: tuple[PendReason, ...]) -> None:
         """Pend ``job``. A PEND is emitted when its reasons change, not every round: a pending job
         whose situation is the same costs no decision, no controller write and no replay line."""
-        session.pended += 1
         self.picker.on_pend(job.jobid)
         note = self._hooks.pend_note
         if note is not None:  # e.g. where and when a backfilling picker's reservation expects to start it
             extra = note(job)
             if extra is not None:
                 reasons = (*reasons, extra)
-        if reasons is not job.last_pend and reasons != job.last_pend:
+        if reasons is not job.last_pend:
+            # An equal tuple is kept too: the next time the same words are told, identity proves it
+            # (and a backfilling picker knows a refusal was told, ``PickerView.refused_before``).
+            told = reasons == job.last_pend
             job.last_pend = reasons
-            self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
+            if not told:
+                self._emit(Pend(ts=session.ts, seq=self._next_seq(), jobid=job.jobid, reasons=reasons))
 
     def _schedule(self, job: Job, session: Session, allocator: Allocator) -> None:
         if job.request is None:
@@ -534,19 +534,10 @@ class SchedulerCore:
             if limit is not None:
                 self._schedule_constrained(job, session, allocator, limit)
                 return
-        epoch = self.cluster.release_epoch
-        if job.failed_epoch >= 0 and not job.waiting_for and (
-                job.failed_epoch == epoch or job.min_tasks > session.free_slots(self.cluster)) and (
-                not self.queues[job.queue].spec.preemptible_queues):
-            # Nothing was released since this job last failed, or fewer slots are free in the
-            # whole cluster than it needs: it cannot fit now, so the allocator is skipped and its
-            # unchanged reason is not repeated. A job whose queue may preempt is never skipped:
-            # its queue may have gained preemptible_queues since it failed (or the job moved).
-            # Any update of the job clears failed_epoch (``_on_update``).
-            job.failed_epoch = epoch
-            session.pended += 1
+        if self._fails_as_before(job):
             self.picker.on_pend(job.jobid)
             return
+        epoch = self.cluster.release_epoch
         key = self._cache_key(job)
         hit = session.unsatisfiable.get(key)
         if hit is not None:
@@ -585,6 +576,25 @@ class SchedulerCore:
         session.unsatisfiable[key] = (tuple(with_proof(r, job.jobid) for r in reasons), job.jobid)
         self._fail(job, epoch)
         self._pend(job, session, reasons)
+
+    def _fails_as_before(self, job: Job) -> bool:
+        """Whether ``job`` cannot start now for the reason it was last told, known without the
+        allocator: nothing was released since it last failed, or fewer slots are free in the whole
+        cluster than it needs. Such a failure is recorded as if the job had been offered, and its
+        unchanged reason is not repeated; a picker may leave the job out of the round altogether
+        (``PickerView.fails_as_before``). A job whose queue may preempt is never known: its queue may
+        have gained preemptible_queues since it failed (or the job moved). Any update of the job
+        clears failed_epoch (``_on_update``)."""
+        failed = job.failed_epoch
+        if failed < 0 or job.waiting_for:
+            return False
+        epoch = self.cluster.release_epoch
+        if failed != epoch and job.min_tasks <= self.session.free_slots(self.cluster):
+            return False
+        if self.queues[job.queue].spec.preemptible_queues:
+            return False
+        job.failed_epoch = epoch
+        return True
 
     def _schedule_constrained(self, job: Job, session: Session, allocator: Allocator, limit: Any) -> None:
         """A backfilling picker's word on ``job``: a refusal (text: it would delay a reservation), or

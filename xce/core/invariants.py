@@ -43,9 +43,9 @@ def validate(core: "SchedulerCore") -> None:
             raise AssertionError(f"job {job.jobid} runs without holding slots")
         if job.exclusive and job.slots_charged:
             for name, _ in job.placement:
-                host = cluster.host(name)
-                others = [j for j in (host.jobs if host is not None else ())
-                          if j != job.jobid and core.jobs[j].slots_charged]
+                i = cluster.index.get(name)
+                others = [j for j, on in cluster.held.items()
+                          if i in on and j != job.jobid and core.jobs[j].slots_charged]
                 if others:
                     raise AssertionError(f"exclusive job {job.jobid} shares host {name} with job(s) {others}")
     for queue in core.queues.values():

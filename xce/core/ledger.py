@@ -8,8 +8,10 @@ counters MAX_RUNNING looks at. Suspension releases only the virtual slots; real 
 
 from __future__ import annotations
 
-from operator import itemgetter, neg
+from operator import itemgetter
 from typing import Any
+
+import numpy as np
 
 from xce.core.alloc.allocator import Allocation
 from xce.core.cluster import Cluster
@@ -61,11 +63,15 @@ class Ledger:
             acc.allocated += amount
         for res, amount in alloc.pool:
             job.shared_charged[res] = job.shared_charged.get(res, 0) + amount
-        jobid = job.jobid
-        for i, tasks in placed.items():
-            hosts[i].jobs[jobid] = tasks
-        job.placement = tuple(zip([hosts[i].name for i in placed], placed.values(), strict=True))
-        job.hosts_at = (cluster.index, job.placement, list(placed))
+        cluster.held[job.jobid] = placed
+        job.placement = tuple(zip(map(cluster.names.__getitem__, placed), placed.values(), strict=True))
+        if len(alloc.arrays) == 1 and len(alloc.arrays[0][0]) == len(alloc.slots):  # one wide primary
+            at_hosts, at_tasks = alloc.arrays[0]
+        else:
+            n = len(placed)
+            at_hosts = np.fromiter(placed, dtype=np.int64, count=n)
+            at_tasks = np.fromiter(placed.values(), dtype=np.int64, count=n)
+        job.hosts_at = (cluster.index, job.placement, at_hosts, at_tasks)
         if alloc.claim:  # an exclusive job: charged every slot of its hosts
             held = dict(job.placement)
             for i, rest in alloc.claim:
@@ -80,11 +86,14 @@ class Ledger:
         """A job already placed when the scheduler (re)started: charge its reservation again."""
         cluster = self.cluster
         primary = job.request.alternatives[0].primaries[0] if job.request is not None else None
+        on = cluster.held.get(job.jobid)
         for host_name, tasks in job.placement:
-            host = cluster.host(host_name)
-            if host is None:
+            i = cluster.index.get(host_name)
+            if i is None:
                 continue
-            host.jobs[job.jobid] = host.jobs.get(job.jobid, 0) + tasks
+            if on is None:
+                on = cluster.held[job.jobid] = {}
+            on[i] = on.get(i, 0) + tasks
             for res, amount in (primary.rusage if primary is not None else ()):
                 if res in cluster.pools:
                     job.shared_charged[res] = job.shared_charged.get(res, 0) + tasks * amount
@@ -104,19 +113,32 @@ class Ledger:
                 claim.append((host_name, tasks if host is None else max(tasks, host.slots)))
             job.claim = tuple(claim)
 
-    def _indexes(self, job: Job, held: tuple[tuple[str, int], ...]) -> tuple[list[int], list[int]]:
-        """The host indexes of ``held`` (the job's placement or claim) and the tasks on each, hosts
-        gone left out. Those of the placement were recorded at dispatch (``hosts_at``), good while
-        it and the host list are the same objects (``cluster.index`` is replaced when hosts come)."""
+    def _indexes(self, job: Job, held: tuple[tuple[str, int], ...]) -> tuple[np.ndarray, np.ndarray]:
+        """The host indexes of ``held`` (the job's placement or claim) and the tasks on each, as
+        arrays, hosts gone left out. Those of the placement were recorded at dispatch (``hosts_at``),
+        good while it and the host list are the same objects (``cluster.index`` is replaced when hosts
+        come): a wide job's release then needs no name lookup or conversion per host."""
         index = self.cluster.index
         at = job.hosts_at
         if at is not None and at[0] is index and at[1] is held:
-            return at[2], list(map(_second, held))
+            return at[2], at[3]
         try:
-            return list(map(index.__getitem__, map(_first, held))), list(map(_second, held))
+            hosts = list(map(index.__getitem__, map(_first, held)))
+            tasks = list(map(_second, held))
         except KeyError:  # a host removed since: the job keeps its record of it, nothing is charged there
             kept = [(index[h], t) for h, t in held if h in index]
-            return list(map(_first, kept)), list(map(_second, kept))
+            hosts, tasks = list(map(_first, kept)), list(map(_second, kept))
+        return (np.fromiter(hosts, dtype=np.int64, count=len(hosts)),
+                np.fromiter(tasks, dtype=np.int64, count=len(tasks)))
+
+    def host_indexes(self, job: Job) -> tuple[np.ndarray, np.ndarray] | None:
+        """A running job's host indexes and tasks per host, as recorded at dispatch, while they
+        still say what ``job.placement`` says (None otherwise): the simulator packs a wide job's
+        placement from them instead of looking up every host name again. Read-only."""
+        at = job.hosts_at
+        if at is None or at[0] is not self.cluster.index or at[1] is not job.placement:
+            return None
+        return at[2], at[3]
 
     def _charge_placement(self, job: Job, sign: int) -> None:
         held = job.claim or job.placement
@@ -127,7 +149,7 @@ class Ledger:
                 self.cluster.charge(i, "slots", sign * tasks)
             return
         hosts, tasks = self._indexes(job, held)
-        self.cluster.charge_many(hosts, "slots", tasks if sign > 0 else list(map(neg, tasks)))
+        self.cluster.charge_many(hosts, "slots", tasks if sign > 0 else -tasks)
 
     def charge_slots(self, job: Job) -> None:
         self._charge_placement(job, +1)
@@ -172,9 +194,7 @@ class Ledger:
                 if res in cluster.pools:
                     cluster.charge_pool(res, -amount)
             job.real_charged = False
-        hosts, jobid = cluster.hosts, job.jobid
-        for i in self._indexes(job, job.placement)[0]:
-            hosts[i].jobs.pop(jobid, None)
+        cluster.held.pop(job.jobid, None)
         job.hosts_at = None
         job.accounts.clear()
         job.shared_charged.clear()

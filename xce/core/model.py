@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from sys import intern
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from xce.core.specs import PEND, JobSpec, ProjectSpec, QueueSpec
 
@@ -70,8 +71,9 @@ class Job:
     failed_epoch: int = -1
     #: The unsatisfiable cache's key, built once (``SchedulerCore._cache_key``); None: to be built.
     cache_key: Any = None
-    #: (the cluster's host index, ``placement``, its host indexes), recorded at dispatch: the
-    #: ledger's release needs no name lookup per host while both are still the same objects.
+    #: (the cluster's host index, ``placement``, its host indexes, its tasks; both int64 arrays),
+    #: recorded at dispatch: the ledger's release needs no name lookup per host while the first two
+    #: are still the same objects.
     hosts_at: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
@@ -151,8 +153,19 @@ class Host:
     static: dict[str, Any] = field(default_factory=dict)
     #: Dynamic load indices as last reported (mem, swp, r1m, ...).
     dynamic: dict[str, Any] = field(default_factory=dict)
-    #: jobid -> tasks for every job whose slots or resources are charged here.
-    jobs: dict[int, int] = field(default_factory=dict)
+    #: The cluster's ``held`` (jobid -> host index -> tasks) and this host's index, set by the cluster.
+    held: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
+    index: int = field(default=-1, repr=False, compare=False)
+
+    @property
+    def jobs(self) -> Mapping[int, int]:
+        """jobid -> tasks for every job whose slots or resources are charged here (read-only).
+
+        Read from the cluster's record per job: a job on thousands of hosts is recorded once at
+        dispatch and forgotten once at release, not written to and popped from every host. Reading
+        costs a look at every job so recorded, which only views and checks do."""
+        i = self.index
+        return MappingProxyType({jobid: on[i] for jobid, on in self.held.items() if i in on})
 
     def value(self, name: str) -> Any:
         v = self.dynamic.get(name)

@@ -22,7 +22,6 @@ class Session:
     #: next dispatch, the only thing that changes the cluster during a session.
     explained: dict[int, tuple[int, tuple[PendReason, ...]]] = field(default_factory=dict)
     dispatched: int = 0
-    pended: int = 0
     #: Free slots in the cluster as of the last dispatch (None: to be computed).
     free_total: int | None = None
 

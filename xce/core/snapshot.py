@@ -117,6 +117,7 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
             core.cluster.set_values({h["name"]: dict(h["dynamic"])}, replace=True)
         texts = data["objects"]["requests"]
         core.jobs.clear()
+        core.cluster.held.clear()
         for d in data["jobs"]:
             job = Job(jobid=d["jobid"], user=d["user"], queue=d["queue"], project=d["project"],
                       job_type=d["job_type"], priority=d["priority"], queue_time=d["queue_time"],
@@ -144,10 +145,9 @@ def load(core: "SchedulerCore", data: dict[str, Any]) -> None:
             if job.state in FINISHED:
                 raise SnapshotError(f"job {job.jobid} is {job.state}: finished jobs are not part of core state")
             core.jobs[job.jobid] = job
-            for host_name, tasks in job.placement:
-                host = core.cluster.host(host_name)
-                if host is not None:
-                    host.jobs[job.jobid] = tasks
+            on = {core.cluster.index[h]: tasks for h, tasks in job.placement if h in core.cluster.index}
+            if on:
+                core.cluster.held[job.jobid] = on
             queue = core.queues[job.queue]
             if job.state == PEND:
                 queue.pending += 1

@@ -306,9 +306,10 @@ class SimDriver:
         if hosts:
             free = core.cluster.available("slots")
             total = core.cluster.total("slots")
+            jobs_on = Counter(i for on in core.cluster.held.values() for i in on)
             for i, h in enumerate(hosts):
                 lines.append(f"  {h.name:<16} {h.status:<8} slots {int(total[i]) - int(free[i])}/{int(total[i])} used"
-                             f"  jobs {len(h.jobs)}")
+                             f"  jobs {jobs_on[i]}")
         return "\n".join(lines) + "\n"
 
     def pending_text(self) -> str:

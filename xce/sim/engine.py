@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+
 from xce.core import SchedulerCore, events as ev
 from xce.core.decisions import Dispatch, Preempt, Resume
 from xce.core.specs import DONE, RUN, SSUSP, JobSpec, ProjectSpec
 from xce.sim.cluster_file import SimCluster
-from xce.sim.placement import Placements
+from xce.sim.placement import WIDE, Placements
 from xce.sim.swf import SwfTrace
 
 NS = 1_000_000_000
@@ -239,6 +241,12 @@ def simulate(trace: SwfTrace, cluster: SimCluster, *, seed: int = 0, queues_from
     push(ev.ConfigPush(ts=t0 * NS, config=config))
     push(ev.WorkersPush(ts=t0 * NS, hosts=tuple(cluster.hosts)))
     nevents += 2
+    # A wide job's placement is packed from the host indexes the core's ledger recorded (its hosts
+    # sorted by name), not from thousands of names: ``to_sim`` maps them to this cluster's order.
+    # The hosts are pushed only here, so the core's indexes never move afterwards.
+    to_sim = np.fromiter(map(placement.index.__getitem__, core.cluster.names), dtype=np.int64,
+                         count=len(core.cluster.names))
+    core_jobs, host_indexes = core.jobs, core.ledger.host_indexes
 
     heap: list[tuple[int, int, int]] = []
     heappush, heappop = heapq.heappush, heapq.heappop
@@ -247,7 +255,7 @@ def simulate(trace: SwfTrace, cluster: SimCluster, *, seed: int = 0, queues_from
     pending = 0
     suspended = 0
     started = 0
-    place = placement.set
+    place, place_at = placement.set, placement.set_indexes
     rounds = 0
     ndecisions = 0
     next_progress = 0
@@ -301,7 +309,11 @@ def simulate(trace: SwfTrace, cluster: SimCluster, *, seed: int = 0, queues_from
                                 start[i] = t
                                 started += 1
                             pending -= 1
-                            place(i, d.placement)
+                            at = host_indexes(core_jobs[d.jobid]) if len(d.placement) >= WIDE else None
+                            if at is None:
+                                place(i, d.placement)
+                            else:
+                                place_at(i, to_sim[at[0]], at[1])
                             busy += procs[i]
                             finish_at[i] = f = t + run[i]
                             heappush(heap, (f, i, gen[i]))

@@ -65,11 +65,10 @@ class CompactWriter:
 
     A run of consecutive host indexes whose names are consecutive numbers is one range whatever its
     length, so a 93,312-host job costs a handful of steps instead of 93,312 name look-ups. Names
-    are split into prefix and number once per cluster, and a placement already written (the same
-    packed bytes: narrow jobs land on the same few hosts again and again) is not compressed again.
+    are split into prefix and number once per cluster.
     """
 
-    __slots__ = ("names", "_parts", "_chain_end", "_seen")
+    __slots__ = ("names", "_parts", "_chain_end")
 
     def __init__(self, names: Sequence[str]) -> None:
         self.names = list(names)
@@ -84,7 +83,6 @@ class CompactWriter:
                     and f"{int(b[1]):0{len(a[1])}d}" == b[1]:
                 chain_end[h] = chain_end[h + 1]
         self._chain_end = chain_end
-        self._seen: dict[bytes, str] = {}
 
     def text(self, runs: Iterable[tuple[int, int, int]]) -> str:
         """Runs of (first host index, hosts, tasks each) -> the compact column text."""
@@ -99,15 +97,6 @@ class CompactWriter:
                     items.append((*parts[j], -tasks - 1))  # a range's end, marked (see _compress)
                 h = j + 1
         return _compress(items)
-
-    def packed_text(self, blob: bytes | None, runs: Iterable[tuple[int, int, int]]) -> str:
-        """:meth:`text` of a placement given also as its packed bytes, the key of the memo."""
-        if not blob:
-            return ""
-        text = self._seen.get(blob)
-        if text is None:
-            text = self._seen[blob] = self.text(runs)
-        return text
 
 
 def _compress(items: list[tuple[str | None, str, int]]) -> str:

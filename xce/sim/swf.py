@@ -20,12 +20,9 @@ loads in about a second and takes a few dozen megabytes.
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import io
-import lzma
+import operator
 import re
-import zlib
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
@@ -313,7 +310,7 @@ def parse_lines(lines: Iterable[str], source: str = "<lines>", max_jobs: int | N
 def _sort_by_submit(t: SwfTrace) -> None:
     """Stable sort of every column by submit time; archive traces are usually sorted already."""
     sub = t.submit
-    if all(sub[i] <= sub[i + 1] for i in range(len(sub) - 1)):
+    if all(map(operator.le, sub, sub[1:])):  # pairwise, without a Python step per job
         return
     order = sorted(range(len(sub)), key=sub.__getitem__)
     for name in _COLUMNS:
@@ -350,17 +347,38 @@ def _compression(path: str | Path) -> str | None:
 
 def open_text(path: str | Path) -> IO[str]:
     """The trace as text, decompressed if it is gzip, bzip2 or xz. Bytes that are not UTF-8 become
-    U+FFFD, which no number contains: such a job line is malformed, a header line just reads oddly."""
+    U+FFFD, which no number contains: such a job line is malformed, a header line just reads oddly.
+
+    The decompressors are imported only for a file that needs one: most traces are plain text.
+    """
     kind = _compression(path)
     if kind == "gzip":
+        import gzip
+
         raw: IO[bytes] = gzip.open(path, "rb")
     elif kind == "bzip2":
+        import bz2
+
         raw = bz2.open(path, "rb")
     elif kind == "xz":
+        import lzma
+
         raw = lzma.open(path, "rb")
     else:
         raw = open(path, "rb")
     return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
+
+
+def stream_errors() -> tuple[type[Exception], ...]:
+    """What a corrupt or truncated gzip, bzip2 or xz stream raises while it is read.
+
+    A function, for ``except stream_errors():``, which runs only when something was raised.
+    """
+    import gzip
+    import lzma
+    import zlib
+
+    return EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error
 
 
 class _Counted:
@@ -393,7 +411,7 @@ def read_swf(path: str | Path | IO[str], max_jobs: int | None = None, *, skip_ma
         counted = _Counted(fh)
         try:
             return parse_lines(counted, source, max_jobs, skip_malformed=skip_malformed, check=check)
-        except (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error) as exc:
+        except stream_errors() as exc:
             raise SwfError(source, counted.lines + 1, f"the compressed file is corrupt or cut short ({exc})") from None
         except OSError as exc:
             if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):

@@ -13,11 +13,8 @@ time -1 is.
 
 from __future__ import annotations
 
-import gzip
 import json
-import lzma
 import re
-import zlib
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,19 +59,15 @@ def read_workload(path: str | Path, max_jobs: int | None = None, *, skip_malform
     """An SWF trace or an XCE JSON-lines workload (gzip/bzip2/xz too), told apart by content."""
     try:
         kind = _sniff(path)
-    except _BROKEN as exc:  # even its first line cannot be decompressed
+    except swf.stream_errors() as exc:  # even its first line cannot be decompressed
         raise SwfError(str(path), 1, f"the compressed file is corrupt or cut short ({exc})") from None
     if kind == "swf":
         return swf.read_swf(path, max_jobs, skip_malformed=skip_malformed)
     with swf.open_text(path) as fh:
         try:
             return parse_jsonl(fh, str(path), max_jobs, skip_malformed=skip_malformed)
-        except _BROKEN as exc:
+        except swf.stream_errors() as exc:
             raise SwfError(str(path), None, f"the compressed file is corrupt or cut short ({exc})") from None
-
-
-#: What a corrupt or truncated gzip, bzip2 or xz stream raises while it is read.
-_BROKEN = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)
 
 
 def _int(obj: dict[str, Any], key: str, lineno: int, source: str, *, optional: bool = False,

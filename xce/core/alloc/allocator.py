@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
+from itertools import repeat
 from operator import itemgetter
 from typing import Any, Callable
 
@@ -46,6 +47,9 @@ class Allocation:
     pool: list[tuple[str, int]] = field(default_factory=list)
     #: An exclusive job's slots beyond its tasks on each of its hosts: (host index, slots).
     claim: list[tuple[int, int]] = field(default_factory=list)
+    #: (host indexes, tasks) as int64 arrays of each primary placed on several hosts, made to charge
+    #: them: the ledger records a wide job's hosts from these rather than converting its slots again.
+    arrays: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
 
     def mark(self) -> tuple[int, int, int]:
         return len(self.slots), len(self.charges), len(self.pool)
@@ -173,7 +177,7 @@ class Allocator:
             self._commit(primary, [(pos if order is None else int(order[pos]), 1)], alloc)
             return True
         most = int(cap.max()) if len(cap) else 0
-        plans = plan_iter(primary)
+        plans = plan_iter(primary, most)
         try:
             for plan in plans:
                 if self.cancelled():
@@ -327,21 +331,24 @@ class Allocator:
                     cluster.charge(i, res, t * amount)
                     alloc.charges.append((i, res, t * amount))
             return
-        hosts = list(map(_first, placed))
-        tasks = list(map(_second, placed))
+        n = len(placed)
+        indexes, counts = zip(*placed, strict=True)
+        hosts = np.fromiter(indexes, dtype=np.int64, count=n)
+        tasks = np.fromiter(counts, dtype=np.int64, count=n)
         cluster.charge_many(hosts, "slots", tasks)
         alloc.slots.extend(placed)
+        alloc.arrays.append((hosts, tasks))
         for res, amount in primary.rusage:
             if amount <= 0:
                 continue
             if res in cluster.pools:
-                total = sum(tasks) * amount
+                total = int(_total(tasks)) * amount
                 cluster.charge_pool(res, total)
                 alloc.pool.append((res, total))
             else:
-                amounts = [t * amount for t in tasks]
+                amounts = tasks * amount
                 cluster.charge_many(hosts, res, amounts)
-                alloc.charges.extend((i, res, a) for i, a in zip(hosts, amounts, strict=True))
+                alloc.charges.extend(zip(indexes, repeat(res), amounts.tolist()))
 
     def rollback(self, alloc: Allocation) -> None:
         """Undo every charge of ``alloc``; the cluster is exactly as before (no release happened)."""
@@ -362,6 +369,7 @@ class Allocator:
                 cluster.charge(i, "slots", -rest)
         alloc.claim.clear()
         alloc.slots.clear()
+        alloc.arrays.clear()
         alloc.charges.clear()
         alloc.pool.clear()
 

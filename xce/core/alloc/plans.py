@@ -34,21 +34,27 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def plan_iter(primary: Any) -> Iterator[Plan]:
-    """The specification's plans for ``primary``, then the fill plan where a spread is allowed."""
-    yield from spec_plans(primary)
+def plan_iter(primary: Any, most: int | None = None) -> Iterator[Plan]:
+    """The specification's plans for ``primary``, then the fill plan where a spread is allowed.
+
+    ``most``: the most tasks any host could take now; see ``spec_plans``."""
+    yield from spec_plans(primary, most)
     n = primary.tasks
     if n > 1 and primary.span_hosts is None:
         p = min(primary.span_ptile, n) if primary.span_ptile else n
         yield Plan(_ceil_div(n, p), p, primary, fill=True)
 
 
-def spec_plans(primary: Any) -> Iterator[Plan]:
+def spec_plans(primary: Any, most: int | None = None) -> Iterator[Plan]:
     """The specification's equal-share plans for ``primary`` (an ``xce.core.resreq.Primary``),
     most preferred first.
 
     ``span[hosts=1]`` allows only 1 x N; ``span[ptile=p]`` only plans with that p. A single-task
     job gets the single trivial plan 1 x 1 (the seqjob rewrap: first matching host wins).
+
+    Given ``most`` (the most tasks any host could take now), the equal-share plans giving each host
+    more start later: no host could take them, and a wide job on one-slot hosts would otherwise walk
+    some 2 * sqrt(N) plans to reach N x 1.
     """
     n = primary.tasks
     if primary.span_hosts == 1:
@@ -64,7 +70,7 @@ def spec_plans(primary: Any) -> Iterator[Plan]:
         p = min(primary.span_ptile, n)
         yield Plan(_ceil_div(n, p), p, primary)
         return
-    k = 1
+    k = 1 if most is None else n + 1 if most < 1 else _ceil_div(n, most)  # the first k with ceil(n/k) <= most
     while k <= n:
         p = _ceil_div(n, k)
         yield Plan(_ceil_div(n, p), p, primary)

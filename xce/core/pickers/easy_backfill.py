@@ -72,6 +72,11 @@ class Reservation:
     #: named from them only when shown (``pend_note``): most rounds the blocked job is not.
     after: int = 0
     freed: tuple[Any, tuple[Job, ...]] | None = None
+    #: What a job that would delay it is told (``constraint``), worded once per reservation.
+    refusal: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.refusal = f"would delay job {self.jobid}, which holds a reservation"
 
 
 def plain(request: Any) -> bool:
@@ -108,6 +113,10 @@ class EasyBackfillPicker(FcfsPicker):
         self._offered: Job | None = None
         self._refused: int | None = None
         self._tried: dict[str, int] = {}
+        #: This round: whether a reservation holds slots on particular hosts (``constraint`` then
+        #: answers with holds), and the ``on_pend`` this picker's class has (``_told_already``).
+        self._host_aware = False
+        self._hears_pend: Any = None
         self._reserved: dict[str, int] = {}
         #: Pending jobid -> (estimate, most_slots): asked on every attempt, and fixed while the job
         #: pends but for what the hooks report (its update, its queue's, its end), which drop it.
@@ -156,6 +165,8 @@ class EasyBackfillPicker(FcfsPicker):
         self._refused = None
         self._tried = {}
         self._reserved = {}
+        self._host_aware = False
+        self._hears_pend = type(self).on_pend
 
     def next_job(self) -> Job | None:
         while True:
@@ -169,24 +180,47 @@ class EasyBackfillPicker(FcfsPicker):
             if depth is not None and tried >= depth:
                 continue
             self._tried[job.queue] = tried + 1
+            if self.reservations and job.last_pend is not None and self._told_already(job, entry):
+                continue
             self._offered = job
             return job
+
+    def _told_already(self, job: Job, entry: Any) -> bool:
+        """Whether offering ``job`` would tell it nothing new, so that it may be left out: it is
+        refused again for a reservation as it was told, or, once its queue has all its reservations
+        and none holds slots on particular hosts, the core knows it fails as before (``on_pend``
+        would reserve nothing for it)."""
+        refusal = self._refusal(job)
+        if refusal is not None:
+            return self.view.refused_before(job, refusal)
+        allowed = entry.queue.spec.reservations if entry is not None else 1
+        return (self._reserved.get(job.queue, 0) >= allowed and not self._host_aware
+                and self._hears_pend is EasyBackfillPicker.on_pend and self.view.fails_as_before(job))
+
+    def _refusal(self, job: Job) -> str | None:
+        """What ``job`` is told when starting it now would delay a reservation, else None."""
+        estimate, size = self._sizes.get(job.jobid) or self.sizes(job)
+        end = self.view.session.ts + estimate
+        if job.exclusive:
+            size = most_held(job, self.view.cluster)
+        for r in self.reservations:
+            if size > r.extra and end > r.start:
+                return r.refusal
+        return None
 
     def constraint(self, job: Job) -> Any:
         """None (start it wherever it fits), a refusal, or slots to hold back while it is placed."""
         if not self.reservations:
             return None
-        estimate, size = self._sizes.get(job.jobid) or self.sizes(job)
-        end = self.view.session.ts + estimate
-        if job.exclusive:
-            size = most_held(job, self.view.cluster)
+        refusal = self._refusal(job)
+        if refusal is not None:
+            self._refused = job.jobid
+            return refusal
+        end = self.view.session.ts + (self._sizes.get(job.jobid) or self.sizes(job))[0]
         holds: dict[int, int] | None = None
         for r in self.reservations:
             if end <= r.start:
                 continue
-            if size > r.extra:
-                self._refused = job.jobid
-                return f"would delay job {r.jobid}, which holds a reservation"
             if r.leftover:
                 free = self.view.cluster.free_slots_ok()
                 holds = {} if holds is None else holds
@@ -233,6 +267,7 @@ class EasyBackfillPicker(FcfsPicker):
         if r is not None:
             self.reservations.append(r)
             self._reserved[job.queue] = made + 1
+            self._host_aware = self._host_aware or bool(r.leftover)
 
     def pend_note(self, job: Job) -> Any:
         """What ``xce jobs -l`` shows of a reservation: when and where the job expects to start."""

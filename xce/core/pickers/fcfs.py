@@ -205,6 +205,10 @@ class FcfsPicker(BasePicker):
         so a queue without MAX_RUNNING (or without a per-user limit) needs that check only once.
         """
         jobs = self._jobs
+        # A job the core knows fails as it last did is left out: offering it would only call
+        # ``on_pend``, so a picker that listens there (strict FCFS halts at such a job, a backfilling
+        # one reserves for it) is offered every job.
+        known = self.view.fails_as_before if type(self).on_pend is FcfsPicker.on_pend else None
         for entry in list(self._order):
             queue = entry.queue
             if entry.delegate is not None:
@@ -223,6 +227,8 @@ class FcfsPicker(BasePicker):
                     break
                 job = jobs[jobid]
                 if job.state == PEND and (not per_user or queue.user_ready(job.user)):
+                    if known is not None and known(job):
+                        continue
                     yield job
                     if self._halt:
                         self._halt = False

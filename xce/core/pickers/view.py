@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 
 class PickerView:
-    __slots__ = ("queues", "jobs", "running", "cluster", "rng", "session", "now", "create_picker", "_clock")
+    __slots__ = ("queues", "jobs", "running", "cluster", "rng", "session", "now", "create_picker",
+                 "fails_as_before", "_clock", "_refusals")
 
     #: Queue name -> Queue, every queue the core knows.
     queues: dict[str, Any]
@@ -46,11 +47,18 @@ class PickerView:
     #: ``create_picker(name)``: a registered picker, checked, not yet initialised (``builtin_fcfs``
     #: hands a queue to the picker its ``job_pick_plugin`` names).
     create_picker: Callable[[str], Any]
+    #: ``fails_as_before(job)``, during a round: True when the core knows, without placing it, that
+    #: ``job`` cannot start now for the reason it was last told (nothing was released since it
+    #: failed, or fewer slots are free than it needs). The core records it as offered and failed,
+    #: so a picker that does not listen to ``on_pend`` may leave it out of the round.
+    fails_as_before: Callable[["Job"], bool]
 
     def __init__(self, core: "SchedulerCore", create_picker: Callable[[str], Any]) -> None:
         for name, value in (("queues", core.queues), ("jobs", core.jobs), ("running", core.running),
                             ("cluster", core.cluster), ("rng", core.rng), ("session", None),
-                            ("now", core.clock.now), ("create_picker", create_picker), ("_clock", core.clock)):
+                            ("now", core.clock.now), ("create_picker", create_picker),
+                            ("fails_as_before", core._fails_as_before), ("_clock", core.clock),
+                            ("_refusals", core._refusals)):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -60,6 +68,13 @@ class PickerView:
         """The clock's ``virtual_base`` (``xce.core.clock``): in a discrete simulation, the ts of the
         event being applied (when a job ended, say)."""
         return self._clock.params.virtual_base
+
+    def refused_before(self, job: "Job", text: str) -> bool:
+        """Whether ``job`` was last told exactly the refusal ``text`` (a ``constraint`` answer) and
+        nothing with it: a picker refusing it again may leave it out of the round, since offering
+        it would tell it nothing new."""
+        told = job.last_pend
+        return told is not None and told is self._refusals.get(text)
 
     def placement_if_freed(self, job: "Job", freed: dict[int, int]) -> dict[int, int] | None:
         """Host index -> slots where the allocator would place ``job`` if the ``freed`` slots (host
