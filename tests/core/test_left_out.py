@@ -40,12 +40,16 @@ class ListeningFcfs(OfferedFcfs):
 
 
 class EveryJobEasy(EasyBackfillPicker):
-    """``easy_backfill`` offering every job, as before jobs were left out."""
+    """``easy_backfill`` that listens to ``on_pend``, so it is offered every job, as before jobs
+    were left out."""
 
     name = "test_every_job_easy"
 
-    def _told_already(self, job, entry):
-        return False
+    heard: list[int] = []
+
+    def on_pend(self, jobid):
+        self.heard.append(jobid)
+        super().on_pend(jobid)
 
 
 def _registered(*classes):
@@ -112,6 +116,21 @@ def test_easy_leaves_out_a_job_refused_again_and_still_tells_a_new_refusal():
     again = h.round_decisions()
     # Job 3 is refused as it was told: nothing about it; job 4 is told for the first time.
     assert [(d.jobid, d.reasons[0].text) for d in again] == [(4, "would delay job 2, which holds a reservation")]
+
+
+def test_an_easy_picker_that_listens_to_on_pend_hears_every_job():
+    _registered(EveryJobEasy)
+    try:
+        EveryJobEasy.heard = heard = []
+        h = Harness(picker=EveryJobEasy.name)
+        h.hosts(make_host("h1").slots(4))
+        h.submit(make_job(1).tasks(3).limit(100), make_job(2).tasks(4).limit(100), make_job(3).tasks(1).limit(500))
+        h.round()
+        heard.clear()
+        assert h.round() == []
+        assert heard == [2, 3]  # the reserved job, and the one refused again as it was told
+    finally:
+        _unregistered(EveryJobEasy)
 
 
 def _drive(picker: str, seed: int) -> list:

@@ -189,13 +189,16 @@ class EasyBackfillPicker(FcfsPicker):
         """Whether offering ``job`` would tell it nothing new, so that it may be left out: it is
         refused again for a reservation as it was told, or, once its queue has all its reservations
         and none holds slots on particular hosts, the core knows it fails as before (``on_pend``
-        would reserve nothing for it)."""
+        would reserve nothing for it). A subclass that overrides ``on_pend`` is offered every job,
+        as ``builtin_fcfs`` does."""
+        if self._hears_pend is not EasyBackfillPicker.on_pend:
+            return False
         refusal = self._refusal(job)
         if refusal is not None:
             return self.view.refused_before(job, refusal)
         allowed = entry.queue.spec.reservations if entry is not None else 1
         return (self._reserved.get(job.queue, 0) >= allowed and not self._host_aware
-                and self._hears_pend is EasyBackfillPicker.on_pend and self.view.fails_as_before(job))
+                and self.view.fails_as_before(job))
 
     def _refusal(self, job: Job) -> str | None:
         """What ``job`` is told when starting it now would delay a reservation, else None."""
