@@ -216,3 +216,69 @@ def test_a_long_poll_waits_longer_than_an_ordinary_request_may():
                 s.get("/v1/sched/events")  # the session's own 0.2 s again
     finally:
         srv.close()
+
+
+class EchoServer:
+    """Answers each request with its own path, after ``slow`` seconds for ``/slow``: an answer read
+    for the wrong request says so."""
+
+    def __init__(self, slow: float) -> None:
+        self.slow = slow
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn) -> None:
+        with conn:
+            data = b""
+            try:
+                while True:
+                    while b"\r\n\r\n" not in data:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            return
+                        data += chunk
+                    head, _, data = data.partition(b"\r\n\r\n")
+                    path = head.split(b" ")[1]
+                    if path == b"/slow":
+                        time.sleep(self.slow)
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(path), path))
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_a_request_interrupted_before_its_answer_leaves_no_answer_for_the_next():
+    """Ctrl-C while ``xce submit -I`` waits for an answer, then the kill it sends: the kill must not
+    read the interrupted request's answer (it did: 'not an HTTP answer', or the wrong document)."""
+    import signal
+
+    server = EchoServer(slow=0.6)
+    conn = Connection(Endpoint(f"http://127.0.0.1:{server.port}"))
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        assert conn.request("GET", "/first").body == b"/first"  # the connection is kept alive
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(KeyboardInterrupt):
+            conn.request("GET", "/slow")
+        time.sleep(0.6)  # the slow answer has been sent by now
+        assert conn.request("GET", "/next").body == b"/next"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        conn.close()
+        server.close()

@@ -184,6 +184,11 @@ class Connection:
             if reused and isinstance(exc, (BrokenPipeError, ConnectionResetError)):
                 raise TransportError(str(exc), retryable=True) from None
             raise
+        except BaseException:
+            # Interrupted (Ctrl-C) between sending and reading the whole answer: what is still to
+            # come of it would be read as the next request's answer (``xce submit -I``'s kill).
+            self.close()
+            raise
         if resp.headers.get("connection", "").lower() == "close":
             self.close()
         return resp
