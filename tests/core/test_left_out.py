@@ -8,6 +8,7 @@ compared, on random workloads, with the same picker made to offer every job.
 """
 
 import random
+from contextlib import contextmanager
 
 from xce.core.pickers import register
 from xce.core.pickers.easy_backfill import EasyBackfillPicker
@@ -52,19 +53,19 @@ class EveryJobEasy(EasyBackfillPicker):
         super().on_pend(jobid)
 
 
-def _registered(*classes):
+@contextmanager
+def registered(*classes):
     for cls in classes:
         register(cls.name, cls)
-
-
-def _unregistered(*classes):
-    for cls in classes:
-        unregister(cls.name)
+    try:
+        yield
+    finally:
+        for cls in classes:
+            unregister(cls.name)
 
 
 def test_builtin_fcfs_leaves_out_jobs_that_fail_as_before_until_something_is_released():
-    _registered(OfferedFcfs)
-    try:
+    with registered(OfferedFcfs):
         OfferedFcfs.offered = offered = []
         h = Harness(picker=OfferedFcfs.name)
         h.hosts(make_host("h1").slots(2))
@@ -86,13 +87,10 @@ def test_builtin_fcfs_leaves_out_jobs_that_fail_as_before_until_something_is_rel
         h.state(4, "DONE")
         assert h.round() == [("DISPATCH", 3, (("h1", 2),))]
         assert offered == [3]
-    finally:
-        _unregistered(OfferedFcfs)
 
 
 def test_a_picker_that_listens_to_on_pend_is_offered_every_job():
-    _registered(ListeningFcfs)
-    try:
+    with registered(ListeningFcfs):
         ListeningFcfs.offered = offered = []
         h = Harness(picker=ListeningFcfs.name)
         h.hosts(make_host("h1").slots(1))
@@ -101,8 +99,6 @@ def test_a_picker_that_listens_to_on_pend_is_offered_every_job():
         offered.clear()
         assert h.round() == []
         assert offered == [2, 3]
-    finally:
-        _unregistered(ListeningFcfs)
 
 
 def test_easy_leaves_out_a_job_refused_again_and_still_tells_a_new_refusal():
@@ -119,8 +115,7 @@ def test_easy_leaves_out_a_job_refused_again_and_still_tells_a_new_refusal():
 
 
 def test_an_easy_picker_that_listens_to_on_pend_hears_every_job():
-    _registered(EveryJobEasy)
-    try:
+    with registered(EveryJobEasy):
         EveryJobEasy.heard = heard = []
         h = Harness(picker=EveryJobEasy.name)
         h.hosts(make_host("h1").slots(4))
@@ -129,8 +124,6 @@ def test_an_easy_picker_that_listens_to_on_pend_hears_every_job():
         heard.clear()
         assert h.round() == []
         assert heard == [2, 3]  # the reserved job, and the one refused again as it was told
-    finally:
-        _unregistered(EveryJobEasy)
 
 
 def _drive(picker: str, seed: int) -> list:
@@ -163,10 +156,7 @@ def _drive(picker: str, seed: int) -> list:
 
 
 def test_leaving_jobs_out_changes_no_decision():
-    _registered(ListeningFcfs, EveryJobEasy)
-    try:
+    with registered(ListeningFcfs, EveryJobEasy):
         for seed in range(60):
             assert _drive("builtin_fcfs", seed) == _drive(ListeningFcfs.name, seed), f"builtin_fcfs, seed {seed}"
             assert _drive("easy_backfill", seed) == _drive(EveryJobEasy.name, seed), f"easy_backfill, seed {seed}"
-    finally:
-        _unregistered(ListeningFcfs, EveryJobEasy)

@@ -114,9 +114,10 @@ class EasyBackfillPicker(FcfsPicker):
         self._refused: int | None = None
         self._tried: dict[str, int] = {}
         #: This round: whether a reservation holds slots on particular hosts (``constraint`` then
-        #: answers with holds), and the ``on_pend`` this picker's class has (``_told_already``).
+        #: answers with holds).
         self._host_aware = False
-        self._hears_pend: Any = None
+        #: A subclass that overrides ``on_pend`` hears every job (``_told_already``).
+        self._listens = type(self).on_pend is not EasyBackfillPicker.on_pend
         self._reserved: dict[str, int] = {}
         #: Pending jobid -> (estimate, most_slots): asked on every attempt, and fixed while the job
         #: pends but for what the hooks report (its update, its queue's, its end), which drop it.
@@ -166,7 +167,6 @@ class EasyBackfillPicker(FcfsPicker):
         self._tried = {}
         self._reserved = {}
         self._host_aware = False
-        self._hears_pend = type(self).on_pend
 
     def next_job(self) -> Job | None:
         while True:
@@ -191,7 +191,7 @@ class EasyBackfillPicker(FcfsPicker):
         and none holds slots on particular hosts, the core knows it fails as before (``on_pend``
         would reserve nothing for it). A subclass that overrides ``on_pend`` is offered every job,
         as ``builtin_fcfs`` does."""
-        if self._hears_pend is not EasyBackfillPicker.on_pend:
+        if self._listens:
             return False
         refusal = self._refusal(job)
         if refusal is not None:
