@@ -288,12 +288,18 @@ def test_the_fence_refuses_a_deposed_leaders_transaction_and_the_new_leader_cont
     from xce.controller.jobs import submission
     from xce.controller.web.models import SubmitRequest
 
-    a = open_controller(tmp_path / "a", pg_url)
-    b = open_controller(tmp_path / "b", pg_url)
+    # Leases long enough that neither runs out while the other opens, however loaded the machine;
+    # a's runs out when the test says so, on the database's clock, as a lease a leader stopped
+    # renewing does (a has no event loop here: it never renews).
+    a = open_controller(tmp_path / "a", pg_url, lease_s=60)
+    b = open_controller(tmp_path / "b", pg_url, lease_s=60)
     try:
         assert a.leader and not b.leader
         first = submission.submit(a, "ann", SubmitRequest(command=["true"]))["jobid"]
-        time.sleep(0.6)  # a does not renew (no event loop here): its lease runs out
+        engine = db_engine(pg_url)
+        with engine.begin() as conn:
+            conn.execute(sa.text("update leadership set expires = expires - 120000000"))
+        engine.dispose()
         assert b.try_lead() and b.leader
         with pytest.raises(NotLeader, match="http://b:1"):  # a still believes it leads: the fence says no
             submission.submit(a, "ann", SubmitRequest(command=["stale"]))

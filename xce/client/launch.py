@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xce.client import statedir
+from xce.client.patience import Patience
 
 
 class LaunchError(RuntimeError):
@@ -78,13 +79,34 @@ def start_controller(state_dir: str | os.PathLike[str], *, db: str | None = None
                                 env={**os.environ, **(env or {})})
     finally:
         log.close()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    patience = Patience(timeout)
+    while not patience.expired():
         info = statedir.read_info(sd)
         if info and info.get("pid") == proc.pid:
             return ControllerProcess(proc, sd, info["url"], log_path)
         if proc.poll() is not None:
-            raise LaunchError(f"controller exited with status {proc.returncode}:\n{log_path.read_text()}")
+            raise LaunchError(f"controller exited with status {proc.returncode}:\n{log_tail(log_path)}")
         time.sleep(0.02)
+    where = process_state(proc.pid)
     proc.kill()
-    raise LaunchError(f"controller did not start within {timeout}s:\n{log_path.read_text()}")
+    raise LaunchError(f"controller did not start within {patience.describe()}; it was {where}:\n{log_tail(log_path)}")
+
+
+def log_tail(path: Path, lines: int = 40) -> str:
+    """The end of a log, or a line saying there is nothing in it (an empty log says the process
+    never got as far as logging, which is worth reading too)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        return f"(no log at {path}: {exc.strerror})"
+    return "\n".join(text.splitlines()[-lines:]) if text.strip() else f"(the log {path} is empty)"
+
+
+def process_state(pid: int) -> str:
+    """``running (state R, 0.41 s of CPU)`` from /proc, for a wait that gave up on a live process."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return "gone"
+    cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return f"running (state {fields[0]}, {cpu_s:.2f} s of CPU)"

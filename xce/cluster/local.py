@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from xce.client import follow, statedir
+from xce.client.patience import Patience
 from xce.procs import pid_alive
 
 CLUSTER_FILE = "cluster.json"
@@ -180,7 +181,7 @@ class LocalCluster:
         raise ClusterError(f"{what}; see {self.log_dir / (key + '.log')}:\n{tail}")
 
     def _wait(self, what: str, keys: list[str], check, timeout: float | None = None) -> Any:
-        deadline = time.monotonic() + (timeout or self.start_timeout)
+        patience = Patience(timeout or self.start_timeout)
         while True:
             for key in keys:
                 p = self.procs[key]
@@ -189,8 +190,8 @@ class LocalCluster:
             result = check()
             if result:
                 return result
-            if time.monotonic() > deadline:
-                self._fail(keys[0], f"timed out waiting for {what}")
+            if patience.expired():
+                self._fail(keys[0], f"timed out after {patience.describe()} waiting for {what}")
             time.sleep(0.05)
 
     def start(self) -> "LocalCluster":
