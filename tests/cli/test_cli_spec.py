@@ -210,7 +210,7 @@ def test_client_commands_import_almost_nothing(argv, tmp_path):
             f"heavy = sorted(m for m in set(sys.modules) - before if m.split('.')[0] in {HEAVY!r}"
             " or m.startswith('xce.core'))\n"
             "print(code, heavy)")
-    env = {"XCE_URL": "http://127.0.0.1:9", "XCE_TOKEN": "t", "PATH": "/usr/bin:/bin"}
+    env = {"XCE_URL": "http://127.0.0.1:9", "XCE_TOKEN": "t", "PATH": "/usr/bin:/bin", "XCE_RETRY_S": "0"}
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=60)
     assert out.stdout.strip() == "3 []", out.stdout + out.stderr
 
@@ -218,8 +218,8 @@ def test_client_commands_import_almost_nothing(argv, tmp_path):
 def test_quick_exit_still_flushes_everything(tmp_path):
     """The client commands end with os._exit: what they printed must arrive and their exit status must
     be the real one (tests/cli/test_cli_commands.py reads their larger outputs through pipes)."""
-    env = {"XCE_URL": "http://127.0.0.1:9", "XCE_TOKEN": "t", "PATH": "/usr/bin:/bin"}
+    env = {"XCE_URL": "http://127.0.0.1:9", "XCE_TOKEN": "t", "PATH": "/usr/bin:/bin", "XCE_RETRY_S": "0.5"}
     out = subprocess.run([sys.executable, "-m", "xce.cli.main", "jobs"], capture_output=True, text=True, env=env,
                          timeout=60)
-    assert out.returncode == 3 and out.stderr == "xce: cannot reach the controller at http://127.0.0.1:9: " \
-                                                  "Connection refused\n"
+    refused = "xce: cannot reach the controller at http://127.0.0.1:9: Connection refused"
+    assert out.returncode == 3 and out.stderr == f"{refused}; retrying for up to 0.5s (XCE_RETRY_S)\n{refused}\n"

@@ -29,8 +29,14 @@ from xce.client import statedir
 from xce.client.follow import Session, Unreachable  # noqa: F401 - Unreachable: for the commands
 from xce.client.transport import query, quote  # noqa: F401 - for the commands
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing costs imports every command would pay
+    from collections.abc import Callable
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
-#: Seconds a command keeps retrying an answer that says "not now" (5xx, 429) before it reports it.
+#: Seconds a command keeps retrying a controller that does not answer, or answers "not now" (5xx,
+#: 429), before it reports it: a supervised controller restarting, a takeover (as Slurm's clients
+#: retry for their MessageTimeout).
 RETRY_S = float(os.environ.get("XCE_RETRY_S", "15"))
 
 
@@ -70,6 +76,8 @@ class Client:
         from xce.client.urls import parse_urls
 
         self.munge_socket = None if token else munge_socket
+        #: Told why, at the first retry of a request (the front-ends say it in their program's words).
+        self.on_retry: Callable[[str], None] | None = self._say_retry
         try:
             self.session = Session(parse_urls(url), token, timeout=timeout, ca_file=ca_file,
                                    authorize=self._munge_header if self.munge_socket else None)
@@ -87,7 +95,7 @@ class Client:
         try:
             cred = munge.encode(f"xce {method} {path.partition('?')[0]}".encode(), socket=self.munge_socket)
         except munge.MungeError as exc:
-            raise Unreachable(f"cannot get a MUNGE credential from {self.munge_socket}: {exc}") from None
+            raise Unreachable(f"cannot get a MUNGE credential from {self.munge_socket}: {exc}", transient=False) from None
         return f"MUNGE {cred}"
 
     def request(self, method: str, path: str, body=None, params: dict | None = None):
@@ -113,9 +121,10 @@ class Client:
         raise ApiError(resp.status_code, obj.get("detail", obj) if isinstance(obj, dict) else obj)
 
     def _until_final(self, method: str, path: str, body, params: dict | None):
-        """The answer, once it is final: a 5xx or 429 (the controller's database away a moment, a
-        takeover) is retried with backoff for :data:`RETRY_S`, under one idempotency key, so a
-        submission is made once however often it is sent."""
+        """The answer, once it is final: no answer (a controller restarting) or a 5xx or 429 (its
+        database away a moment, a takeover) is retried with backoff for :data:`RETRY_S`, under one
+        idempotency key, so a submission is made once however often it is sent. The first retry is
+        said on standard error (:attr:`on_retry`), once."""
         import time
 
         from xce.client.follow import backoff, request_key, retry_after, retryable
@@ -125,10 +134,23 @@ class Client:
         attempt = 0
         while True:
             attempt += 1
-            resp = self.session.request(method, path, json=body, params=params, key=key)
-            if not retryable(resp.status_code) or time.monotonic() >= deadline:
-                return resp
-            time.sleep(min(retry_after(resp.headers, backoff(attempt, cap=2.0)), max(0.0, deadline - time.monotonic())))
+            try:
+                resp = self.session.request(method, path, json=body, params=params, key=key)
+            except Unreachable as exc:
+                if not exc.transient or time.monotonic() >= deadline:
+                    raise
+                why, pause = str(exc), backoff(attempt, cap=2.0)
+            else:
+                if not retryable(resp.status_code) or time.monotonic() >= deadline:
+                    return resp
+                why, pause = f"HTTP {resp.status_code}", retry_after(resp.headers, backoff(attempt, cap=2.0))
+            if attempt == 1 and self.on_retry is not None:
+                self.on_retry(why)
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+
+    @staticmethod
+    def _say_retry(why: str) -> None:
+        print(f"xce: {why}; retrying for up to {RETRY_S:g}s (XCE_RETRY_S)", file=sys.stderr, flush=True)
 
     def get(self, path: str, **params):
         return self.request("GET", path, params=params)

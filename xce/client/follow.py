@@ -138,7 +138,12 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 
 class Unreachable(Exception):
     """No controller answered: every address failed, or only followers answered (the message says
-    which address and why)."""
+    which address and why). ``transient``: the kind of failure a restarting controller gives
+    (refused, reset, timed out, nobody leads), not one that waiting cannot mend (a certificate)."""
+
+    def __init__(self, message: str, transient: bool = True) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 class Session:
@@ -214,7 +219,7 @@ class Session:
             raise Unreachable(f"no controller leads: {exc}") from None
         except OSError as exc:
             if isinstance(exc, _ssl_errors()):  # ssl is imported by then, if the URL is https
-                raise Unreachable(f"cannot reach the controller at {where} securely: {exc}") from None
+                raise Unreachable(f"cannot reach the controller at {where} securely: {exc}", transient=False) from None
             reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
             raise Unreachable(f"cannot reach the controller at {where}: {reason}") from None
 

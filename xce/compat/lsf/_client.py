@@ -10,9 +10,15 @@ DOWN = "LSF is down. Please wait ..."
 
 
 def connect():
+    """The controller's client; a controller that does not answer yet (restarting) is retried, said
+    once as LSF says it while mbatchd is away."""
+    import sys
+
     from xce.cli.client import connect as xce_connect
 
-    return xce_connect()
+    client = xce_connect()
+    client.on_retry = lambda why: print(DOWN, file=sys.stderr, flush=True)
+    return client
 
 
 def problems(exc) -> list[str]:

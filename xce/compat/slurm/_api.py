@@ -18,9 +18,21 @@ class Failed(Exception):
 
 
 def client():
+    """The controller's client; a controller that does not answer yet (restarting) is retried, said
+    once as Slurm's clients say it."""
+    import os
+
     from xce.cli.client import connect
 
-    return connect()
+    c = connect()
+    prog = os.path.splitext(os.path.basename(sys.argv[0]))[0] or "slurm"
+    c.on_retry = lambda why: _say(f"{prog}: error: Slurm controller not responding, sleeping and retrying.")
+    return c
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def request(c, method: str, path: str, body=None, **params):
