@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 from lsf_helpers import LAUNCH, Lsf, start_cluster, wait_for
 
@@ -331,6 +333,12 @@ def test_probes(lsf):
     assert conf.code == 0
     keys = dict(line.strip().split(" = ", 1) for line in conf.lines[1:])
     assert {"LSB_SHAREDIR", "LSF_CONFDIR", "LSF_UNIT_FOR_LIMITS"} <= set(keys) and keys["DEFAULT_QUEUE"] == "normal"
+    # What a client then opens there exists, and says what the cluster says (the snakemake LSF
+    # executor reads lsb.params under LSF_CONFDIR; dask-jobqueue lsf.conf under LSF_ENVDIR).
+    cluster = next(line for line in lsf("lsid").lines if line.startswith("My cluster name is ")).split()[-1]
+    params = Path(keys["LSF_CONFDIR"]) / "lsbatch" / cluster / "configdir" / "lsb.params"
+    assert "DEFAULT_QUEUE = normal" in params.read_text()
+    assert f"LSF_UNIT_FOR_LIMITS={keys['LSF_UNIT_FOR_LIMITS']}" in (Path(keys["LSF_ENVDIR"]) / "lsf.conf").read_text()
     assert lsf("bparams").lines[0] == "Default Queues:  normal"
     bad = lsf("badmin", "hclose", "x")
     assert bad.code == 255 and "xceadmin" in bad.err

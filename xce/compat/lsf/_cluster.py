@@ -23,11 +23,47 @@ def default_queue(client=None) -> str:
 
 
 def settings_lines(title: str, client=None) -> str:
+    """``badmin showconf``'s and ``bparams -a``'s text. The directories it names are where clients
+    then open ``lsf.conf`` and ``lsb.params``: the files are written there first when they are
+    missing or say something else (:func:`ensure_files`), so no client is pointed at nothing."""
     import time
 
     from xce.compat.lsf._conf import settings
     from xce.formats import lsf_banner
 
-    pairs = settings(default_queue(client))
+    client = client or connect()
+    queue = default_queue(client)
+    ensure_files(request(client, "GET", "/v1/whoami").get("cluster") or "xce", queue)
+    pairs = settings(queue)
     return "\n".join([f"{title} at {lsf_banner(time.time())}",
                       *(f"    {k} = {v}" for k, v in pairs)]) + "\n"
+
+
+def ensure_files(cluster: str, queue: str) -> None:
+    """The LSF files where the front-ends point (:func:`xce.compat.lsfconf.layout`), written when
+    missing or stale; a directory that cannot be written is said on stderr with the fix."""
+    import os
+    import sys
+
+    from xce.compat import lsfconf
+    from xce.compat.lsf._conf import unit_for_limits
+
+    unit = unit_for_limits()
+    where = lsfconf.layout(None, cluster)
+    wanted = lsfconf.render(cluster, queue, unit, where)
+
+    def current(path: str) -> str | None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        except OSError:
+            return None
+
+    if all(current(p) == text or (p == where["lsb.events"] and os.path.exists(p)) for p, text in wanted.items()):
+        return
+    try:
+        lsfconf.write(None, cluster, queue, unit)
+    except OSError as exc:
+        print(f"warning: cannot write the LSF files clients read under {where['LSF_ENVDIR']}: "
+              f"{exc.strerror or exc}; an administrator writes them with `xce compat lsf-conf DIR`",
+              file=sys.stderr)
