@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from xce.client.launch import start_controller
-from xce.compat.programs import PROGRAMS
+from xce.compat.programs import LAUNCHERS, LSF_CLIENTS, PROGRAMS, SLURM_CLIENTS
 
 XCE = [sys.executable, "-m", "xce.cli.main"]
 
@@ -26,7 +26,7 @@ def test_install_writes_one_executable_launcher_per_program_run_by_this_interpre
     assert r.returncode == 0, r.stderr
     assert str(tmp_path / "bin") in r.stdout
     names = sorted(p.name for p in (tmp_path / "bin").iterdir())
-    assert names == sorted(PROGRAMS)
+    assert names == sorted(LAUNCHERS)
     for name in ("bsub", "bjobs", "sbatch", "squeue", "sacct", "srun"):
         launcher = tmp_path / "bin" / name
         assert os.access(launcher, os.X_OK)
@@ -76,7 +76,7 @@ def test_install_again_refreshes_only_what_changed(tmp_path):
     from xce.compat.install import install
 
     where, written = install(str(tmp_path))
-    assert sorted(written) == sorted(PROGRAMS)
+    assert sorted(written) == sorted(LAUNCHERS)
     (tmp_path / "squeue").write_text((tmp_path / "squeue").read_text().replace(sys.executable, "/old/python"))
     (tmp_path / "sacct").unlink()
     assert sorted(install(str(tmp_path))[1]) == ["sacct", "squeue"]
@@ -88,7 +88,7 @@ def test_path_prints_only_the_directory_and_installs_it_when_missing(tmp_path):
     r = xce("compat", "path", env={"XCE_COMPAT_DIR": str(where)})
     assert r.returncode == 0, r.stderr
     assert r.stdout == f"{where}\n"
-    assert sorted(p.name for p in where.iterdir()) == sorted(PROGRAMS)
+    assert sorted(p.name for p in where.iterdir()) == sorted(LAUNCHERS)
     # what a user's shell does with it: the commands are found first on PATH
     found = subprocess.run(["sh", "-c", 'PATH="$1:$PATH"; for c in bjobs sbatch; do command -v $c; done', "sh",
                             r.stdout.strip()], capture_output=True, text=True)
@@ -170,3 +170,26 @@ def test_lsf_conf_without_a_directory_writes_where_badmin_says_the_files_are(con
     assert _conf_values(params.read_text())["DEFAULT_QUEUE"] == "short"
     assert Path(conf["LSB_SHAREDIR"], "lab7", "logdir", "lsb.events").exists()
     assert Path(controller.state_dir, "lsf") in params.parents
+
+
+def test_every_client_name_of_both_systems_is_answered_by_xce(tmp_path):
+    """Each LSF and Slurm client program name is either XCE's own program or says, in one line and
+    exit 1, that XCE does not provide it: none may fall through to a real Slurm or LSF later on PATH
+    (here a fake one that would print 'real scheduler')."""
+    real = tmp_path / "real"
+    real.mkdir()
+    for name in (*LSF_CLIENTS, *SLURM_CLIENTS):
+        (real / name).write_text("#!/bin/sh\necho real scheduler\n")
+        (real / name).chmod(0o755)
+    r = xce("compat", "install", str(tmp_path / "bin"))
+    assert r.returncode == 0, r.stderr
+    assert set(PROGRAMS) < set(LAUNCHERS) and set(LAUNCHERS) == {*LSF_CLIENTS, *SLURM_CLIENTS}
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{real}:{os.environ['PATH']}"}
+    for name in sorted(set(LAUNCHERS) - set(PROGRAMS)):
+        out = subprocess.run([name, "--help"], capture_output=True, text=True, env=env, timeout=30)
+        assert out.returncode == 1 and out.stdout == "", (name, out)
+        assert out.stderr.startswith(f"{name}: not provided by XCE (") and out.stderr.count("\n") == 1, out.stderr
+    for name in PROGRAMS:
+        assert LAUNCHERS[name] == PROGRAMS[name]
+        assert "real scheduler" not in subprocess.run([name, "-h"], capture_output=True, text=True, env=env,
+                                                      timeout=30).stdout

@@ -24,10 +24,12 @@ def _install_or_fail(directory: str | None) -> str:
 
 
 def install_cmd(directory) -> None:
-    from xce.compat.programs import PROGRAMS
+    from xce.compat.programs import LAUNCHERS, PROGRAMS
 
     where = _install_or_fail(str(directory) if directory else None)
     print(f"{len(PROGRAMS)} commands in {where}: {' '.join(PROGRAMS)}")
+    print(f"{len(LAUNCHERS) - len(PROGRAMS)} other LSF and Slurm command names there say that XCE does not "
+          "provide them, so that none falls through to another scheduler's")
     print(f'Put them first on PATH where XCE is the scheduler: export PATH="{where}:$PATH"')
 
 

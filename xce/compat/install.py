@@ -90,7 +90,7 @@ def stale(directory: str, programs: dict[str, str] | None = None) -> list[str]:
     """The programs whose launcher in ``directory`` is missing or not what :func:`install` writes now
     (another interpreter, a program added to the table)."""
     if programs is None:
-        from xce.compat.programs import PROGRAMS as programs
+        from xce.compat.programs import LAUNCHERS as programs
     out = []
     for name, module in programs.items():
         try:
@@ -108,7 +108,7 @@ def install(directory: str | None = None, programs: dict[str, str] | None = None
     the programs written. A file there that is not one of XCE's launchers (a real ``bsub``) is never
     overwritten: :class:`InstallError` names it and nothing is written."""
     if programs is None:
-        from xce.compat.programs import PROGRAMS as programs
+        from xce.compat.programs import LAUNCHERS as programs
     directory = os.path.abspath(directory or default_dir())
     try:
         os.makedirs(directory, exist_ok=True)
