@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 
 # The LSF/Slurm front-ends go into a directory of their own, off PATH (`xce compat path`).
 setup: $(STAMP)
-	$(VENV)/bin/xce compat install
+	$(VENV)/bin/xce compat install --only-me
 
 demo: $(STAMP)
 	$(VENV)/bin/xce demo

@@ -22,7 +22,7 @@ def xce(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 
 
 def test_install_writes_one_executable_launcher_per_program_run_by_this_interpreter(tmp_path):
-    r = xce("compat", "install", str(tmp_path / "bin"))
+    r = xce("compat", "install", "--only-me", str(tmp_path / "bin"))
     assert r.returncode == 0, r.stderr
     assert str(tmp_path / "bin") in r.stdout
     names = sorted(p.name for p in (tmp_path / "bin").iterdir())
@@ -65,7 +65,7 @@ def test_install_never_overwrites_a_real_lsf_or_slurm_command(tmp_path):
     real = tmp_path / "bin" / "bsub"
     real.parent.mkdir()
     real.write_text("#!/bin/sh\necho real LSF\n")
-    r = xce("compat", "install", str(tmp_path / "bin"))
+    r = xce("compat", "install", "--only-me", str(tmp_path / "bin"))
     assert r.returncode == 1
     assert r.stderr.count("\n") == 1 and "bsub" in r.stderr and "not written by XCE" in r.stderr
     assert real.read_text() == "#!/bin/sh\necho real LSF\n"
@@ -97,7 +97,7 @@ def test_path_prints_only_the_directory_and_installs_it_when_missing(tmp_path):
 
 def test_install_into_a_directory_that_cannot_be_made_is_one_line(tmp_path):
     (tmp_path / "file").write_text("")
-    r = xce("compat", "install", str(tmp_path / "file" / "bin"))
+    r = xce("compat", "install", "--only-me", str(tmp_path / "file" / "bin"))
     assert r.returncode == 1
     assert r.stderr.count("\n") == 1 and "cannot create" in r.stderr and "Traceback" not in r.stderr
 
@@ -181,7 +181,7 @@ def test_every_client_name_of_both_systems_is_answered_by_xce(tmp_path):
     for name in (*LSF_CLIENTS, *SLURM_CLIENTS):
         (real / name).write_text("#!/bin/sh\necho real scheduler\n")
         (real / name).chmod(0o755)
-    r = xce("compat", "install", str(tmp_path / "bin"))
+    r = xce("compat", "install", "--only-me", str(tmp_path / "bin"))
     assert r.returncode == 0, r.stderr
     assert set(PROGRAMS) < set(LAUNCHERS) and set(LAUNCHERS) == {*LSF_CLIENTS, *SLURM_CLIENTS}
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{real}:{os.environ['PATH']}"}
@@ -193,3 +193,48 @@ def test_every_client_name_of_both_systems_is_answered_by_xce(tmp_path):
         assert LAUNCHERS[name] == PROGRAMS[name]
         assert "real scheduler" not in subprocess.run([name, "-h"], capture_output=True, text=True, env=env,
                                                       timeout=30).stdout
+
+
+def test_what_other_users_cannot_reach_is_named():
+    import shutil
+    import tempfile
+
+    from xce.compat.install import out_of_reach
+
+    tmp_path = Path(tempfile.mkdtemp(prefix="xce-reach-"))  # under /tmp: pytest's own are 0700
+    try:
+        _reach_cases(tmp_path, out_of_reach)
+    finally:
+        shutil.rmtree(tmp_path)
+
+
+def _reach_cases(tmp_path, out_of_reach):
+    shared = tmp_path / "opt" / "xce"
+    shared.mkdir(parents=True)
+    (shared / "python").write_text("")
+    for d in (tmp_path, tmp_path / "opt", shared):
+        d.chmod(0o755)
+    (shared / "python").chmod(0o755)
+    assert out_of_reach([str(shared / "python")]) is None
+    (tmp_path / "opt").chmod(0o700)
+    assert out_of_reach([str(shared / "python")]) == \
+        f"{tmp_path / 'opt'} is drwx------, so other users cannot reach {shared / 'python'}"
+    (tmp_path / "opt").chmod(0o755)
+    (shared / "python").chmod(0o700)
+    assert "-rwx------" in out_of_reach([str(shared / "python")])
+
+
+def test_install_refuses_launchers_other_users_could_not_run_unless_told(tmp_path):
+    """This interpreter's reach decides: out of other users' reach (a Python under /root, 0700), the
+    install says why and how to fix it and writes nothing; --only-me writes them anyway."""
+    from xce.compat.install import out_of_reach
+
+    why = out_of_reach()
+    r = xce("compat", "install", str(tmp_path / "bin"))
+    if why is None:
+        assert r.returncode == 0, r.stderr
+        return
+    assert r.returncode == 1 and r.stderr.count("\n") == 1
+    assert why in r.stderr and "--only-me" in r.stderr and "/opt" in r.stderr
+    assert not (tmp_path / "bin").exists()
+    assert xce("compat", "install", "--only-me", str(tmp_path / "bin")).returncode == 0

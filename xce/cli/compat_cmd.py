@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from xce.cli.spec import Arg, Command, Group, common_options, path
+from xce.cli.spec import Arg, Command, Group, Opt, common_options, path
 
 
 def _install_or_fail(directory: str | None) -> str:
@@ -23,9 +23,18 @@ def _install_or_fail(directory: str | None) -> str:
     return where
 
 
-def install_cmd(directory) -> None:
+#: What to do when the launchers' interpreter is out of other users' reach.
+REACH_FIX = ("install XCE where every user can read it (a virtualenv under /opt made by a Python outside any "
+             "home directory; docs/compat.md), or give --only-me for launchers that only you run")
+
+
+def install_cmd(directory, only_me: bool) -> None:
+    from xce.cli.client import fail
+    from xce.compat.install import out_of_reach
     from xce.compat.programs import LAUNCHERS, PROGRAMS
 
+    if not only_me and (why := out_of_reach()) is not None:
+        fail(f"other users could not run the LSF and Slurm commands: {why}; {REACH_FIX}")
     where = _install_or_fail(str(directory) if directory else None)
     print(f"{len(PROGRAMS)} commands in {where}: {' '.join(PROGRAMS)}")
     print(f"{len(LAUNCHERS) - len(PROGRAMS)} other LSF and Slurm command names there say that XCE does not "
@@ -35,12 +44,14 @@ def install_cmd(directory) -> None:
 
 def path_cmd() -> None:
     """Prints the directory only, for ``PATH="$(xce compat path):$PATH"``; installs first if need be."""
-    from xce.compat.install import default_dir, stale
+    from xce.compat.install import default_dir, out_of_reach, stale
 
     where = default_dir()
     if stale(where):
         where = _install_or_fail(None)
     sys.stdout.write(where + "\n")
+    if (why := out_of_reach()) is not None:
+        print(f"xce compat path: warning: only you can run these commands: {why}", file=sys.stderr)
 
 
 def lsf_conf_cmd(directory, url, token, state_dir) -> None:
@@ -69,7 +80,10 @@ COMPAT = Group("compat", "The LSF and Slurm commands (bsub, bjobs, sbatch, squeu
     Command("install", "Write the LSF and Slurm commands into DIR (default: a directory inside XCE's installation, "
                        "not on PATH, so that they never shadow a real LSF or Slurm).",
             [Arg("directory", path, required=False, complete="dir",
-                 help="Where to write them (default: the one `xce compat path` prints).")],
+                 help="Where to write them (default: the one `xce compat path` prints)."),
+             Opt("only_me", ("--only-me",), bool, False,
+                 help="Write them although other users could not run them (XCE's Python is out of their "
+                      "reach): for a personal installation.")],
             install_cmd, examples=("xce compat install", "xce compat install /opt/xce/compat/bin")),
     Command("path", "Print the directory of the LSF and Slurm commands (installing them first if missing).",
             [], path_cmd, examples=('export PATH="$(xce compat path):$PATH"',)),

@@ -73,6 +73,31 @@ def launch(program: str, module: str) -> None:
     raise SystemExit(code)
 
 
+def out_of_reach(targets: list[str] | None = None) -> str | None:
+    """Why another user could not run the launchers, or None: the interpreter they start
+    (``#!`` names it), the standard library and XCE itself must be readable, and every directory
+    above them searchable, by everyone (a Python built under ``/root``, mode 0700, is not)."""
+    import stat
+
+    if targets is None:
+        targets = [os.path.realpath(sys.executable), os.path.dirname(os.path.realpath(os.__file__)),
+                   os.path.dirname(os.path.dirname(os.path.realpath(__file__)))]
+    for target in targets:
+        path = "/"
+        for part in target.strip("/").split("/"):
+            path = os.path.join(path, part)
+            try:
+                mode = os.stat(path).st_mode
+            except OSError as exc:
+                return f"{path}: {exc.strerror}"
+            # a directory on the way must be searchable; the target itself readable (and searchable
+            # or executable: a directory of modules, the interpreter)
+            need = stat.S_IXOTH | (stat.S_IROTH if path == target else 0)
+            if mode & need != need:
+                return f"{path} is {stat.filemode(mode)}, so other users cannot reach {target}"
+    return None
+
+
 class InstallError(Exception):
     """The directory cannot take the launchers; the message says which file or why."""
 
