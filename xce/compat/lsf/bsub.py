@@ -57,14 +57,24 @@ def _command(words: list[str]) -> list[str]:
 
 
 def run(argv: list[str]) -> int:
+    from xce.cli.submit import MAX_SCRIPT_BYTES
     from xce.compat.lsf._conf import unit_for_limits
 
     environ = dict(os.environ)  # the job's environment: the submitter's, as it was
     # The one unit for -M and rusage[mem=N]: the BSUB translation reads it from here.
     os.environ["LSF_UNIT_FOR_LIMITS"] = unit_for_limits()
+    stdin = None if sys.stdin is None or sys.stdin.isatty() else \
+        (lambda: sys.stdin.buffer.read(MAX_SCRIPT_BYTES + 1))
+    body, interactive = build(argv, environ=environ, cwd=os.getcwd(), host=os.uname().nodename, stdin=stdin)
+    return _submit(body, interactive)
+
+
+def build(argv: list[str], *, environ: dict[str, str], cwd: str, host: str, stdin) -> tuple[dict, str | None]:
+    """The job's ``POST /v1/jobs`` body for bsub's arguments, and its interactive mode (``-I``,
+    ``-Is``, ``-Ip``, ``-K`` or None); Usage or Failed in bsub's words."""
     from xce.cli.jobscript import Refused
     from xce.cli.spec import UsageError
-    from xce.cli.submit import MAX_SCRIPT_BYTES, SUBMIT, job_request
+    from xce.cli.submit import SUBMIT, job_request
     from xce.compat.lsf.options import INTERACTIVE, job_words
 
     pairs, command, interactive = _options(argv)
@@ -73,17 +83,14 @@ def run(argv: list[str]) -> int:
         if interactive and interactive != "-K":
             xce_words += INTERACTIVE[interactive]
         given = SUBMIT.parse([*xce_words, "--", *_command(command)])
-        stdin = None if sys.stdin is None or sys.stdin.isatty() else \
-            (lambda: sys.stdin.buffer.read(MAX_SCRIPT_BYTES + 1))
-        body = job_request(given, stdin=stdin, environ=environ, cwd=os.getcwd(), host=os.uname().nodename,
-                           prog="bsub")
+        body = job_request(given, stdin=stdin, environ=environ, cwd=cwd, host=host, prog="bsub")
     except (Refused, UsageError, ValueError) as exc:
         raise Failed(f"{str(exc).rstrip('.')}. Job not submitted.") from None
     if body.get("interactive") and not interactive:  # -I, -Is, -Ip in the script's #BSUB lines
         interactive = "-I"
     if not command and not body.get("script"):
         raise Failed("No command given. Job not submitted.")
-    return _submit(body, interactive)
+    return body, interactive
 
 
 def _submit(body: dict, interactive: str | None) -> int:
