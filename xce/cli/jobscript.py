@@ -1,15 +1,9 @@
-"""``xce submit script.sh``: options written in the script's leading comment block, as ``bsub <
-script`` and ``sbatch script`` read them.
+"""The values LSF's and Slurm's options take, read as each system reads them, and :class:`Refused`.
 
-Lines ``#XCE OPTIONS`` carry ``xce submit`` options as typed; ``#BSUB`` and ``#SBATCH`` lines carry
-LSF's and Slurm's options, each translated to its XCE spelling. An option either changes the job
-as it would under LSF or Slurm, or is kept with the job (``--record``) where it cannot matter here
-(mail, accounting keys), or is refused with the reason; none is dropped in silence. Slurm's long
-options may be shortened to any unambiguous prefix (``--ntasks-per-n=2``), as getopt allows. The
-block ends at the first line that is neither a comment nor blank. Options given on the command line
-win over the script's; within the script a later line wins over an earlier one, except for the
-options that may be given many times (``-R``, ``--env``, ``--record`` ...), whose lines add up.
-Only ``shlex`` is imported, and only when a script is given.
+A bsub or sbatch option's value (a memory limit in LSF_UNIT_FOR_LIMITS, ``-gpu``'s keywords, a
+begin time, a partition list ...) becomes its ``xce submit`` spelling here; the option tables
+(:mod:`xce.compat.lsf.options`, :mod:`xce.compat.slurm.options`) say which option uses which, and
+:mod:`xce.cli.directives` reads a job script's lines with them. Only ``os`` is imported at start.
 """
 
 from __future__ import annotations
@@ -169,78 +163,22 @@ def slurm_exclusive(value: str) -> list[str]:
     return ["-x"]
 
 
+def lsf_clock_fields(text: str) -> list[int] | None:
+    """``[[[YYYY:]MM:]DD:]hh:mm`` as its numbers, when each is in range as LSF checks it (minute
+    0-59, hour 0-23, day 1-31, month 1-12, a year of four digits); None otherwise."""
+    parts = text.strip().split(":")
+    if not 2 <= len(parts) <= 5 or not all(p.isdigit() and p.isascii() for p in parts):
+        return None
+    numbers = [int(p) for p in parts]
+    bounds = [(1970, 9999), (1, 12), (1, 31), (0, 23), (0, 59)][5 - len(numbers):]
+    if any(not low <= n <= high for n, (low, high) in zip(numbers, bounds, strict=True)):
+        return None
+    return numbers
+
+
 def lsf_time(text: str, option: str) -> str:
     """bsub's ``-b``/``-t`` time ``[[year:][month:]day:]hour:minute``, checked as LSF checks it (a
     minute 0-59, an hour 0-23, a day 1-31, a month 1-12); refused in bsub's words otherwise."""
-    from xce.cli.submit import lsf_clock_fields
-
     if lsf_clock_fields(text) is None:
         raise Refused(f"{text}: Bad time specification")
     return text.strip()
-
-
-def translate_bsub(words: list[str]) -> list[str]:
-    """One ``#BSUB`` line as xce submit words (:mod:`xce.compat.lsf.options`, bsub's one table)."""
-    from xce.compat.lsf.options import directive
-
-    return directive(words)
-
-
-def translate_sbatch(words: list[str]) -> list[str]:
-    """One ``#SBATCH`` line as xce submit words (:mod:`xce.compat.slurm.options`, sbatch's one table)."""
-    from xce.compat.slurm.options import directive
-
-    return directive(words)
-
-
-def directives(text: str) -> list[tuple[int, str, list[str]]]:
-    """The leading block's directives as xce submit arguments: (line number, kind, words)."""
-    import shlex
-
-    found = []
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if not stripped.startswith("#"):
-            break
-        for prefix, translate in (("#XCE", None), ("#BSUB", translate_bsub), ("#SBATCH", translate_sbatch)):
-            if stripped.startswith(prefix) and (len(stripped) == len(prefix) or stripped[len(prefix)].isspace()):
-                try:
-                    words = shlex.split(stripped[len(prefix):], comments=translate is not None)
-                    found.append((number, prefix[1:], words if translate is None else translate(words)))
-                except ValueError as exc:
-                    raise Refused(f"line {number}: {exc}") from None
-                break
-    return found
-
-
-def merge(spec, given: dict, text: str) -> dict:
-    """``given`` (the command line's values) completed with the script's directives: a value the
-    command line left at its default is taken from the script; the lines of a repeatable option
-    add up. A script with ``#SBATCH`` lines writes its output files as sbatch does (truncated)."""
-    from xce.cli.spec import UsageError
-
-    opts = {o.name: o for o in spec.params if getattr(o, "flags", None) is not None}
-    from_script: dict = {}
-    slurm = False
-    for number, kind, words in directives(text):
-        slurm = slurm or kind == "SBATCH"
-        try:
-            parsed = spec.parse([*words, "--", "x"])
-        except UsageError as exc:
-            raise Refused(f"line {number}: {exc}") from None
-        for name, opt in opts.items():
-            if parsed[name] == opt.default:
-                continue
-            if opt.multiple:
-                from_script[name] = from_script.get(name, []) + parsed[name]
-            else:
-                from_script[name] = parsed[name]
-    if slurm and "open_mode" in opts:
-        from_script.setdefault("open_mode", "truncate")
-    out = dict(given)
-    for name, value in from_script.items():
-        if given.get(name) == opts[name].default:
-            out[name] = value
-    return out

@@ -100,19 +100,6 @@ def parse_pairs(kind: str, items: list[str]) -> dict:
 _UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def lsf_clock_fields(text: str) -> list[int] | None:
-    """``[[[YYYY:]MM:]DD:]hh:mm`` as its numbers, when each is in range as LSF checks it (minute
-    0-59, hour 0-23, day 1-31, month 1-12, a year of four digits); None otherwise."""
-    parts = text.strip().split(":")
-    if not 2 <= len(parts) <= 5 or not all(p.isdigit() and p.isascii() for p in parts):
-        return None
-    numbers = [int(p) for p in parts]
-    bounds = [(1970, 9999), (1, 12), (1, 31), (0, 23), (0, 59)][5 - len(numbers):]
-    if any(not low <= n <= high for n, (low, high) in zip(numbers, bounds, strict=True)):
-        return None
-    return numbers
-
-
 def parse_begin(text: str, now: float | None = None) -> int:
     """``-b``: ``+30s``/``+5m``/``+2h``/``+1d`` from now, LSF's ``[[[YYYY:]MM:]DD:]hh:mm`` (the next
     such time), or ``YYYY-MM-DDThh:mm[:ss]``; nanoseconds since the epoch."""
@@ -129,6 +116,8 @@ def parse_begin(text: str, now: float | None = None) -> int:
             from datetime import datetime
 
             return int(datetime.fromisoformat(t).timestamp() * 1e9)
+        from xce.cli.jobscript import lsf_clock_fields
+
         parts = lsf_clock_fields(t)
         if parts is None:
             raise ValueError
@@ -222,7 +211,8 @@ def _job_script(path: str) -> str | None:
 
 
 def _with_directives(given: dict, text: str, where: str) -> dict:
-    from xce.cli.jobscript import Refused, merge
+    from xce.cli.directives import merge
+    from xce.cli.jobscript import Refused
 
     try:
         return merge(SUBMIT, given, text)

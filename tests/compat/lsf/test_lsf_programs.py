@@ -281,7 +281,8 @@ def test_job_control_words(lsf, jobs):
 
 
 def test_bstop_holds_a_pending_job_and_bresume_releases_it(lsf):
-    pend = lsf.submit("-b", "+1h", "true")
+    next_year = __import__("time").localtime().tm_year + 1
+    pend = lsf.submit("-b", f"{next_year}:01:01:00:00", "true")  # LSF's [[year:][month:]day:]hour:minute
     assert lsf("bstop", str(pend)).lines == [f"Job <{pend}> is being stopped"]
     assert lsf("bjobs", "-o", "stat", "-noheader", str(pend)).out == "PSUSP\n"
     assert lsf("bresume", str(pend)).lines == [f"Job <{pend}> is being resumed"]
