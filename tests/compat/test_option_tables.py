@@ -171,3 +171,27 @@ def test_a_word_that_is_not_an_option_ends_a_bsub_line_as_lsf_reads_it(tmp_path)
 def test_begin_times_lsf_refuses_are_refused(tmp_path):
     for when in ("99:99", "24:00", "12:60", "32:10:00", "13:01:10:00"):
         assert _bsub(["-b", when, "true"], tmp_path) == f"{when}: Bad time specification. Job not submitted."
+
+
+def test_uid_of_another_user_is_refused_alike_for_a_user_who_is_not_root(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "getuid", lambda: 4321)
+    plain = _script(tmp_path / "a", [])
+    with_line = _script(tmp_path / "b", ["#SBATCH --uid=0"])
+    assert _sbatch(["--uid=0", plain], tmp_path) == "--uid only permitted by root user"
+    assert _sbatch([with_line], tmp_path) == f"{with_line} line 2: --uid only permitted by root user"
+    assert _sbatch(["--uid", "4321", plain], tmp_path)["recorded"] == {"uid": "4321"}
+
+
+def test_srun_and_salloc_read_sbatchs_job_options_from_the_same_table():
+    from xce.compat.slurm import _alloc, salloc, srun
+    from xce.compat.slurm.options import SBATCH, SBATCH_ONLY
+
+    for program in (srun, salloc):
+        longs, shorts = _alloc.table(program.EXTRA, program.SHORTS)
+        opts, command = parse(["-C", "fast", "--gpus=a100:1", "--tmp=1G", "-n2", "hostname"], longs, shorts,
+                              stop_at_operand=True)
+        assert command == ["hostname"]
+        assert _alloc.job_words(opts) == ["--constraint", "fast", "--gpus", "a100:1", "--record", "tmp=1G",
+                                          "-n", "2"]
+        for name in SBATCH:
+            assert name in longs or name in SBATCH_ONLY
