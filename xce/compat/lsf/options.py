@@ -154,6 +154,7 @@ BSUB_OPTIONS = (
     Option("-U", _V, KEEP, "reservation"),
     Option("-u", _V, KEEP, "mail_user"),
     Option("-ul", _F, KEEP, "user_limits"),
+    Option("-user", _V, REFUSE, "submitting as another user"),
     Option("-v", _V, REFUSE, "a swap limit"),
     Option("-W", _V, HONOUR, _same("-W")),
     Option("-We", _V, KEEP, "estimated_run_time"),

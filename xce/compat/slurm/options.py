@@ -118,6 +118,7 @@ SBATCH_OPTIONS = (
     Option("export", "", REQUIRED, HONOUR, _export),
     Option("export-file", "", REQUIRED, REFUSE, "reading variables from a file is not offered here; name them "
            "with --export"),
+    Option("extra", "", REQUIRED, KEEP, "extra"),
     Option("extra-node-info", "B", REQUIRED, KEEP, "extra_node_info"),
     Option("get-user-env", "", OPTIONAL, KEEP, "get_user_env"),  # sbatch(1): only root's caller gets it
     Option("gid", "", REQUIRED, HONOUR, _user("gid", "group")),
@@ -194,13 +195,12 @@ SBATCH_OPTIONS = (
     Option("wait-all-nodes", "", REQUIRED, KEEP, "wait_all_nodes"),
     Option("wckey", "", REQUIRED, KEEP, "wckey"),
     Option("wrap", "", REQUIRED, OWN),
-    Option("x11", "", OPTIONAL, REFUSE, "X11 forwarding is not offered here"),
 )
 SBATCH = {o.name: o for o in SBATCH_OPTIONS}
 #: Options whose meaning is sbatch's own run, never the job's (srun and salloc have theirs).
 SBATCH_ONLY = ("array", "wrap", "parsable", "output", "error", "open-mode", "signal", "help", "usage", "version",
                "quiet", "verbose", "test-only", "wait", "input", "batch", "ignore-pbs", "export-file", "get-user-env",
-               "kill-on-invalid-dep", "no-kill", "x11", "oversubscribe", "overcommit", "distribution", "mem-bind",
+               "kill-on-invalid-dep", "no-kill", "oversubscribe", "overcommit", "distribution", "mem-bind",
                "propagate", "cpu-freq", "hint")
 
 
