@@ -96,7 +96,7 @@ BSUB_OPTIONS = (
     Option("-freq", _V, REFUSE, "CPU frequencies"),
     Option("-G", _V, KEEP, "user_group"),
     Option("-g", _V, KEEP, "job_group"),
-    Option("-gpu", _V, HONOUR, lambda v: js.lsf_gpu(v)),
+    Option("-gpu", _V, HONOUR, js.lsf_gpu),
     Option("-H", _F, HONOUR, _flag("-H")),
     Option("-hl", _F, KEEP, "host_limits"),
     Option("-hostfile", _V, REFUSE, "host files"),

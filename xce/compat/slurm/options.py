@@ -54,10 +54,6 @@ def _flag(*words: str):
     return lambda v: list(words)
 
 
-def _nodes(v: str) -> list[str]:
-    return ["--nodes", v]
-
-
 def _user(option: str, database: str):
     """``--uid``/``--gid``: Slurm lets only root submit as another user; naming oneself changes nothing."""
     def check(value: str) -> list[str]:
@@ -114,7 +110,7 @@ SBATCH_OPTIONS = (
     Option("distribution", "m", REQUIRED, KEEP, "distribution"),
     Option("error", "e", REQUIRED, HONOUR, _same("-e")),
     Option("exclude", "x", REQUIRED, HONOUR, _same("--exclude")),
-    Option("exclusive", "", OPTIONAL, HONOUR, lambda v: js.slurm_exclusive(v)),
+    Option("exclusive", "", OPTIONAL, HONOUR, js.slurm_exclusive),
     Option("export", "", REQUIRED, HONOUR, _export),
     Option("export-file", "", REQUIRED, REFUSE, "reading variables from a file is not offered here; name them "
            "with --export"),
@@ -153,7 +149,7 @@ SBATCH_OPTIONS = (
     Option("no-requeue", "", NONE, HONOUR, _flag("--no-rerunnable")),
     Option("nodefile", "F", REQUIRED, REFUSE, "give the hosts with --nodelist (a host file is not read here)"),
     Option("nodelist", "w", REQUIRED, HONOUR, _same("--hosts")),
-    Option("nodes", "N", REQUIRED, HONOUR, _nodes),
+    Option("nodes", "N", REQUIRED, HONOUR, _same("--nodes")),
     Option("ntasks", "n", REQUIRED, HONOUR, _same("-n")),
     Option("ntasks-per-core", "", REQUIRED, KEEP, "ntasks_per_core"),
     Option("ntasks-per-gpu", "", REQUIRED, REFUSE, "GPUs are reserved per slot here; give --gpus-per-task instead"),
