@@ -195,3 +195,17 @@ def test_srun_and_salloc_read_sbatchs_job_options_from_the_same_table():
                                           "-n", "2"]
         for name in SBATCH:
             assert name in longs or name in SBATCH_ONLY
+
+
+@pytest.mark.parametrize("line, mode", [("-I", "-I"), ("-Is", "-Is"), ("-Ip", "-Is")])
+def test_an_interactive_bsub_line_makes_the_job_interactive_as_on_the_command_line(tmp_path, line, mode):
+    script = _script(tmp_path, [f"#BSUB {line} -J inter"])
+    body, interactive = bsub.build([script], environ=ENV, cwd=str(tmp_path), host="login1", stdin=None)
+    assert body["interactive"] is True and interactive == mode
+    on_line, on_line_mode = bsub.build([line, "-J", "inter", _script(tmp_path / "a", [])], environ=ENV,
+                                       cwd=str(tmp_path), host="login1", stdin=None)
+    assert on_line["interactive"] is True and (on_line_mode == "-I") == (line == "-I")
+    merged: dict = {}
+    assert job_request(SUBMIT.parse([script]), environ=ENV, cwd=str(tmp_path), host="login1",
+                       merged=merged)["interactive"] is True
+    assert bool(merged["pty"]) == (line != "-I")  # xce submit then gives it a raw terminal, as bsub -Is

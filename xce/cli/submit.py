@@ -221,12 +221,14 @@ def _with_directives(given: dict, text: str, where: str) -> dict:
 
 
 def job_request(given: dict, *, stdin=None, environ: dict[str, str], cwd: str, host: str,
-                prog: str = "xce submit") -> dict:
+                prog: str = "xce submit", merged: dict | None = None) -> dict:
     """The body of ``POST /v1/jobs`` for a parsed command line: the one way from options to a job.
 
     ``stdin`` returns standard input's bytes, None when it is a terminal: with no command it is the
     job script (``xce submit < job.sh``); it is never read when a command is given (workflow tools
-    pass an empty pipe). Refused for anything that cannot become this job as asked.
+    pass an empty pipe). Refused for anything that cannot become this job as asked. ``prog`` names
+    the program in a warning (where Slurm or LSF adjusts a job and says so); ``merged``, when given,
+    receives the options with the script's directives in (``-Is`` in a ``#BSUB`` line: a terminal).
     """
     import os
 
@@ -252,6 +254,9 @@ def job_request(given: dict, *, stdin=None, environ: dict[str, str], cwd: str, h
         script = _job_script(command[0])
         if script is not None:
             given = _with_directives(given, script, command[0])
+    if merged is not None:
+        merged.update(given)
+
     def warn(text: str) -> None:  # where Slurm or LSF warns and adjusts the job, on standard error
         import sys
 
@@ -505,7 +510,9 @@ def submit(**given) -> None:
         (lambda: sys.stdin.buffer.read(MAX_SCRIPT_BYTES + 1))
     try:
         # os.uname() is gethostname() without importing socket (the submit command stays cheap)
-        body = job_request(given, stdin=stdin, environ=dict(os.environ), cwd=os.getcwd(), host=os.uname().nodename)
+        merged: dict = {}
+        body = job_request(given, stdin=stdin, environ=dict(os.environ), cwd=os.getcwd(), host=os.uname().nodename,
+                           merged=merged)
     except Refused as exc:
         fail(str(exc), EXIT_USAGE)
     interactive = body.get("interactive")  # -I, -Is, -Ip here or in the script's #BSUB lines
@@ -515,7 +522,7 @@ def submit(**given) -> None:
         body = terminal.prepare(body)
     res = call(connect(url, token, state_dir).post, "/v1/jobs", body)
     if interactive:
-        return terminal.follow(connect(url, token, state_dir), res, raw=bool(given.get("pty")))
+        return terminal.follow(connect(url, token, state_dir), res, raw=bool(merged.get("pty")))
     if as_json:
         print_json(res)
     elif res.get("array_id") is None:

@@ -83,11 +83,12 @@ def build(argv: list[str], *, environ: dict[str, str], cwd: str, host: str, stdi
         if interactive and interactive != "-K":
             xce_words += INTERACTIVE[interactive]
         given = SUBMIT.parse([*xce_words, "--", *_command(command)])
-        body = job_request(given, stdin=stdin, environ=environ, cwd=cwd, host=host, prog="bsub")
+        merged: dict = {}
+        body = job_request(given, stdin=stdin, environ=environ, cwd=cwd, host=host, prog="bsub", merged=merged)
     except (Refused, UsageError, ValueError) as exc:
         raise Failed(f"{str(exc).rstrip('.')}. Job not submitted.") from None
     if body.get("interactive") and not interactive:  # -I, -Is, -Ip in the script's #BSUB lines
-        interactive = "-I"
+        interactive = "-Is" if merged.get("pty") else "-I"
     if not command and not body.get("script"):
         raise Failed("No command given. Job not submitted.")
     return body, interactive
