@@ -363,3 +363,13 @@ def test_the_controllers_half_expansion_leaves_the_rest_to_the_worker():
     assert half == "a%%Nb.%N.%%N"
     assert expand(half, values(jobid=7, name="a%Nb", user="ann", host="n1")) == "a%Nb.n1.%N"
     assert values(jobid=7, command=["/home/ann/fit.sh"])["x"] == "fit.sh"
+
+
+def test_an_lsf_time_out_of_range_is_refused_not_rolled_ahead():
+    from xce.cli.spec import UsageError
+    from xce.cli.submit import parse_begin
+
+    for when in ("99:99", "24:00", "7:60", "0:12:00", "13:01:00:00"):
+        with pytest.raises(UsageError):
+            SUBMIT.parse(["-b", when, "true"])
+    assert parse_begin("23:59", now=0) > 0 and parse_begin("12:31:23:59", now=0) > 0
