@@ -176,8 +176,8 @@ def lsf_clock_fields(text: str) -> list[int] | None:
     return numbers
 
 
-def lsf_time(text: str, option: str) -> str:
-    """bsub's ``-b``/``-t`` time ``[[year:][month:]day:]hour:minute``, checked as LSF checks it (a
+def lsf_time(text: str) -> str:
+    """bsub's ``-b`` time ``[[year:][month:]day:]hour:minute``, checked as LSF checks it (a
     minute 0-59, an hour 0-23, a day 1-31, a month 1-12); refused in bsub's words otherwise."""
     if lsf_clock_fields(text) is None:
         raise Refused(f"{text}: Bad time specification")

@@ -59,7 +59,7 @@ def _env(v: str) -> list[str]:
 
 
 def _begin(v: str) -> list[str]:
-    return ["-b", js.lsf_time(v, "-b")]
+    return ["-b", js.lsf_time(v)]
 
 
 _V, _F = True, False
