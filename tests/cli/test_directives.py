@@ -71,6 +71,12 @@ ROWS = [
     ("#BSUB -gpu num=2", {"requests": {"xce.io/gpu": 2}}),
     ("#BSUB -gpu 'num=1:mode=exclusive_process'", {"requests": {"xce.io/gpu": 1},
                                                    "recorded": {"gpu": "mode=exclusive_process"}}),
+    ("#BSUB -gpu 'num=1:mode=shared:j_exclusive=yes:gmodel=A100'", {"requests": {"xce.io/gpu": 1}, "gpu_model": "A100",
+                                                                    "recorded": {"gpu": "mode=shared:j_exclusive=yes"}}),
+    ("#BSUB -n 4 -R 'span[hosts=1]' -gpu num=4", {"tasks": 4, "request": "span[hosts=1]",
+                                                  "requests": {"xce.io/gpu": 1}}),
+    ("#BSUB -n2 -qshort -R\"span[ptile=16]\"", {"tasks": 2, "queue": "short", "request": "span[ptile=16]"}),
+    ("#BSUB -n 2 cores -q ignored", {"tasks": 2}),  # bsub's getopt stops at a word that is not an option
     ("#BSUB -G physics", {"recorded": {"user_group": "physics"}}),
     ("#BSUB -U resv1", {"recorded": {"reservation": "resv1"}}),
     ("#BSUB -app big", {"recorded": {"app": "big"}}),
@@ -98,6 +104,20 @@ ROWS = [
     ("#SBATCH -n 2 -c 3", {"tasks": 6, "cpus_per_task": 3, **TRUNC}),
     ("#SBATCH --mem=8G -c 4", {"tasks": 4, "cpus_per_task": 4, "requests": {"mem": 2 << 30}, **TRUNC}),
     ("#SBATCH --mem=4000", {"requests": {"mem": 4000 << 20}, **TRUNC}),
+    # without -N a per-node amount puts the tasks on one host, as Slurm's block distribution fills one
+    ("#SBATCH -n 4 --mem=1G", {"tasks": 4, "request": "span[hosts=1]", "requests": {"mem": 256 << 20}, **TRUNC}),
+    ("#SBATCH -n 2 -c 2 --mem=600", {"tasks": 4, "cpus_per_task": 2, "request": "span[hosts=1]",
+                                     "requests": {"mem": 150 << 20}, **TRUNC}),
+    ("#SBATCH -N 2 -n 1", {"nodes": 1, **TRUNC}),  # sbatch: "setting nnodes to 1"
+    ("#SBATCH -c 2 --cpus-per-gpu=4 --gpus-per-task=2", {"tasks": 2, "cpus_per_task": 2, "requests": {"xce.io/gpu": 1},
+                                                         "recorded": {"cpus_per_gpu": "4"}, **TRUNC}),
+    ("#SBATCH --gres=gpu:a100:2 -n 2", {"tasks": 2, "request": "span[hosts=1]", "gpu_model": "a100",
+                                        "requests": {"xce.io/gpu": 1}, **TRUNC}),
+    ("#SBATCH --gres=gpu:a100", {"gpu_model": "a100", "requests": {"xce.io/gpu": 1}, **TRUNC}),
+    ("#SBATCH --gpus=a100:2 -n 2", {"tasks": 2, "gpu_model": "a100", "requests": {"xce.io/gpu": 1}, **TRUNC}),
+    ("#SBATCH --gpus-per-node=v100:1", {"gpu_model": "v100", "requests": {"xce.io/gpu": 1}, **TRUNC}),
+    ("#SBATCH -C 'intel&[ib|eth]'", {"constraint": "intel&[ib|eth]", **TRUNC}),
+    ("#SBATCH --get-user-env=L", {"recorded": {"get_user_env": "L"}, **TRUNC}),
     ("#SBATCH -N 2 -n 8 --mem=16G", {"nodes": 2, "tasks": 8, "requests": {"mem": 4 << 30}, **TRUNC}),
     ("#SBATCH --mem=0", {"exclusive": True, **TRUNC}),
     ("#SBATCH -n 4 --mem-per-cpu=1G", {"tasks": 4, "requests": {"mem": 1 << 30}, **TRUNC}),
@@ -154,17 +174,17 @@ def test_each_directive_becomes_these_fields(line, fields):
 
 
 REFUSED = [
-    ("#BSUB -Zz", "standard input line 2: BSUB option '-Zz' is not a bsub option this cluster knows"),
+    ("#BSUB -Zz", "standard input line 2: illegal option -- Z"),
     ("#BSUB -M 1.5X", 'standard input line 2: -M 1.5X: quantity "1.5X" for "mem": expected a number with an '
      "optional unit K, M, G, T or P (powers of 1024)"),
-    ("#BSUB -gpu 'num=1:gmodel=A100'", "standard input line 2: -gpu gmodel=: this cluster cannot choose GPUs by "
-     "gmodel (only num=N, and mode=, j_exclusive=, mps= which are kept with the job)"),
-    ("#SBATCH --bogus=1", "standard input line 2: SBATCH option '--bogus' is not an sbatch option this cluster "
-     "knows"),
-    ("#SBATCH --n=1", "standard input line 2: SBATCH option --n is ambiguous (could be --nice, --no-requeue, "
-     "--nodelist, --nodes, --ntasks, --ntasks-per-core, --ntasks-per-gpu, --ntasks-per-node)"),
-    ("#SBATCH -C intel", "standard input line 2: --constraint: hosts here have no Slurm node features; write the "
-     "condition on host resources as -R 'select[...]' (xce hosts -l shows them)"),
+    ("#BSUB -gpu 'num=1:gvram=8G'", "standard input line 2: -gpu gvram=: Bad GPU requirement syntax (the keywords "
+     "are num, gmodel, mode, j_exclusive, mps, aff, block, gpack, gvendor, gtile, gmem, glink, nvlink, mig)"),
+    ("#BSUB -b 99:99", "standard input line 2: 99:99: Bad time specification"),
+    ("#SBATCH --bogus=1", "standard input line 2: unrecognized option '--bogus'"),
+    ("#SBATCH --nodel=a --n=1", "standard input line 2: option '--n' is ambiguous; possibilities: '--network' "
+     "'--nice' '--no-kill' '--no-requeue' '--nodefile' '--nodelist' '--nodes' '--ntasks' '--ntasks-per-core' "
+     "'--ntasks-per-gpu' '--ntasks-per-node' '--ntasks-per-socket'"),
+    ("#SBATCH --nice 5", "standard input line 2: Invalid directive found in batch script: 5"),
     ("#SBATCH --wrap='echo hi'", "standard input line 2: --wrap: a job script cannot also give --wrap (sbatch "
      "refuses it too)"),
     ("#SBATCH --exclusive=user", "standard input line 2: --exclusive=user: this cluster shares hosts only between "
@@ -173,18 +193,22 @@ REFUSED = [
      "give --gpus-per-task instead"),
     ("#SBATCH -N 1-4", "standard input line 2: --nodes: expected a host count such as 2 (a range MIN-MAX cannot "
      "be honoured here), got '1-4'"),
-    ("#SBATCH -n 4 --mem=8G", "--mem (per host) cannot be given per slot: the slots each host gets are not known "
-     "(give --mem-per-cpu, or --nodes or --ntasks-per-node so each host's slots are known)"),
-    ("#SBATCH -c 4 --gpus-per-node=1", "GPUs per host over 4 slots per host is not a whole amount per slot, and "
-     "this cluster reserves per slot (give --gpus-per-task with whole GPUs per CPU of a task, or more tasks per "
-     "host; or --nodes/--ntasks-per-node)"),
-    ("#SBATCH --cpus-per-gpu=2 --gpus=1", "--gpus over 2 slots of the job is not a whole amount per slot, and "
-     "this cluster reserves per slot (give --gpus-per-task with whole GPUs per CPU of a task, or more tasks per "
-     "host)"),
-    ("#SBATCH --gres=gpu:a100:1", "--gres 'a100:1': expected a GPU count (GPUs are not chosen by type here; "
-     "write -R 'select[...]' on host resources instead)"),
-    ("#SBATCH --gres=license:2", "--gres 'license:2': this cluster has no generic resource 'license' (only gpu; "
-     "other resources are reserved with --request NAME=QTY)"),
+    ("#SBATCH -N 2 -n 3 --mem=8G", "--mem is memory per node, and the tasks of this job cannot be spread evenly "
+     "over its nodes: give --mem-per-cpu, or a task count that --nodes divides"),
+    ("#SBATCH -c 4 --gpus-per-node=1", "1 GPU(s) per host over 4 slots per host: this cluster reserves them per "
+     "slot (CPU), and 1 does not divide among 4 (ask for a multiple of that many GPUs, or as many slots as GPUs)"),
+    ("#BSUB -n 4 -R 'span[hosts=1]' -gpu num=1", "1 GPU(s) per host over 4 slots per host: this cluster reserves "
+     "them per slot (CPU), and 1 does not divide among 4 (ask for a multiple of that many GPUs, or as many slots "
+     "as GPUs)"),
+    ("#SBATCH --cpus-per-gpu=2 --gpus=1", "1 GPU(s) of the job over 2 slots of the job: this cluster reserves them "
+     "per slot (CPU), and 1 does not divide among 2 (ask for a multiple of that many GPUs, or as many slots as "
+     "GPUs)"),
+    ("#SBATCH --gres=gpu:a100:1,gpu:v100:1", "--gres: GPUs of several models (a100, v100); a job's GPUs are of "
+     "one model"),
+    ("#XCE --gpu-model v100\n#SBATCH --gpus=a100:1", "the GPU model is given twice, differently (--gpu-model v100, "
+     "--gpus a100); a job's GPUs are of one model"),
+    ("#SBATCH --gres=license:2", "--gres 'license:2': Invalid generic resource (gres) specification (this cluster "
+     "has only gpu; other resources are reserved with --request NAME=QTY)"),
     ("#SBATCH --mem=1G --mem-per-cpu=1G", "--mem, --mem-per-cpu and --mem-per-gpu exclude each other (as in "
      "sbatch); give one"),
     ("#SBATCH --signal=USR1@soon", "--signal 'USR1@soon': expected [B:]SIG[@SECONDS], e.g. B:USR2@90"),
@@ -209,7 +233,7 @@ def test_what_cannot_be_honoured_is_refused_in_one_line(line, message):
 
 def test_begin_times_are_read_as_each_system_writes_them():
     before = time.time()
-    for line in ("#BSUB -b +5m", "#SBATCH --begin=now+5minutes", "#SBATCH --begin=now+300"):
+    for line in ("#SBATCH --begin=now+5minutes", "#SBATCH --begin=now+300"):
         begin = request(line)["begin_time"] / 1e9
         assert before + 299 <= begin <= time.time() + 301, line
 
@@ -339,3 +363,13 @@ def test_the_controllers_half_expansion_leaves_the_rest_to_the_worker():
     assert half == "a%%Nb.%N.%%N"
     assert expand(half, values(jobid=7, name="a%Nb", user="ann", host="n1")) == "a%Nb.n1.%N"
     assert values(jobid=7, command=["/home/ann/fit.sh"])["x"] == "fit.sh"
+
+
+def test_an_lsf_time_out_of_range_is_refused_not_rolled_ahead():
+    from xce.cli.spec import UsageError
+    from xce.cli.submit import parse_begin
+
+    for when in ("99:99", "24:00", "7:60", "0:12:00", "13:01:00:00"):
+        with pytest.raises(UsageError):
+            SUBMIT.parse(["-b", when, "true"])
+    assert parse_begin("23:59", now=0) > 0 and parse_begin("12:31:23:59", now=0) > 0

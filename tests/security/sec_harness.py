@@ -81,7 +81,7 @@ _PRELOAD = ("xce.cli.main", "xce.cli.client", "xce.client.transport", "xce.cli.s
             "xce.cli.jobctl", "xce.cli.spec", "xce.cli.admin", "xce.munge", "xce.client.follow",
             "xce.client.statedir", "http.client", "json", "ssl", "ctypes", "encodings.idna", "urllib.parse",
             "email.parser", "email.feedparser", "shlex", "xce.cli.up", "pydantic", "decimal", "importlib.metadata",
-            "xce.plugins", "xce.cli.jobscript", "xce.cli.envcopy", "xce.cli.placement", "xce.jobfiles",
+            "xce.plugins", "xce.cli.jobscript", "xce.cli.directives", "xce.compat.slurm.options", "xce.compat.lsf.options", "xce.cli.envcopy", "xce.cli.placement", "xce.jobfiles",
             "xce.core.quantity")
 
 

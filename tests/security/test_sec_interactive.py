@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 #: Loaded before the switch to the user (the interpreter's files are root's, see sec_harness).
 PRELOAD = ("xce.cli.main", "xce.cli.submit", "xce.cli.interactive", "xce.cli.client", "xce.cli.envcopy",
-           "xce.cli.jobscript", "xce.cli.placement", "xce.cli.spec", "xce.jobref", "xce.client.transport",
+           "xce.cli.jobscript", "xce.cli.directives", "xce.compat.slurm.options", "xce.compat.lsf.options", "xce.cli.placement", "xce.cli.spec", "xce.jobref", "xce.client.transport",
            "xce.client.follow", "xce.client.statedir", "xce.worker.taskauth", "xce.worker.ttywire",
            "signal", "time", "termios", "tty", "select", "socket", "json", "hmac", "hashlib", "secrets", "struct", "ctypes",
            "encodings.idna", "urllib.parse", "difflib", "shlex")

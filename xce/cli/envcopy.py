@@ -7,7 +7,8 @@ are translated into:
 * ``none``: start from nothing (anywhere in the list: the job sees only what is named);
 * ``NAME=VALUE``: set a variable;
 * ``NAME``: copy the submitter's value (nothing when it has none);
-* ``~NAME``: leave it out (LSF).
+* ``~NAME``: leave it out (LSF);
+* ``PREFIX*``: copy the submitter's variables whose names start with PREFIX (``SLURM_*``).
 
 A value may hold commas: a piece that is none of the above belongs to the value before it
 (``A=1,2,B=3`` sets ``A`` to ``1,2``). ``XCE_TOKEN`` is never copied: it is a secret, and a job's
@@ -38,6 +39,8 @@ def _is_item(piece: str) -> bool:
     if word.lower() in ("all", "none"):
         return True
     name = word[1:] if word.startswith("~") else word.partition("=")[0]
+    if name.endswith("*") and "=" not in word:
+        name = name[:-1]
     return _is_name(name)
 
 
@@ -72,6 +75,9 @@ def job_env(texts: list[str] | None, environ: dict[str, str]) -> dict[str, str]:
             continue
         name, eq, value = item.partition("=")
         name = name.strip()
+        if not eq and name.endswith("*") and _is_name(name[:-1]):
+            env.update({k: v for k, v in environ.items() if k.startswith(name[:-1]) and k not in SECRETS})
+            continue
         if not _is_name(name):
             raise EnvError(f"--env {item!r}: expected all, none, NAME=VALUE, NAME or ~NAME")
         if eq:
@@ -108,10 +114,14 @@ def from_lsf(text: str) -> str:
 
 
 def from_slurm(text: str) -> str:
-    """sbatch's ``--export``: ``ALL``, ``NONE``, ``ALL,K=V``, ``NIL``; variables named without ``ALL``
-    are the only ones the job gets (plus Slurm's own, which the worker sets)."""
+    """sbatch's ``--export``: ``ALL``, ``ALL,K=V``, ``NIL``, ``NONE``; variables named without ``ALL``
+    are the only ones the job gets (plus Slurm's own, which the worker sets). ``NONE`` is sbatch(1)'s:
+    only the submitter's ``SLURM_*`` variables; the rest is the job host's login defaults (the worker's
+    base: the system's ``PATH``, the owner's ``HOME``, ``SHELL``, ``USER``)."""
     items = split_items([text])
     words = {item.lower() for item in items}
+    if "none" in words and len(items) == 1:
+        return "none,SLURM_*"
     if words & {"all", "none", "nil"}:
         return ",".join("none" if item.lower() == "nil" else item for item in items)
     return ",".join(["none", *items])

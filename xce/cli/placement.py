@@ -2,9 +2,11 @@
 merged into one requirement, host lists, per-host amounts turned into XCE's per-slot ones.
 
 XCE reserves resources per slot (``--request`` and ``rusage[]`` are per task, a task is a slot);
-Slurm counts memory and GPUs per node, per CPU or per task, LSF's ``-gpu`` per host. An amount is
-translated only when the slots each host gets are known and it divides evenly; otherwise the
-submission is refused with what to write instead, never rounded into a different job.
+Slurm counts memory and GPUs per node, per CPU or per task, LSF's ``-gpu`` per host. A per-host
+amount needs the slots each host gets: from ``--nodes``, ``--ntasks-per-node``, a written
+``span[hosts=1]`` or ``span[ptile=N]``, or, for a Slurm job without ``--nodes``, one host (Slurm
+fills a node's CPUs before it takes another). Memory per slot is rounded up to the byte; GPUs must
+divide evenly, or the submission is refused with what to write instead.
 
 Standard library only (the submit command's start-up stays cheap).
 """
@@ -147,33 +149,43 @@ def per_slot(amount: int, over: int | None, what: str, fix: str, of: str = "per 
     if over is None:
         raise Refused(f"{what} cannot be given per slot: the slots each host gets are not known ({fix})")
     if amount % over:
-        raise Refused(f"{what} over {over} slots {of} is not a whole amount per slot, and this cluster "
-                      f"reserves per slot ({fix})")
+        raise Refused(f"{amount} {what} over {over} slots {of}: this cluster reserves them per slot (CPU), and "
+                      f"{amount} does not divide among {over} ({fix})")
     return amount // over
 
 
-def gpu_count(text: str, option: str) -> int:
-    """``N`` or ``gpu:N``; a GPU type cannot be chosen here."""
-    words = text.strip().split(":")
+def gpu_spec(text: str, option: str) -> tuple[str | None, int]:
+    """``N``, ``TYPE:N`` or ``gpu:TYPE:N`` (Slurm's ``--gpus`` forms): the GPU model (None: any) and
+    the count."""
+    words = [w.strip() for w in text.strip().split(":")]
     if words[0] == "gpu":
         words = words[1:]
-    if len(words) != 1 or not words[0].isdigit():
-        raise Refused(f"{option} {text!r}: expected a GPU count (GPUs are not chosen by type here; "
-                      "write -R 'select[...]' on host resources instead)")
-    return int(words[0])
+    if len(words) == 1 and words[0].isdigit():
+        return None, int(words[0])
+    if len(words) == 2 and words[0] and words[1].isdigit():
+        return words[0], int(words[1])
+    raise Refused(f"{option} {text!r}: expected [TYPE:]COUNT, e.g. 2 or a100:2")
 
 
-def gres_gpus(texts: list[str]) -> int:
-    """``--gres=gpu:2`` or ``--gres=gpu:2,gpu:1``: GPUs per node; other generic resources are refused."""
-    total = 0
+def gres_gpus(texts: list[str]) -> tuple[str | None, int]:
+    """``--gres=gpu:2``, ``gpu:a100:2``, ``gpu:a100`` (one), ``gpu:2,gpu:1``: the GPU model and the
+    GPUs per node; other generic resources are refused as Slurm refuses an unknown one."""
+    total, models = 0, set()
     for text in texts:
         for item in split_top(text):
             if item in ("none", "NONE"):
                 continue
-            name = item.split(":", 1)[0].split("/", 1)[0]
-            if name != "gpu":
-                raise Refused(f"--gres {item!r}: this cluster has no generic resource {name!r} (only gpu; other "
-                              "resources are reserved with --request NAME=QTY)")
-            count = item.split(":")[1:] or ["1"]
-            total += gpu_count(":".join(count), "--gres")
-    return total
+            name, _, rest = item.partition(":")
+            if name.split("/", 1)[0] != "gpu":
+                raise Refused(f"--gres {item!r}: Invalid generic resource (gres) specification (this cluster has "
+                              "only gpu; other resources are reserved with --request NAME=QTY)")
+            parts = rest.split(":") if rest else []
+            if parts and not parts[-1].isdigit():
+                parts.append("1")  # gpu:TYPE is one GPU of that type
+            model, count = gpu_spec(":".join(parts) or "1", "--gres")
+            if model:
+                models.add(model)
+            total += count
+    if len(models) > 1:
+        raise Refused(f"--gres: GPUs of several models ({', '.join(sorted(models))}); a job's GPUs are of one model")
+    return (models.pop() if models else None), total

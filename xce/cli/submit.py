@@ -116,8 +116,10 @@ def parse_begin(text: str, now: float | None = None) -> int:
             from datetime import datetime
 
             return int(datetime.fromisoformat(t).timestamp() * 1e9)
-        parts = [int(x) for x in t.split(":")]
-        if not 2 <= len(parts) <= 5:
+        from xce.cli.jobscript import lsf_clock_fields
+
+        parts = lsf_clock_fields(t)
+        if parts is None:
             raise ValueError
         local = time.localtime(now)
         fields = [local.tm_year, local.tm_mon, local.tm_mday][: 5 - len(parts)] + parts
@@ -209,7 +211,8 @@ def _job_script(path: str) -> str | None:
 
 
 def _with_directives(given: dict, text: str, where: str) -> dict:
-    from xce.cli.jobscript import Refused, merge
+    from xce.cli.directives import merge
+    from xce.cli.jobscript import Refused
 
     try:
         return merge(SUBMIT, given, text)
@@ -217,12 +220,15 @@ def _with_directives(given: dict, text: str, where: str) -> dict:
         raise Refused(f"{where} {exc}") from None
 
 
-def job_request(given: dict, *, stdin=None, environ: dict[str, str], cwd: str, host: str) -> dict:
+def job_request(given: dict, *, stdin=None, environ: dict[str, str], cwd: str, host: str,
+                prog: str = "xce submit", merged: dict | None = None) -> dict:
     """The body of ``POST /v1/jobs`` for a parsed command line: the one way from options to a job.
 
     ``stdin`` returns standard input's bytes, None when it is a terminal: with no command it is the
     job script (``xce submit < job.sh``); it is never read when a command is given (workflow tools
-    pass an empty pipe). Refused for anything that cannot become this job as asked.
+    pass an empty pipe). Refused for anything that cannot become this job as asked. ``prog`` names
+    the program in a warning (where Slurm or LSF adjusts a job and says so); ``merged``, when given,
+    receives the options with the script's directives in (``-Is`` in a ``#BSUB`` line: a terminal).
     """
     import os
 
@@ -248,26 +254,49 @@ def job_request(given: dict, *, stdin=None, environ: dict[str, str], cwd: str, h
         script = _job_script(command[0])
         if script is not None:
             given = _with_directives(given, script, command[0])
-    return _body(given, command, script, environ=environ, cwd=cwd, host=host)
+    if merged is not None:
+        merged.update(given)
+
+    def warn(text: str) -> None:  # where Slurm or LSF warns and adjusts the job, on standard error
+        import sys
+
+        sys.stderr.write(f"{prog}: warning: {text}\n")
+
+    return _body(given, command, script, environ=environ, cwd=cwd, host=host, warn=warn)
 
 
-def _slots(g: dict) -> tuple[int, int, int | None, str | None]:
-    """Slots, CPUs per task, the slots each host gets (None: not known), and the span it implies.
+def _written_span(g: dict) -> tuple[str, int] | None:
+    """The span a ``-R`` the user wrote gives (``span[hosts=1]``, ``span[ptile=N]``): it fixes the
+    slots each host gets."""
+    found = None
+    for text in g.get("request") or []:
+        at = text.find("span[")
+        if at >= 0:
+            key, _, value = text[at + 5:text.find("]", at)].partition("=")
+            if key.strip() in ("hosts", "ptile") and value.strip().isdigit():
+                found = (key.strip(), int(value))
+    return found
+
+
+def _slots(g: dict, warn) -> tuple[int, int, int | None, str | None, int | None]:
+    """Slots, CPUs per task, the slots each host gets (None: not known), the span it implies, and
+    the host count.
 
     Tasks are ``-n`` (Slurm's ntasks, LSF's slots), else ``--nodes`` x ``--ntasks-per-node``, else one
-    per node; each is ``-c`` slots."""
-    from xce.cli.jobscript import Refused
-
-    tasks, nodes, per_node, cpus = g.get("tasks"), g.get("nodes"), g.get("ntasks_per_node"), g.get("cpus_per_task") or 1
-    if g.get("cpus_per_gpu"):
-        if g.get("cpus_per_task"):
-            raise Refused("give -c/--cpus-per-task or --cpus-per-gpu, not both")
-        gpus_per_task = _gpus_per_task(g, tasks or 1)
-        cpus = g["cpus_per_gpu"] * gpus_per_task
+    per node; each is ``-c`` slots (or ``--cpus-per-gpu`` x its GPUs). More hosts than tasks is what
+    sbatch corrects with a warning: one host per task."""
+    tasks, nodes, per_node = g.get("tasks"), g.get("nodes"), g.get("ntasks_per_node")
+    cpus = g.get("cpus_per_task") or 1
+    if g.get("cpus_per_gpu") and not g.get("cpus_per_task"):  # with -c, -c says the task's CPUs
+        cpus = g["cpus_per_gpu"] * _gpus_per_task(g, tasks or 1)
     if tasks is None:
         tasks = (nodes or 1) * per_node if per_node else (nodes or 1)
+    if nodes and tasks < nodes:
+        warn(f"can't run {tasks} processes on {nodes} nodes, setting nnodes to {tasks}")
+        nodes = tasks
     slots = tasks * cpus
     span = None
+    written = _written_span(g)
     if per_node and nodes:  # sbatch -N 2 --ntasks-per-node=4: the hosts are given, tasks spread evenly
         host_slots = slots // nodes if slots % nodes == 0 else None
     elif per_node:
@@ -275,19 +304,23 @@ def _slots(g: dict) -> tuple[int, int, int | None, str | None]:
         host_slots = per_node * cpus
     elif nodes:
         host_slots = slots // nodes if slots % nodes == 0 else None
+    elif written == ("hosts", 1) or tasks == 1:
+        host_slots = slots
+    elif written and written[0] == "ptile":
+        host_slots = written[1]
     else:
-        host_slots = slots if tasks == 1 else None
-    return slots, cpus, host_slots, span
+        host_slots = None
+    return slots, cpus, host_slots, span, nodes
 
 
 def _gpus_per_task(g: dict, tasks: int) -> int:
     from xce.cli.jobscript import Refused
-    from xce.cli.placement import gpu_count
+    from xce.cli.placement import gpu_spec
 
     if g.get("gpus_per_task"):
-        return gpu_count(g["gpus_per_task"], "--gpus-per-task")
+        return gpu_spec(g["gpus_per_task"], "--gpus-per-task")[1]
     if tasks == 1 and g.get("gpus"):
-        return gpu_count(g["gpus"], "--gpus")
+        return gpu_spec(g["gpus"], "--gpus")[1]
     if tasks == 1 and (g.get("gpus_per_node") or g.get("gres")) and (g.get("nodes") or 1) == 1:
         return _node_gpus(g)
     raise Refused("--cpus-per-gpu needs the GPUs of each task: give --gpus-per-task (or one task with --gpus)")
@@ -295,17 +328,42 @@ def _gpus_per_task(g: dict, tasks: int) -> int:
 
 def _node_gpus(g: dict) -> int:
     from xce.cli.jobscript import Refused
-    from xce.cli.placement import gpu_count, gres_gpus
+    from xce.cli.placement import gpu_spec, gres_gpus
 
     given = [x for x in ("gpus_per_node", "gres") if g.get(x)]
     if len(given) > 1:
         raise Refused("give GPUs per host once: --gpus-per-node or --gres=gpu:N")
-    return gpu_count(g["gpus_per_node"], "--gpus-per-node") if g.get("gpus_per_node") else gres_gpus(g["gres"])
+    return gpu_spec(g["gpus_per_node"], "--gpus-per-node")[1] if g.get("gpus_per_node") else gres_gpus(g["gres"])[1]
+
+
+def _gpu_model(g: dict) -> str | None:
+    """The GPU model asked for: ``--gpu-model``, or the type in ``--gres=gpu:TYPE:N``, ``--gpus=TYPE:N``,
+    ``--gpus-per-node``/``--gpus-per-task=TYPE:N`` (one model per job)."""
+    from xce.cli.jobscript import Refused
+    from xce.cli.placement import gpu_spec, gres_gpus
+
+    named = {}
+    if g.get("gpu_model"):
+        named["--gpu-model"] = g["gpu_model"]
+    for field, option in (("gpus", "--gpus"), ("gpus_per_node", "--gpus-per-node"), ("gpus_per_task", "--gpus-per-task")):
+        if g.get(field) and gpu_spec(g[field], option)[0]:
+            named[option] = gpu_spec(g[field], option)[0]
+    if g.get("gres") and gres_gpus(g["gres"])[0]:
+        named["--gres"] = gres_gpus(g["gres"])[0]
+    if len(set(named.values())) > 1:
+        raise Refused("the GPU model is given twice, differently (" + ", ".join(f"{o} {m}" for o, m in named.items())
+                      + "); a job's GPUs are of one model")
+    return next(iter(named.values()), None)
+
+
+def _per_host_needs_slots(g: dict) -> bool:
+    """Whether an amount is per host (``--mem``, GPUs per node): it needs the slots each host gets."""
+    return bool(g.get("mem") or g.get("gpus_per_node") or g.get("gres"))
 
 
 def _gpus_per_slot(g: dict, slots: int, cpus: int, host_slots: int | None) -> int | None:
     from xce.cli.jobscript import Refused
-    from xce.cli.placement import gpu_count, per_slot
+    from xce.cli.placement import gpu_spec, per_slot
 
     given = [f for f in ("gpus", "gpus_per_node", "gres", "gpus_per_task") if g.get(f)]
     if not given:
@@ -313,18 +371,17 @@ def _gpus_per_slot(g: dict, slots: int, cpus: int, host_slots: int | None) -> in
     if len(given) > 1 and not (set(given) == {"gpus_per_node", "gres"}):
         raise Refused(f"give the job's GPUs one way ({', '.join('--' + f.replace('_', '-') for f in given)} "
                       "were given)")
-    fix = "give --gpus-per-task with whole GPUs per CPU of a task, or more tasks per host"
+    fix = "ask for a multiple of that many GPUs, or as many slots as GPUs"
     if g.get("gpus_per_task"):
-        return per_slot(gpu_count(g["gpus_per_task"], "--gpus-per-task"), cpus, "--gpus-per-task", fix, "per task")
+        return per_slot(gpu_spec(g["gpus_per_task"], "--gpus-per-task")[1], cpus, "GPU(s) per task", fix, "per task")
     if g.get("gpus"):
-        return per_slot(gpu_count(g["gpus"], "--gpus"), slots, "--gpus", fix, "of the job")
-    return per_slot(_node_gpus(g), host_slots, "GPUs per host", fix + "; or --nodes/--ntasks-per-node")
+        return per_slot(gpu_spec(g["gpus"], "--gpus")[1], slots, "GPU(s) of the job", fix, "of the job")
+    return per_slot(_node_gpus(g), host_slots, "GPU(s) per host", fix)
 
 
 def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None) -> tuple[int | None, bool]:
     """Slurm's memory options as memory per slot, and whether the job wants whole hosts (``--mem=0``)."""
     from xce.cli.jobscript import Refused
-    from xce.cli.placement import per_slot
 
     given = [f for f in ("mem", "mem_per_cpu", "mem_per_gpu") if g.get(f) is not None]
     if len(given) > 1:
@@ -334,9 +391,9 @@ def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None) -> tup
     if g.get("mem") is not None:
         if g["mem"] == 0:  # all of each host's memory: the hosts to itself
             return None, True
-        fix = "give --mem-per-cpu, or --nodes or --ntasks-per-node so each host's slots are known"
         if host_slots is None:
-            return per_slot(g["mem"], None, "--mem (per host)", fix), False
+            raise Refused("--mem is memory per node, and the tasks of this job cannot be spread evenly over "
+                          "its nodes: give --mem-per-cpu, or a task count that --nodes divides")
         return -(-g["mem"] // host_slots), False
     if g.get("mem_per_cpu") is not None:
         return g["mem_per_cpu"], False
@@ -346,7 +403,7 @@ def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None) -> tup
 
 
 def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str, str], cwd: str,
-          host: str) -> dict:
+          host: str, warn) -> dict:
     from xce.cli.envcopy import EnvError, check_size, job_env
     from xce.cli.jobscript import Refused
     from xce.cli.placement import host_list, merge_requirements, warning
@@ -355,7 +412,11 @@ def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str,
         raise Refused("-W and --time both set a run limit; give one")
     if g.get("depend") is not None and g.get("dependency") is not None:
         raise Refused("give the dependency once: -w (LSF) or --dependency (Slurm), not both")
-    slots, cpus, host_slots, span = _slots(g)
+    slots, cpus, host_slots, span, nodes = _slots(g, warn)
+    if host_slots is None and not nodes and _per_host_needs_slots(g):
+        # Slurm fills a node's CPUs before it takes the next (block distribution): a job without -N
+        # whose amounts are per node runs on one host, which holds all its slots.
+        span, host_slots = "span[hosts=1]", slots
     gpus = _gpus_per_slot(g, slots, cpus, host_slots)
     mem, whole_hosts = _memory(g, cpus, host_slots, gpus)
     body: dict = {"command": command, "tasks": slots, "priority": g.get("priority") or 0,
@@ -371,7 +432,8 @@ def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str,
     for key, value in (("queue", g.get("queue")), ("project", g.get("project")), ("stdout", g.get("stdout")),
                        ("stderr", g.get("stderr")), ("array", array), ("name", name),
                        ("begin_time", g.get("begin")), ("run_limit", g.get("run_limit") or g.get("time")),
-                       ("nodes", g.get("nodes")), ("open_mode", g.get("open_mode"))):
+                       ("nodes", nodes), ("open_mode", g.get("open_mode")),
+                       ("constraint", g.get("constraint")), ("gpu_model", _gpu_model(g))):
         if value is not None:
             body[key] = value
     depend = g.get("depend")
@@ -387,6 +449,8 @@ def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str,
     for flag in ("hold", "allow_pending_forever", "rerunnable"):
         if g.get(flag):
             body[flag] = True
+    if g.get("interactive") or g.get("pty"):  # bsub -I in a job script's #BSUB lines, too
+        body["interactive"] = True
     if g.get("exclusive") or whole_hosts:
         body["exclusive"] = True
     requests = _pairs("--request", g["requests"]) if g.get("requests") else {}
@@ -414,6 +478,8 @@ def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str,
         body["env"] = env
     body["submit_host"] = host
     recorded = _recorded(g.get("record"))
+    if g.get("cpus_per_gpu") and g.get("cpus_per_task"):  # -c says the task's CPUs; the ratio is kept
+        recorded.setdefault("cpus_per_gpu", str(g["cpus_per_gpu"]))
     if recorded:
         body["recorded"] = recorded
     return body
@@ -444,17 +510,19 @@ def submit(**given) -> None:
         (lambda: sys.stdin.buffer.read(MAX_SCRIPT_BYTES + 1))
     try:
         # os.uname() is gethostname() without importing socket (the submit command stays cheap)
-        body = job_request(given, stdin=stdin, environ=dict(os.environ), cwd=os.getcwd(), host=os.uname().nodename)
+        merged: dict = {}
+        body = job_request(given, stdin=stdin, environ=dict(os.environ), cwd=os.getcwd(), host=os.uname().nodename,
+                           merged=merged)
     except Refused as exc:
         fail(str(exc), EXIT_USAGE)
-    interactive = given.get("interactive") or given.get("pty")
+    interactive = body.get("interactive")  # -I, -Is, -Ip here or in the script's #BSUB lines
     if interactive:  # bsub -I, -Is, -Ip: wait for it, then be its terminal (xce.cli.interactive)
         from xce.cli import interactive as terminal
 
         body = terminal.prepare(body)
     res = call(connect(url, token, state_dir).post, "/v1/jobs", body)
     if interactive:
-        return terminal.follow(connect(url, token, state_dir), res, raw=bool(given.get("pty")))
+        return terminal.follow(connect(url, token, state_dir), res, raw=bool(merged.get("pty")))
     if as_json:
         print_json(res)
     elif res.get("array_id") is None:
@@ -526,14 +594,21 @@ SUBMIT = Command(
         Opt("ntasks_per_node", ("--ntasks-per-node",), int, None, min=1, metavar="N",
             help=f"{_SLURM}: N tasks on each host (span[ptile=N x -c]); without -n, --nodes x N tasks."),
         Opt("mem", ("--mem",), parse_memory, None, metavar="MEM",
-            help=f"{_SLURM}: memory per host (MB without a unit), reserved per slot; 0 = whole hosts."),
+            help=f"{_SLURM}: memory per host (MB without a unit), reserved per slot; without --nodes the tasks run on "
+            "one host; 0 = whole hosts."),
         Opt("mem_per_cpu", ("--mem-per-cpu",), parse_memory, None, metavar="MEM", help=f"{_SLURM}: memory per slot."),
         Opt("mem_per_gpu", ("--mem-per-gpu",), parse_memory, None, metavar="MEM", help=f"{_SLURM}: memory per GPU."),
-        Opt("gpus", ("--gpus",), metavar="N", help=f"{_SLURM}: GPUs of the whole job (xce.io/gpu, per slot here)."),
-        Opt("gpus_per_node", ("--gpus-per-node",), metavar="N", help=f"{_SLURM}: GPUs on each host."),
-        Opt("gpus_per_task", ("--gpus-per-task",), metavar="N", help=f"{_SLURM}: GPUs of each task."),
-        Opt("gres", ("--gres",), multiple=True, metavar="gpu:N", help=f"{_SLURM}: gpu:N per host."),
-        Opt("cpus_per_gpu", ("--cpus-per-gpu",), int, None, min=1, metavar="N", help=f"{_SLURM}: slots per GPU."),
+        Opt("gpus", ("--gpus",), metavar="[TYPE:]N", help=f"{_SLURM}: GPUs of the whole job (xce.io/gpu, per slot "
+            "here)."),
+        Opt("gpus_per_node", ("--gpus-per-node",), metavar="[TYPE:]N", help=f"{_SLURM}: GPUs on each host."),
+        Opt("gpus_per_task", ("--gpus-per-task",), metavar="[TYPE:]N", help=f"{_SLURM}: GPUs of each task."),
+        Opt("gres", ("--gres",), multiple=True, metavar="gpu[:TYPE]:N", help=f"{_SLURM}: GPUs per host."),
+        Opt("cpus_per_gpu", ("--cpus-per-gpu",), int, None, min=1, metavar="N",
+            help=f"{_SLURM}: slots per GPU (with -c, -c says each task's slots)."),
+        Opt("constraint", ("--constraint",), metavar="EXPR",
+            help=f"{_SLURM} (-C): only hosts with these features: a&b, a|b, [a|b], a*2 (Slurm's grammar)."),
+        Opt("gpu_model", ("--gpu-model",), metavar="NAME",
+            help="Only GPUs of this model (sbatch --gres=gpu:NAME:N, bsub -gpu gmodel=NAME)."),
         Opt("signal", ("--signal",), metavar="[B:]SIG[@S]",
             help="Send SIG S seconds (default 60) before the run limit; B: to the job script's shell only (sbatch)."),
         Opt("warn_signal", ("--warn-signal",), metavar="SIG", help="As bsub -wa: the signal sent before the run limit."),

@@ -34,7 +34,7 @@ __all__ = ["Identity", "JobProcess", "StartError", "job_env", "launch_spec", "re
 #: worker's secrets (its token is never in a job's environment).
 #: How long after an adopted job's leader is seen gone its exit file may still be empty.
 EXIT_WRITE_S = 1.0
-BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
+BASE_ENV_KEYS = ("LANG", "LC_ALL", "TZ", "TMPDIR")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -219,7 +219,7 @@ def job_env(job: dict[str, Any], ident: Identity, *, host: str, gpus: list[str],
     submitter's environment says. Only the job's own processes are given this: nothing that runs
     with the worker's rights reads it (the worker's own environment is never touched)."""
     env = {k: os.environ[k] for k in BASE_ENV_KEYS if k in os.environ}
-    env.setdefault("PATH", DEFAULT_PATH)
+    env["PATH"] = DEFAULT_PATH  # the system's, never the worker's own (a job given none: sbatch --export=NONE)
     env.update(HOME=ident.home, SHELL=ident.shell or "/bin/sh")
     given = job.get("env") if user_env is None else user_env
     env.update({str(k): str(v) for k, v in (given or {}).items() if k not in jobvars.MANAGED})

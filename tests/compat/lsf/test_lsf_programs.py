@@ -120,6 +120,21 @@ def test_a_job_script_given_by_name_may_be_deleted_once_submitted(lsf, tmp_path)
     assert (tmp_path / f"named.{jobid}").read_text() == "spooled\n"
 
 
+def test_bsub_lines_are_read_as_its_command_line_attached_values_and_trailing_words(lsf, tmp_path):
+    """``-n2 -qshort -R"span[hosts=1]"``, ``-alloc_flags``, ``-ptl`` in a script as on the command line;
+    a word that is not an option ends the line's options, as LSF's bsub reads it."""
+    script = (f"#!/bin/sh\n#BSUB -n2 -qshort -R\"span[hosts=1]\" # two slots\n#BSUB -alloc_flags smt4 -ptl 10\n"
+              f"#BSUB -J lines cores please -q normal\n#BSUB -oo {tmp_path}/lines.%J\necho $LSB_DJOB_NUMPROC\n")
+    in_script = lsf.submit(input=script)
+    on_line = lsf.submit("-n2", "-qshort", "-Rspan[hosts=1]", "-alloc_flags", "smt4", "-ptl", "10", "-J", "lines",
+                         "-oo", f"{tmp_path}/line.%J", "echo $LSB_DJOB_NUMPROC")
+    for jobid, name in ((in_script, "lines"), (on_line, "line")):
+        job = lsf.wait_state(jobid, "DONE", "EXIT")
+        assert (job["state"], job["tasks"], job["queue"], job["name"]) == ("DONE", 2, "short", "lines")
+        assert job["options"]["recorded"] == {"alloc_flags": "smt4", "pending_time_limit": "10"}
+        assert (tmp_path / f"{name}.{jobid}").read_text() == "2\n"
+
+
 @pytest.mark.parametrize("env, unit_bytes", [({}, 1024), ({"XCE_LSF_UNIT_FOR_LIMITS": "MB"}, 1024**2)])
 def test_bare_memory_is_in_lsf_unit_for_limits_and_the_probes_say_which(lsf, env, unit_bytes):
     r = lsf("bsub", "-M", "4000", "-R", "rusage[mem=2000] span[hosts=1]", "-H", "true", env=env)
@@ -162,6 +177,7 @@ def test_bsub_refuses_an_option_it_does_not_know_with_its_usage(lsf, argv, first
     (["-k", "/ckpt", "true"], "-k: checkpointing is not available on this cluster. Job not submitted.\n"),
     (["-q", "nosuch", "true"], "queue: unknown queue 'nosuch' (expected one of: normal, short). Job not submitted.\n"),
     (["-n", "x", "true"], None),
+    (["-b", "99:99", "true"], "99:99: Bad time specification. Job not submitted.\n"),  # not rolled days ahead
 ])
 def test_bsub_says_job_not_submitted(lsf, argv, err):
     r = lsf("bsub", *argv)
@@ -283,7 +299,8 @@ def test_job_control_words(lsf, jobs):
 
 
 def test_bstop_holds_a_pending_job_and_bresume_releases_it(lsf):
-    pend = lsf.submit("-b", "+1h", "true")
+    next_year = __import__("time").localtime().tm_year + 1
+    pend = lsf.submit("-b", f"{next_year}:01:01:00:00", "true")  # LSF's [[year:][month:]day:]hour:minute
     assert lsf("bstop", str(pend)).lines == [f"Job <{pend}> is being stopped"]
     assert lsf("bjobs", "-o", "stat", "-noheader", str(pend)).out == "PSUSP\n"
     assert lsf("bresume", str(pend)).lines == [f"Job <{pend}> is being resumed"]

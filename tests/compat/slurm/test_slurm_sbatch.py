@@ -12,8 +12,8 @@ pytestmark = pytest.mark.integration
 SCRIPT = "#!/bin/sh\n#SBATCH -J fromscript\n#SBATCH -t 10\n#SBATCH --mem-per-cpu=100\necho args: \"$@\"\necho to-stderr >&2\n"
 
 
-def submitted(slurm, *args: str, input: str | None = None) -> int:
-    r = slurm("sbatch", "--parsable", *args, input=input)
+def submitted(slurm, *args: str, input: str | None = None, env: dict | None = None) -> int:
+    r = slurm("sbatch", "--parsable", *args, input=input, env=env)
     assert r.code == 0, r.err
     assert re.fullmatch(r"\d+\n", r.out), r.out
     return int(r.out)
@@ -164,8 +164,8 @@ def test_what_sbatch_refuses_exits_1_with_its_message(slurm, args, input, err):
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["--constraint=fast"], "--constraint: hosts here have no Slurm node features"),
-    (["--gpus-per-node=1", "-c", "10"], "is not a whole amount per slot"),  # per node, over 10 slots: refused
+    (["--deadline=now+1hour"], "--deadline: this cluster does not end pending jobs at a deadline"),
+    (["--gpus-per-node=1", "-c", "10"], "1 does not divide among 10"),  # per node, over 10 slots: refused
     (["--ntasks-per-gpu=2"], "--ntasks-per-gpu"),
     (["-t", "soon"], "invalid time 'soon'"),
     (["--test-only"], "--test-only"),
@@ -189,3 +189,44 @@ def test_help_and_version_exit_0(slurm):
     assert slurm("sbatch", "--help").code == 0
     r = slurm("sbatch", "--version")
     assert r.code == 0 and r.out.startswith("slurm ")
+
+
+# -- the same option on the command line and in the script; shapes Slurm adjusts ------------------
+
+@pytest.mark.parametrize("line", ["--get-user-env=L", "--hint=nomultithread", "--tmp=10G", "--threads-per-core=1",
+                                  "--no-kill", "--uid=0"])
+def test_an_option_the_command_line_takes_is_taken_as_a_directive(slurm, tmp_path, line):
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/sh\n#SBATCH {line}\ntrue\n")
+    plain = tmp_path / "plain.sh"
+    plain.write_text("#!/bin/sh\ntrue\n")
+    in_script = slurm.detail(submitted(slurm, "--hold", str(script)))
+    on_line = slurm.detail(submitted(slurm, "--hold", line, str(plain)))
+    key = line[2:].partition("=")[0].replace("-", "_")
+    assert in_script["options"]["recorded"][key] == on_line["options"]["recorded"][key]
+
+
+def test_more_nodes_than_tasks_is_corrected_with_slurms_warning(slurm):
+    r = slurm("sbatch", "--parsable", "-N", "2", "-n", "1", "--wrap", "true")
+    assert r.code == 0 and r.err == "sbatch: warning: can't run 1 processes on 2 nodes, setting nnodes to 1\n"
+    jobid = int(r.out)
+    assert slurm.wait_state(str(jobid), ("DONE", "EXIT"))["state"] == "DONE"
+    assert slurm.detail(jobid)["options"]["nodes"] == 1
+
+
+def test_memory_per_node_without_nodes_runs_on_one_host(slurm):
+    jobid = submitted(slurm, "-n", "2", "--mem=600", "--wrap", "echo $SLURM_NTASKS")
+    job = slurm.wait_state(str(jobid), ("DONE", "EXIT"))
+    detail = slurm.detail(jobid)
+    assert job["state"] == "DONE" and len({h for h, _ in detail["placement"]}) == 1
+    assert detail["requests"]["mem"] * 2 == 600 * 2**20  # --mem is per node: 600M on the one host
+
+
+def test_export_none_gives_slurms_variables_and_the_hosts_login_path_not_the_workers(slurm):
+    jobid = submitted(slurm, "--export=NONE", "--wrap", "echo PATH=$PATH; echo MINE=${MINE-unset}; "
+                      "echo CONF=${SLURM_CONF-unset}", env={"MINE": "x", "SLURM_CONF": "/etc/slurm.conf"})
+    slurm.wait_state(str(jobid), ("DONE",))
+    out = (slurm.work / f"slurm-{jobid}.out").read_text().splitlines()
+    from xce.worker.runner import DEFAULT_PATH
+
+    assert out == [f"PATH={DEFAULT_PATH}", "MINE=unset", "CONF=/etc/slurm.conf"]

@@ -1,5 +1,5 @@
-"""``bsub``: submit a job as LSF does, through the same translation ``xce submit`` uses for
-``#BSUB`` lines (:data:`xce.cli.jobscript.BSUB`), so a command line and a script mean the same.
+"""``bsub``: submit a job as LSF does, through the table and the reader ``#BSUB`` lines go through
+(:mod:`xce.compat.lsf.options`), so a command line and a script mean the same.
 
 A command (``bsub [options] WORDS...``) runs as ``/bin/sh -c "WORDS"``, and standard input is
 then never read (clients pass an empty pipe); with no command the job script comes on standard
@@ -28,69 +28,21 @@ USAGE = """Usage: bsub [-h] [-V] [-H] [-x] [-r | -rn] [-B] [-N | -Ne] [-I | -Ip 
             [-u mail_user] [-sla service_class_name] [-ext "external_scheduler_options"]
             [command [argument ...] | job_script]"""
 
-#: Options kept with the job that change nothing here: name -> (takes a value, the name it is kept under).
-KEPT = {"-Jd": (True, "job_description"), "-sla": (True, "service_class"), "-ext": (True, "external_scheduler"),
-        "-extsched": (True, "external_scheduler"), "-a": (True, "esub"), "-alloc_flags": (True, "alloc_flags"),
-        "-ptl": (True, "pending_time_limit"), "-eptl": (True, "eligible_pending_time_limit"),
-        "-Lp": (True, "license_project"), "-jobaff": (True, "job_affinity"), "-hl": (False, "host_limits"),
-        "-ul": (False, "user_limits"), "-tty": (False, "tty"), "-rnc": (True, "resize_notification")}
-#: Options whose effect cannot be had here: name -> (takes a value, why).
-REFUSED = {"-i": (True, "an input file for the job"), "-is": (True, "an input file for the job"),
-           "-f": (True, "file transfer"), "-k": (True, "checkpointing"), "-E": (True, "pre-execution commands"),
-           "-Ep": (True, "post-execution commands"), "-XF": (False, "X11 forwarding"),
-           "-c": (True, "a CPU time limit"), "-C": (True, "a core file limit"), "-D": (True, "a data segment limit"),
-           "-F": (True, "a file size limit"), "-S": (True, "a stack limit"), "-v": (True, "a swap limit"),
-           "-T": (True, "a thread limit"), "-p": (True, "a process limit"), "-data": (True, "data staging"),
-           "-stage": (True, "data staging"), "-pack": (True, "job packs"), "-jsdl": (True, "JSDL files"),
-           "-jsdl_strict": (True, "JSDL files"), "-hostfile": (True, "host files"), "-network": (True, "networks"),
-           "-csm": (True, "CSM allocations"), "-ti": (False, "immediate orphan termination"),
-           "-Zs": (False, "spooling the command file"), "-s": (True, "a termination signal"),
-           "-outdir": (True, "output directories"), "-Q": (True, "requeue exit values"),
-           "-t": (True, "a termination deadline"), "-freq": (True, "CPU frequencies")}
-INTERACTIVE = {"-I": "-I", "-Is": "-Is", "-Ip": "-Ip", "-IS": "-Is", "-ISs": "-Is", "-ISp": "-Ip"}
+def _options(argv: list[str]) -> tuple[list, list[str], str | None]:
+    """bsub's options as (option, value) pairs of its table, the command, and the interactive mode."""
+    from xce.compat.lsf.options import BadOption, split
 
-
-def _options(argv: list[str]) -> tuple[list[str], list[str], dict[str, str], str | None]:
-    """bsub's options as BSUB table words, the command, the options only kept, and the interactive flag."""
-    from xce.cli.jobscript import BSUB
-
-    words: list[str] = []
-    kept: dict[str, str] = {}
+    try:
+        pairs, command = split(argv)
+    except BadOption as exc:
+        raise Usage(str(exc)) from None
     interactive = None
-    i, n = 0, len(argv)
-    while i < n:
-        word = argv[i]
-        if word == "--":
-            return words, argv[i + 1:], kept, interactive
-        if word[:1] != "-" or word == "-":
-            return words, argv[i:], kept, interactive
-        i += 1
-        if word in INTERACTIVE:
-            interactive = INTERACTIVE[word]
-            continue
-        if word == "-K":
+    for option, _ in pairs:
+        if option.name == "-K":
             interactive = interactive or "-K"
-            continue
-        name, value = word, None
-        table = BSUB if word in BSUB else KEPT if word in KEPT else REFUSED if word in REFUSED else None
-        if table is None:  # -Jname, -n4: the value in the same word
-            name = next((o for o in sorted(BSUB, key=len, reverse=True) if word.startswith(o) and BSUB[o][0]), None)
-            if name is None:
-                raise Usage(f"illegal option -- {word[1:2] or word}")
-            table, value = BSUB, word[len(name):]
-        takes = table[name][0]
-        if takes and value is None:
-            if i >= n:
-                raise Usage(f"option requires an argument -- {name[1:]}")
-            value = argv[i]
-            i += 1
-        if table is REFUSED:
-            raise Failed(f"{name}: {table[name][1]} is not available on this cluster. Job not submitted.")
-        if table is KEPT:
-            kept[table[name][1]] = value if takes else "yes"
-        else:
-            words += [name, value] if takes else [name]
-    return words, [], kept, interactive
+        elif option.name.startswith("-I"):
+            interactive = option.name
+    return pairs, command, interactive
 
 
 def _command(words: list[str]) -> list[str]:
@@ -105,29 +57,41 @@ def _command(words: list[str]) -> list[str]:
 
 
 def run(argv: list[str]) -> int:
+    from xce.cli.submit import MAX_SCRIPT_BYTES
     from xce.compat.lsf._conf import unit_for_limits
 
     environ = dict(os.environ)  # the job's environment: the submitter's, as it was
     # The one unit for -M and rusage[mem=N]: the BSUB translation reads it from here.
     os.environ["LSF_UNIT_FOR_LIMITS"] = unit_for_limits()
-    from xce.cli.jobscript import Refused, translate_bsub
-    from xce.cli.spec import UsageError
-    from xce.cli.submit import MAX_SCRIPT_BYTES, SUBMIT, job_request
+    stdin = None if sys.stdin is None or sys.stdin.isatty() else \
+        (lambda: sys.stdin.buffer.read(MAX_SCRIPT_BYTES + 1))
+    body, interactive = build(argv, environ=environ, cwd=os.getcwd(), host=os.uname().nodename, stdin=stdin)
+    return _submit(body, interactive)
 
-    words, command, kept, interactive = _options(argv)
+
+def build(argv: list[str], *, environ: dict[str, str], cwd: str, host: str, stdin) -> tuple[dict, str | None]:
+    """The job's ``POST /v1/jobs`` body for bsub's arguments, and its interactive mode (``-I``,
+    ``-Is``, ``-Ip``, ``-K`` or None); Usage or Failed in bsub's words."""
+    from xce.cli.jobscript import Refused
+    from xce.cli.spec import UsageError
+    from xce.cli.submit import SUBMIT, job_request
+    from xce.compat.lsf.options import INTERACTIVE, job_words
+
+    pairs, command, interactive = _options(argv)
     try:
-        xce_words = translate_bsub(words) + [w for k, v in kept.items() for w in ("--record", f"{k}={v}")]
+        xce_words = job_words(pairs)
         if interactive and interactive != "-K":
-            xce_words.append(interactive)
+            xce_words += INTERACTIVE[interactive]
         given = SUBMIT.parse([*xce_words, "--", *_command(command)])
-        stdin = None if sys.stdin is None or sys.stdin.isatty() else \
-            (lambda: sys.stdin.buffer.read(MAX_SCRIPT_BYTES + 1))
-        body = job_request(given, stdin=stdin, environ=environ, cwd=os.getcwd(), host=os.uname().nodename)
+        merged: dict = {}
+        body = job_request(given, stdin=stdin, environ=environ, cwd=cwd, host=host, prog="bsub", merged=merged)
     except (Refused, UsageError, ValueError) as exc:
         raise Failed(f"{str(exc).rstrip('.')}. Job not submitted.") from None
+    if body.get("interactive") and not interactive:  # -I, -Is, -Ip in the script's #BSUB lines
+        interactive = "-Is" if merged.get("pty") else "-I"
     if not command and not body.get("script"):
         raise Failed("No command given. Job not submitted.")
-    return _submit(body, interactive)
+    return body, interactive
 
 
 def _submit(body: dict, interactive: str | None) -> int:

@@ -1,7 +1,7 @@
 """What ``srun`` (outside a job) and ``salloc`` share: their options as a job, and waiting for it.
 
-The options are sbatch's (the same ``#SBATCH`` table, the same :func:`xce.cli.submit.job_request`);
-the job is interactive (``xce submit -I``): it waits its turn, then its command runs on the
+The options are sbatch's (the table ``#SBATCH`` lines go through, :mod:`xce.compat.slurm.options`,
+and the same :func:`xce.cli.submit.job_request`); the job is interactive (``xce submit -I``): it waits its turn, then its command runs on the
 allocation's head host with this terminal as its own (a pseudo-terminal with ``--pty``, and
 always for ``salloc``'s shell), and its exit status is the program's.
 """
@@ -11,36 +11,27 @@ from __future__ import annotations
 import os
 import sys
 
-from xce.compat.slurm._getopt import NONE, OPTIONAL, REQUIRED
-
-#: Options of the sbatch table that are not the allocation's, for these two programs.
-NOT_HERE = ("array", "wrap", "parsable", "output", "error", "open-mode", "signal")
-
 
 def table(extra: dict[str, int], shorts_extra: dict[str, str], drop_shorts: tuple[str, ...] = ()) \
         -> tuple[dict[str, int], dict[str, str]]:
-    from xce.cli.jobscript import SBATCH, SBATCH_SHORT
+    """getopt's names for a program: sbatch's job options (not sbatch's own) and the program's ``extra``."""
+    from xce.compat.slurm.options import SBATCH_ONLY, SBATCH_OPTIONS, getopt_table
 
-    kinds = {True: REQUIRED, False: NONE, "optional": OPTIONAL}
-    longs = {name[2:]: kinds[takes] for name, (takes, _) in SBATCH.items() if name[2:] not in NOT_HERE}
-    longs.update(extra)
-    shorts = {s[1]: full[2:] for s, full in SBATCH_SHORT.items() if full[2:] in longs and s[1] not in drop_shorts}
+    rows = [o for o in SBATCH_OPTIONS if o.name not in SBATCH_ONLY and o.name not in extra]
+    longs, shorts = getopt_table(rows, extra)
+    shorts = {s: full for s, full in shorts.items() if s not in drop_shorts}
     shorts.update(shorts_extra)
     return longs, shorts
 
 
 def job_words(opts: list[tuple[str, str | None]]) -> list[str]:
     """``xce submit`` words for the sbatch-table options among ``opts`` (Refused for one it cannot honour)."""
-    from xce.cli.jobscript import SBATCH
+    from xce.compat.slurm.options import SBATCH, SBATCH_ONLY, job_words as words
 
-    words: list[str] = []
-    for name, value in opts:
-        if "--" + name in SBATCH and name not in NOT_HERE:
-            words += SBATCH["--" + name][1](value if value is not None else "")
-    return words
+    return words(opts, {k: v for k, v in SBATCH.items() if k not in SBATCH_ONLY})
 
 
-def body(words: list[str], command: list[str]) -> dict:
+def body(words: list[str], command: list[str], prog: str) -> dict:
     """The interactive job's submission; Refused with the reason."""
     from xce.cli.interactive import prepare
     from xce.cli.jobscript import Refused
@@ -52,7 +43,8 @@ def body(words: list[str], command: list[str]) -> dict:
     except UsageError as exc:
         raise Refused(str(exc)) from None
     given["command"] = command
-    b = job_request(given, stdin=None, environ=dict(os.environ), cwd=os.getcwd(), host=os.uname().nodename)
+    b = job_request(given, stdin=None, environ=dict(os.environ), cwd=os.getcwd(), host=os.uname().nodename,
+                    prog=prog)
     b.setdefault("name", os.path.basename(command[0])[:128] or "interactive")
     return prepare(b)
 

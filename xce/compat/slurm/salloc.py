@@ -43,7 +43,7 @@ def main(argv: list[str]) -> int:
         return 0
     command = command or [os.environ.get("SHELL") or "/bin/sh"]
     try:
-        job = _alloc.body(_alloc.job_words(opts), command)
+        job = _alloc.body(_alloc.job_words(opts), command, PROG)
     except Refused as exc:
         return _err(str(exc))
     return _alloc.run(PROG, job, raw=True, announce="quiet" not in names)

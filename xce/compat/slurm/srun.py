@@ -245,7 +245,7 @@ def _outside(opts: list, given: dict, command: list[str], pty: bool) -> int:
                     code = _redirect(stream, given[stream], _appending(given))
                     if code:
                         return code
-        job = _alloc.body(_alloc.job_words(opts), command)
+        job = _alloc.body(_alloc.job_words(opts), command, PROG)
     except Refused as exc:
         return _err(str(exc))
     except UsageError as exc:
