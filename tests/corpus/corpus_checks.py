@@ -76,9 +76,11 @@ class Site:
     hosts: tuple[str, ...]
     features: dict  # host -> set of features (Slurm node features, LSF boolean resources)
     models: dict  # host -> model
+    gpu_models: dict  # host -> GPU model
     gpus: int  # fake GPUs on each host
     host_mem: int  # bytes
     features_configured: bool  # whether this XCE took the features/models above
+    gpu_models_configured: bool
 
 
 @dataclass(frozen=True)
@@ -407,9 +409,24 @@ class Checker:
             return True, ""
         return self.all_elements(test, "alone on its hosts")
 
-    def _gpus(self, want_of, what: str) -> tuple[bool, str, str]:
-        return self.all_elements(lambda e: (e.gpus == want_of(e), f"{e.gpus} GPUs "
-                                            f"(CUDA_VISIBLE_DEVICES={e.env.get('CUDA_VISIBLE_DEVICES')!r})"), what)
+    def _gpus(self, want_of, what: str, model: str | None = None) -> tuple[bool, str, str]:
+        def test(e):
+            got = f"{e.gpus} GPUs (CUDA_VISIBLE_DEVICES={e.env.get('CUDA_VISIBLE_DEVICES')!r})"
+            if e.gpus != want_of(e):
+                return False, got
+            if model is None:
+                return True, got
+            if not self.site.gpu_models_configured:
+                return False, f"{got}, but this XCE took no GPU models from xce.toml"
+            wrong = [h for h in e.hosts if (self.site.gpu_models.get(h) or "").lower() != model.lower()]
+            return not wrong, f"{got} on {wrong}, whose GPUs are not {model}"
+        return self.all_elements(test, what + (f" of model {model}" if model else ""))
+
+    @staticmethod
+    def _gpu_model(v: str) -> str | None:
+        """The type in ``gpu:a100:2``, ``a100:2``: None where only a count is given."""
+        parts = [p for p in v.split(":") if p and p != "gpu" and not p.isdigit()]
+        return parts[0] if parts else None
 
     def _hosts_ok(self, test_host, what: str) -> tuple[bool, str, str]:
         def test(e):
@@ -514,11 +531,11 @@ class Checker:
         if not gpus:
             return self.kept(Directive("sbatch", 0, "--gres", v, v))
         n = self._count(gpus[0])
-        return self._gpus(lambda e: n, f"{n} GPU(s) a node")
+        return self._gpus(lambda e: n, f"{n} GPU(s) a node", self._gpu_model(gpus[0]))
 
     def _sbatch_gpus_per_node(self, v):
         n = self._count(v)
-        return self._gpus(lambda e: n, f"{n} GPU(s) a node")
+        return self._gpus(lambda e: n, f"{n} GPU(s) a node", self._gpu_model(v))
 
     def _sbatch_gpus(self, v):
         n = self._count(v)
@@ -527,7 +544,7 @@ class Checker:
 
     def _sbatch_gpus_per_task(self, v):
         n, c = self._count(v), self.cpus_per_task()
-        return self._gpus(lambda e: n * (e.slots.get(e.host, 0) // c), f"{n} GPU(s) per task")
+        return self._gpus(lambda e: n * (e.slots.get(e.host, 0) // c), f"{n} GPU(s) per task", self._gpu_model(v))
 
     def _sbatch_cpus_per_gpu(self, v):
         c = int(v)
@@ -652,15 +669,16 @@ class Checker:
         return self._hosts_ok(lambda h: h in allowed, f"on {sorted(allowed)}")
 
     def _bsub_gpu(self, v):
-        num = 1
-        per_task = False
-        for item in v.replace(",", ":").split(":"):
+        num, per_task, model = 1, False, None
+        for item in v.split(":"):
             key, _, value = item.strip().partition("=")
             if key == "num":
                 count, _, unit = value.partition("/")
                 num, per_task = int(count), unit == "task"
+            elif key == "gmodel":
+                model = value.partition("-")[0]
         return self._gpus(lambda e: num * (e.slots.get(e.host, 0) if per_task else 1),
-                          f"{num} GPU(s) {'a task' if per_task else 'a host'}")
+                          f"{num} GPU(s) {'a task' if per_task else 'a host'}", model)
 
     def _bsub_R(self, v):
         sections = resreq_sections(v)
@@ -681,8 +699,9 @@ class Checker:
                 n = int(gpus.group(1))
                 results.append(self._gpus(lambda e: n, f"{n} GPU(s)"))
             else:
-                results.append(self.all_elements(lambda e: ("rusage" in (e.rec.get("request") or ""),
-                                                            f"request {e.rec.get('request')!r}"), "reserved"))
+                ok, _, note = self.all_elements(lambda e: ("rusage" in (e.rec.get("request") or ""),
+                                                           f"request {e.rec.get('request')!r}"), "reserved")
+                results.append((ok, "kept", note))
         for body in sections.get("select", []):
             if not self.site.features_configured and re.search(r"[A-Za-z]", re.sub(
                     r"\b(" + "|".join(_NUMERIC) + r"|hname|type|any)\b", "", body)):
@@ -694,7 +713,8 @@ class Checker:
         if not results:
             return self.kept(Directive("bsub", 0, "-R", v, v))
         bad = [r for r in results if not r[0]]
-        return (not bad, "checked", "; ".join(r[2] for r in (bad or results)))
+        how = "checked" if any(r[1] == "checked" for r in results) else "kept"
+        return (not bad, how, "; ".join(r[2] for r in (bad or results)))
 
 
 def _names(message: str, d: Directive) -> bool:
@@ -705,7 +725,10 @@ def _names(message: str, d: Directive) -> bool:
         if re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", message):
             return True
     value = (d.value or "").strip()
-    return len(value) >= 3 and not value.isdigit() and value in message
+    if len(value) >= 3 and not value.isdigit() and value in message:
+        return True
+    # a word of the value, quoted in the message: unknown name "avx512" in select[]
+    return any(f'"{w}"' in message or f"'{w}'" in message for w in re.findall(r"[\w.:-]{3,}", value))
 
 
 def _first_line(message: str) -> str:

@@ -60,16 +60,20 @@ def host(i: int) -> str:
     return f"{HOST_PREFIX}-w{i}"
 
 
-def site_toml(queues: set[str], projects: set[str], features: set[str], models: list[str]) -> dict:
+def site_toml(queues: set[str], projects: set[str], features: set[str], models: list[str],
+              gpu_models: list[str]) -> dict:
     """xce.toml of the test site, as plain data: a queue for every partition or queue the corpus names,
-    a project for every account, host features and models (host 1 has none, so a job that asks for
-    one must avoid it). The ``hosts`` keys are written in the form the node-features work is expected
-    to take; :func:`accepted_config` drops what this XCE's schema does not know yet."""
+    a project for every account, host features, models and GPU models (host 1 has none of them, so a
+    job that asks for one must avoid it). The ``hosts`` keys are those of the node-features work
+    (``[hosts.NAME] features, model, gpu_model``); :func:`accepted_config` drops what this XCE's
+    schema does not know."""
     hosts: dict[str, dict] = {}
     for i in range(2, HOSTS + 1):
-        hosts[host(i)] = {"features": sorted(features)}
+        hosts[host(i)] = {"features": sorted(f for f in features if re.fullmatch(r"\w+", f))}
     for n, model in enumerate(models):
-        hosts.setdefault(host(2 + n % (HOSTS - 1)), {})["model"] = model
+        hosts[host(2 + n % (HOSTS - 1))]["model"] = model
+    for n, model in enumerate(gpu_models):
+        hosts[host(2 + n % (HOSTS - 1))]["gpu_model"] = model
     return {
         "default_queue": "normal",
         "queues": {q: {} for q in sorted(queues | {"normal"})},
@@ -156,9 +160,10 @@ def load_corpus() -> list[dict]:
     return json.loads((CORPUS / "MANIFEST.json").read_text())["scripts"]
 
 
-def corpus_requests(scripts: list[dict]) -> tuple[set, set, set, list]:
-    """The queues, projects, host features and models the corpus names (a site where they ran had them)."""
-    queues, projects, features, models = set(), set(), set(), []
+def corpus_requests(scripts: list[dict]) -> tuple[set, set, set, list, list]:
+    """The queues, projects, host features, models and GPU models the corpus names (a site where its
+    scripts ran had them)."""
+    queues, projects, features, models, gpu_models = set(), set(), set(), [], []
     for s in scripts:
         try:
             ds = read(s["kind"], (CORPUS / s["kind"] / s["name"]).read_text())
@@ -170,6 +175,11 @@ def corpus_requests(scripts: list[dict]) -> tuple[set, set, set, list]:
                 queues.update(p.strip() for p in v.split(","))
             elif d.option in ("--account", "-P"):
                 projects.add(v)
+            elif d.option in ("--gres", "--gpus", "--gpus-per-node", "--gpus-per-task", "-gpu"):
+                for m in re.finditer(r"(?:gpu:|^|gmodel=)([A-Za-z][\w.-]*):\d+|gmodel=([\w.-]+)", v):
+                    name = m.group(1) or m.group(2)
+                    if name and name != "gpu" and name not in gpu_models:
+                        gpu_models.append(name)
             elif d.option == "--constraint":
                 features.update(t for t in re.findall(r"[A-Za-z_][A-Za-z0-9_.\-]*", v))
             elif d.option == "-R":
@@ -180,7 +190,7 @@ def corpus_requests(scripts: list[dict]) -> tuple[set, set, set, list]:
                     stripped = re.sub(r"\b\w+\s*(==|!=|>=|<=|=|>|<)\s*[\w.\-]+", " ", body)
                     features.update(t for t in re.findall(r"[A-Za-z_][A-Za-z0-9_.\-]*", stripped)
                                     if t not in ("defined", "any"))
-    return queues, projects, features, models
+    return queues, projects, features, models, gpu_models
 
 
 def submitted_text(script: dict, cwd: Path, probe: Path) -> str:
@@ -212,10 +222,10 @@ def jobid_of(kind: str, stdout: str) -> int | None:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     scripts = load_corpus()
-    queues, projects, features, models = corpus_requests(scripts)
+    queues, projects, features, models, gpu_models = corpus_requests(scripts)
     with reachable_dir() as base, unix_users(1, base) as (user,):
         gpu_env = fakegpu.environment(base / "fake-nvml", GPUS)
-        config, dropped = accepted_config(site_toml(queues, projects, features, models))
+        config, dropped = accepted_config(site_toml(queues, projects, features, models, gpu_models))
         cfg = base / "xce.toml"
         cfg.write_text(toml_text(config))
         saved = {k: os.environ.get(k) for k in gpu_env}
@@ -244,13 +254,15 @@ def site(tmp_path_factory):
                    "XCE_TOKEN": token, "LSF_UNIT_FOR_LIMITS": LSF_UNIT_FOR_LIMITS, "CORPUS_EXPORTED": "yes"}
             helpers = [AsUser(user.uid, user.gid, user.name) for _ in range(2)]
             truth = {"features": {h: set(v.get("features", [])) for h, v in config.get("hosts", {}).items()},
-                     "models": {h: v["model"] for h, v in config.get("hosts", {}).items() if "model" in v}}
+                     "models": {h: v["model"] for h, v in config.get("hosts", {}).items() if "model" in v},
+                     "gpu_models": {h: v["gpu_model"] for h, v in config.get("hosts", {}).items() if "gpu_model" in v}}
             host_mem = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
             yield {"cluster": cluster, "user": user, "env": env, "helpers": helpers, "probe": probe,
                    "probe_dir": probe_dir, "base": base, "scripts": scripts, "dropped": dropped,
                    "site": Site(user.name, str(user.home), tuple(host(i) for i in range(1, HOSTS + 1)),
-                                truth["features"], truth["models"], GPUS, host_mem,
-                                features_configured=not any(".features" in k or ".model" in k for k in dropped))}
+                                truth["features"], truth["models"], truth["gpu_models"], GPUS, host_mem,
+                                features_configured=not any(k.endswith((".features", ".model")) for k in dropped),
+                                gpu_models_configured=not any(k.endswith(".gpu_model") for k in dropped))}
         finally:
             for h in helpers:
                 h.close()
@@ -353,6 +365,9 @@ def report(verdicts: list[Verdict], runs: dict[str, Run], dropped: list[str]) ->
             lines.append(f"  {how}: {sum(v.ok for v in group)} of {len(group)} honoured")
     if dropped:
         lines.append(f"  configuration this XCE does not take (left out): {', '.join(dropped)}")
+    if os.environ.get("CORPUS_VERBOSE"):
+        lines += ["", "Every verdict:"] + [f"  {'ok ' if v.ok else 'NO '} {v.script:<44} {v.directive.text[:40]:<40} "
+                                           f"{v.how:<8} {v.note[:150]}" for v in verdicts]
     lines.append("")
     lines.append("Directives not honoured:")
     width = max((len(v.script) for v in verdicts if not v.ok), default=10)
