@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from corpus_directives import Directive
 
 UNLIMITED = 1 << 60
+#: The option of a directive line the real program cannot read (its text says why).
+UNREADABLE = "(unreadable)"
 #: Slurm's array index of a job that is not an array element (%a).
 NO_INDEX = "4294967294"
 
@@ -303,19 +305,22 @@ class Checker:
         run = self.run
         out = []
         real = self.real_refusal()
-        if real is not None:
+        if real is not None and not run.accepted:
             conflict, why = real
-            if not run.accepted:
-                named = any(_names(run.message, d) for d in run.directives if d.option in conflict)
-                return [Verdict(run.name, d, named, "refused", (f"refused as the real program does ({why}): "
-                                if named else "refused without naming the options: ") + _first_line(run.message))
-                        for d in run.directives]
+            if any(_names(run.message, d) for d in run.directives if d.option in conflict):
+                return [Verdict(run.name, d, True, "refused", f"refused as the real program does ({why}): "
+                                + _first_line(run.message)) for d in run.directives]
         for d in run.directives:
-            if real is not None and d.option in real[0]:
+            if d.option == UNREADABLE:
+                out.append(Verdict(run.name, d, not run.accepted, "refused", (
+                    "refused, as the real program refuses it: " if not run.accepted else
+                    "accepted, though the real program refuses it: ") + _first_line(run.message)))
+                continue
+            if real is not None and d.option in real[0] and run.accepted:
                 out.append(Verdict(run.name, d, False, "checked", f"accepted, but {real[1]}"))
                 continue
             if not run.accepted:
-                named = _names(run.message, d)
+                named = _names(run.message, d, repeated=len(self.opts[d.option]) > 1)
                 how = "refused" if named else "not run"
                 out.append(Verdict(run.name, d, False, how, _first_line(run.message) if named else
                                    f"the script was refused: {_first_line(run.message)}"))
@@ -717,17 +722,18 @@ class Checker:
         return (not bad, how, "; ".join(r[2] for r in (bad or results)))
 
 
-def _names(message: str, d: Directive) -> bool:
-    """Whether a refusal names the directive: its option as written or by its full name (as a word of
-    the message, not inside another option), or its value."""
-    spelled = {d.text.split()[0].split("=")[0], d.option}
-    for name in spelled:
-        if re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", message):
-            return True
-    value = (d.value or "").strip()
-    if len(value) >= 3 and not value.isdigit() and value in message:
+def _names(message: str, d: Directive, repeated: bool = False) -> bool:
+    """Whether a refusal names the directive: its option as written or by its full name (a word of the
+    message, not part of another word) unless the script gives that option more than once, or its
+    value (as a word, or a word of it in quotes: unknown name "avx512")."""
+    def word(text: str) -> bool:
+        return re.search(r"(?<![\w-])" + re.escape(text) + r"(?![\w-])", message) is not None
+
+    if not repeated and any(word(name) for name in {d.text.split()[0].split("=")[0], d.option}):
         return True
-    # a word of the value, quoted in the message: unknown name "avx512" in select[]
+    value = (d.value or "").strip()
+    if len(value) >= 3 and not value.isdigit() and word(value):
+        return True
     return any(f'"{w}"' in message or f"'{w}'" in message for w in re.findall(r"[\w.:-]{3,}", value))
 
 

@@ -26,8 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from corpus_checks import Checker, Element, Run, Site, Verdict, resreq_sections
-from corpus_directives import Unreadable, read
+from corpus_checks import UNREADABLE, Checker, Element, Run, Site, Verdict, resreq_sections
+from corpus_directives import Directive, Unreadable, read
 
 from xce.cluster import LocalCluster
 from xce.testing import fakegpu
@@ -283,11 +283,8 @@ def submit_all(site) -> dict[str, Run]:
         text = submitted_text(script, cwd, site["probe"])
         try:
             directives = read(script["kind"], text)
-        except Unreadable as exc:
-            directives = []
-            note = str(exc)
-        else:
-            note = ""
+        except Unreadable as exc:  # the real program refuses the script: so must XCE
+            directives = [Directive(script["kind"], 0, UNREADABLE, None, str(exc))]
         for d in [cwd, *output_dirs(directives, cwd)]:
             d.mkdir(parents=True, exist_ok=True)
             os.chown(d, user.uid, user.gid)
@@ -300,7 +297,7 @@ def submit_all(site) -> dict[str, Run]:
         else:
             r = helper.run(["bsub"], cwd=str(cwd), env=site["env"], stdin=text)
         jobid = jobid_of(script["kind"], r.stdout) if r.returncode == 0 else None
-        message = (r.stdout + r.stderr).strip() or note
+        message = (r.stdout + r.stderr).strip()
         run = Run(script["name"], script["kind"], directives, jobid is not None, message, str(cwd))
         return script["name"], run, jobid
 
