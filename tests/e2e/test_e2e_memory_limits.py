@@ -71,11 +71,20 @@ class Site:
         return sacct, squeue
 
 
-def start(tmp_path_factory, config: str) -> Site:
+class ProcessGroupWorkers(LocalCluster):
+    """Workers without control groups, as a worker that is not root has: the process-group fallback."""
+
+    def _spawn(self, key: str, args: list[str]):
+        if args[1:2] == ["worker"]:
+            args = [*args, "--containment", "process-group"]
+        return super()._spawn(key, args)
+
+
+def start(tmp_path_factory, config: str, kind: type[LocalCluster] = LocalCluster) -> Site:
     base = tmp_path_factory.mktemp("mem")
     (base / "work").mkdir()
     (base / "xce.toml").write_text(config)
-    cluster = LocalCluster(base / "state", 2, 2, config=base / "xce.toml", **FAST)
+    cluster = kind(base / "state", 2, 2, config=base / "xce.toml", **FAST)
     cluster.start()
     return Site(cluster, base / "work")
 
@@ -178,3 +187,17 @@ def test_enforced_rusage_ends_term_memlimit(switched):
     job = switched.ended(jobid)
     assert job["end"]["code"] == "MEMLIMIT", job
     assert "TERM_MEMLIMIT" in switched("bjobs", "-l", str(jobid))
+
+
+def test_without_control_groups_the_worker_polls_and_ends_the_job_out_of_memory(tmp_path_factory):
+    """The process-group fallback: no kernel limit, the worker polls the job's memory and kills it."""
+    site = start(tmp_path_factory, "", ProcessGroupWorkers)
+    try:
+        assert {h["containment"] for h in site.cluster.request("GET", "/v1/hosts")["hosts"]} == {"process-group"}
+        hold = grab(800) + "; import time; time.sleep(60)"
+        jobid = site.sbatch("--mem=200M", "--wrap", f'{sys.executable} -c "{hold}"')
+        job = site.ended(jobid)
+        assert job["end"]["code"] == "MEMLIMIT" and "exceeded its limit 200M" in job["reason"], job
+        assert site.slurm_state(jobid) == ("OUT_OF_MEMORY", "OUT_OF_MEMORY OOM")
+    finally:
+        site.cluster.stop()
