@@ -80,11 +80,11 @@ class ProcessGroupWorkers(LocalCluster):
         return super()._spawn(key, args)
 
 
-def start(tmp_path_factory, config: str, kind: type[LocalCluster] = LocalCluster) -> Site:
+def start(tmp_path_factory, config: str, kind: type[LocalCluster] = LocalCluster, slots: int = 2) -> Site:
     base = tmp_path_factory.mktemp("mem")
     (base / "work").mkdir()
     (base / "xce.toml").write_text(config)
-    cluster = kind(base / "state", 2, 2, config=base / "xce.toml", **FAST)
+    cluster = kind(base / "state", 2, slots, config=base / "xce.toml", **FAST)
     cluster.start()
     return Site(cluster, base / "work")
 
@@ -198,6 +198,24 @@ def test_without_control_groups_the_worker_polls_and_ends_the_job_out_of_memory(
         jobid = site.sbatch("--mem=200M", "--wrap", f'{sys.executable} -c "{hold}"')
         job = site.ended(jobid)
         assert job["end"]["code"] == "MEMLIMIT" and "exceeded its limit 200M" in job["reason"], job
+        assert site.slurm_state(jobid) == ("OUT_OF_MEMORY", "OUT_OF_MEMORY OOM")
+    finally:
+        site.cluster.stop()
+
+
+def test_a_task_killed_for_memory_on_another_host_ends_the_job_out_of_memory(tmp_path_factory):
+    """Two hosts of one slot: the task on the second host goes over its 100M and is killed there;
+    the job ends MEMLIMIT (stopped on its first host, where its command still runs)."""
+    site = start(tmp_path_factory, "", slots=1)
+    try:
+        task = f'if [ "$SLURM_NODEID" != 0 ]; then {sys.executable} -c "{grab(400)}"; fi; sleep 60'
+        out = site("xce", "submit", "--json", "-n", "2", "--mem-per-cpu=100M", "--", sys.executable, "-m",
+                   "xce.cli.main", "launch", "sh", "-c", task)
+        jobid = int(json.loads(out)["jobid"])
+        job = site.ended(jobid)
+        second = job["placement"][1]["host"]
+        assert job["end"]["code"] == "MEMLIMIT", job
+        assert f"memory limit 100M reached (peak 100M) on {second}" in job["reason"], job["reason"]
         assert site.slurm_state(jobid) == ("OUT_OF_MEMORY", "OUT_OF_MEMORY OOM")
     finally:
         site.cluster.stop()

@@ -129,7 +129,10 @@ class JobProcess:
     def poll(self) -> dict[str, Any] | None:
         """None while the job runs; its end (exit_code, signal, reason) once its leader is gone."""
         if self.secondary:
-            # No leader here: it ends when it is told to (its tasks gone, or the grace over).
+            # No leader here: it ends when it is told to (its tasks gone, or the grace over), or when
+            # the kernel killed one of its tasks for memory: then the whole job ends MEMLIMIT.
+            if self.end_reason is None and self.limits.get("mem") and (oom := self._memory_reason()):
+                self.end_reason, self.end_code = oom, MEMLIMIT
             if self.end_reason is None:
                 return None
             if self.kill_at is not None and time.monotonic() < self.kill_at and self.box.members(self.jobid):
