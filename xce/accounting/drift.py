@@ -6,7 +6,9 @@ it never uses, so every host it lands on has less to give than it thinks) and me
 declared (the host is oversubscribed without the scheduler knowing). Measured but never declared
 is reported with a declaration of zero and ranked worse: the scheduler cannot see the consumer.
 Nothing is corrected automatically; the report exists so a person edits the number. Nothing is
-reported below ``min_samples`` runs: drift from two runs is not drift.
+reported below ``min_samples`` runs: drift from two runs is not drift. Runs killed at their
+memory limit are counted apart: their measured peak is the limit, not what they needed, so such a
+type's memory is reported as hitting its limit whatever its ratio says, however few its runs.
 """
 
 from __future__ import annotations
@@ -18,16 +20,18 @@ from typing import Iterable
 FAR_BELOW = "far-below"
 FAR_ABOVE = "far-above"
 UNDECLARED = "never-declared"
+HIT_LIMIT = "hit-limit"
 OK = "ok"
 
 VERDICT_TEXT = {
     FAR_BELOW: "measured far below declared: reserves what it never uses",
     FAR_ABOVE: "measured far above declared: oversubscribes hosts without the scheduler knowing",
     UNDECLARED: "measured but never declared: the scheduler cannot see this consumer (worst)",
+    HIT_LIMIT: "killed at its memory limit (MEMLIMIT): it needs more than it declared",
     OK: "declaration matches measurement",
 }
 #: Worst first when rows are sorted for people.
-SEVERITY = {UNDECLARED: 0, FAR_ABOVE: 1, FAR_BELOW: 2, OK: 3}
+SEVERITY = {UNDECLARED: 0, HIT_LIMIT: 1, FAR_ABOVE: 2, FAR_BELOW: 3, OK: 4}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +42,8 @@ class UsageRecord:
     resource: str
     declared: int
     measured: int
+    #: The run was killed at its memory limit (end code MEMLIMIT): its peak is the limit, not its need.
+    hit_limit: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +66,7 @@ class DriftRow:
     verdict: str
     text: str
     wasted_per_placement: int = 0
+    limit_hits: int = 0  # runs killed at their memory limit
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -128,7 +135,8 @@ def drift_report(records: Iterable[UsageRecord], *, job_type: str | None = None,
         groups.setdefault((rec.job_type, rec.resource), []).append(rec)
     report = DriftReport()
     for (jtype, res), recs in sorted(groups.items()):
-        if len(recs) < min_samples:
+        hits = sum(r.hit_limit for r in recs)
+        if len(recs) < min_samples and not hits:
             report.insufficient.append(Insufficient(jtype, res, len(recs), min_samples))
             continue
         measured = sorted(r.measured for r in recs)
@@ -138,7 +146,9 @@ def drift_report(records: Iterable[UsageRecord], *, job_type: str | None = None,
         m50 = int(median(measured))
         ratio = None if declared == 0 else m50 / declared
         wasted = 0
-        if declared == 0:
+        if hits:
+            verdict = HIT_LIMIT
+        elif declared == 0:
             verdict = UNDECLARED if m50 > 0 else OK
         elif ratio < thresholds.low:
             verdict, wasted = FAR_BELOW, declared - m50
@@ -149,7 +159,9 @@ def drift_report(records: Iterable[UsageRecord], *, job_type: str | None = None,
         text = VERDICT_TEXT[verdict]
         if verdict == FAR_BELOW:
             text += f"; {wasted} of {declared} ({wasted * 100 // declared}%) wasted per placement"
+        if verdict == HIT_LIMIT:
+            text = f"{hits} of {len(recs)} run(s) {text}"
         report.rows.append(DriftRow(jtype, res, len(recs), declared, m50, _p95(measured), measured[-1],
-                                    None if ratio is None else round(ratio, 3), verdict, text, wasted))
+                                    None if ratio is None else round(ratio, 3), verdict, text, wasted, hits))
     report.rows.sort(key=lambda r: (SEVERITY[r.verdict], r.job_type, r.resource))
     return report

@@ -126,6 +126,7 @@ COLUMNS = {
     "priority": ("PRIORITY", None), "exec_host": ("EXEC_HOST", None), "submit_time": ("SUBMIT_TIME", None),
     "start_time": ("START_TIME", None), "finish_time": ("FINISH_TIME", None), "exit_code": ("EXIT_CODE", None),
     "command": ("COMMAND", None), "pend_reason": ("PEND_REASON", None), "reason": ("REASON", None),
+    "end": ("END", None),
 }
 #: -p, -r, -d: LSF's bjobs views, as state filters.
 VIEWS = {"pend": "PEND", "run": "RUN,SSUSP,USUSP", "done": "DONE,EXIT"}
@@ -144,6 +145,8 @@ def _cell(r: dict[str, Any], col: str) -> Any:
         return recent(r[col])
     if col == "finish_time":
         return recent(r["end_time"])
+    if col == "end":  # how it ended, in one word (xce.endcodes): MEMLIMIT, RUNLIMIT ...
+        return (r.get("end") or {}).get("code") or "-"
     if col == "command":
         return _command_text(r["command"])
     if col == "pend_reason":

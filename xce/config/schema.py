@@ -242,6 +242,25 @@ class JobEnvSettings(_Strict):
         "XCE's own: `lsf` (LSB_JOBID, LSB_HOSTS, ...), `slurm` (SLURM_JOB_ID, SLURM_JOB_NODELIST, ...); [] for none.")
 
 
+class MemorySettings(_Strict):
+    """Whether a job's memory reservation is also its memory limit (its control group's, on each host).
+
+    Slurm sites confine memory (``ConstrainRAMSpace=yes`` in ``cgroup.conf``): a job gets what its
+    ``--mem`` options asked and no more, and one that goes over ends ``OUT_OF_MEMORY``. LSF keeps
+    ``rusage[mem]`` a reservation: only ``-M`` is a limit (``LSB_RESOURCE_ENFORCE="memory"`` enforces
+    it through the job's cgroup). Each is a switch here, with the default its own sites expect."""
+
+    constrain_ram_space: bool = Field(
+        True, description="A memory reservation given as an amount (Slurm's `--mem`, `--mem-per-cpu`, "
+        "`--mem-per-gpu`; `xce submit --request mem=`) is also the job's memory limit on each host it runs on: "
+        "the amount reserved there (per slot times that host's slots), enforced by its control group (Slurm's "
+        "`ConstrainRAMSpace`). Off: a reservation only, as before.")
+    enforce_rusage: bool = Field(
+        False, description="A `rusage[mem=...]` in a resource requirement (`bsub -R`, `xce submit -R`) is also the "
+        "job's memory limit on each host, as `constrain_ram_space` makes Slurm's. LSF never turns `rusage[mem]` "
+        "into a limit (only `-M` is one), so an LSF site's default is off.")
+
+
 class ClusterConfig(_Strict):
     """The whole ``xce.toml``."""
 
@@ -279,6 +298,8 @@ class ClusterConfig(_Strict):
     hooks: HookSettings = Field(default_factory=HookSettings, description="Site hooks on job events: time limit.")
     job_env: JobEnvSettings = Field(default_factory=JobEnvSettings,
                                     description="LSF's and Slurm's variables inside jobs.")
+    memory: MemorySettings = Field(default_factory=MemorySettings,
+                                   description="Memory reservations as limits: Slurm's ConstrainRAMSpace, LSF's rusage.")
 
     @model_validator(mode="after")
     def _cross_references(self) -> "ClusterConfig":

@@ -579,7 +579,9 @@ class Agent:
             self._feed(JobExited(jobid, body))
 
     def _check_limits(self) -> None:
-        if self.box.enforces_memory:  # the kernel does it, without overshoot
+        if self.box.enforces_memory:  # the kernel does it, without overshoot; a secondary hears of its kills here
+            for jp in tuple(self.jobs.values()):
+                jp.check_memory()
             return
         limited = [jp for jp in tuple(self.jobs.values())
                    if jp.limits.get("mem") and not jp.secondary and not jp.end_reason]

@@ -125,11 +125,20 @@ class JobProcess:
             return f"killed: memory limit {size(cap)} reached (peak {size(peak)})"
         return f"killed: out of memory (peak {size(peak)})"
 
+    def check_memory(self) -> None:
+        """A secondary whose task the kernel killed at its memory limit ends, and the whole job with
+        it, MEMLIMIT: a parallel job that lost a task cannot go on as placed, and LSF ends it so."""
+        if self.secondary and self.end_reason is None and self.limits.get("mem"):
+            oom = self._memory_reason()
+            if oom:
+                self.end_reason, self.end_code = oom, MEMLIMIT
+
     # -- reaping ---------------------------------------------------------------------------
     def poll(self) -> dict[str, Any] | None:
         """None while the job runs; its end (exit_code, signal, reason) once its leader is gone."""
         if self.secondary:
-            # No leader here: it ends when it is told to (its tasks gone, or the grace over).
+            # No leader here: it ends when it is told to (its tasks gone, or the grace over), or when
+            # the kernel killed one of its tasks for memory (:meth:`check_memory`).
             if self.end_reason is None:
                 return None
             if self.kill_at is not None and time.monotonic() < self.kill_at and self.box.members(self.jobid):

@@ -14,6 +14,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 # Three rules of their own size run side by side, `broken` fails beside them, and the local rule `all`
 # joins what the jobs made on the submitting side: one round of jobs, so one run shows both a
 # workflow completed and a failure reported (--keep-going), in the time a cluster takes for one.
+# Each job runs snakemake itself (about 130 MB) under its rule's mem_mb, which Slurm's --mem makes
+# its memory limit as on a site that confines memory: every rule asks for enough for that.
 SNAKEFILE = r'''
 localrules: all
 
@@ -25,25 +27,25 @@ rule all:
 rule left:
     output: "left.txt"
     threads: 2
-    resources: mem_mb=300
+    resources: mem_mb=600
     shell: "echo left > {output}"
 
 rule middle:
     output: "middle.txt"
     threads: 1
-    resources: mem_mb=200
+    resources: mem_mb=400
     shell: "echo middle > {output}"
 
 rule right:
     output: "right.txt"
     threads: 1
-    resources: mem_mb=100
+    resources: mem_mb=300
     shell: "echo right > {output}"
 
 rule broken:
     output: "never.txt"
     threads: 1
-    resources: mem_mb=100
+    resources: mem_mb=300
     shell: "echo going wrong >&2; exit 3"
 '''
 
@@ -90,4 +92,4 @@ def test_rules_run_as_jobs_of_their_threads_and_memory_and_a_failing_rule_is_rep
     assert sorted(j["state"] for j in new) == ["DONE", "DONE", "DONE", "EXIT"], new
     # one batch job per rule but the local `all`, each of its rule's threads and mem_mb
     done = [j for j in new if j["state"] == "DONE"]
-    assert sorted((j["tasks"], _memory_mib(site.job(j["jobid"]))) for j in done) == [(1, 100), (1, 200), (2, 300)]
+    assert sorted((j["tasks"], _memory_mib(site.job(j["jobid"]))) for j in done) == [(1, 300), (1, 400), (2, 600)]

@@ -577,8 +577,23 @@ def _apply_secondary(ctl: Controller, name: str, job: dict[str, Any], rep: JobSt
         signal_kill(ctl, job, reason)
         ctl.move(job, "fail", reason, name, end_code=endcodes.NOT_STARTED)
     elif rep.status == "finished":
+        if rep.end == endcodes.MEMLIMIT:
+            _over_memory_on(ctl, name, job, rep.reason)
         _DONE_ACTIONS.execute(conn, {"jid": jobid, "h": name})
     return {"jobid": jobid, "state": job["state"], "action": action}
+
+
+def _over_memory_on(ctl: Controller, name: str, job: dict[str, Any], why: str | None) -> None:
+    """One of the job's hosts killed a task of it at its memory limit: the job ends MEMLIMIT, as
+    LSF ends it and as Slurm reports it, stopped on its other hosts if it still runs, and marked so
+    if its command already failed of it (its ``srun`` saw the task die first)."""
+    reason = f"{why or 'killed: memory limit reached'} on {name}, one of its hosts"
+    if job["state"] in ON_HOST:
+        signal_kill(ctl, job, reason)
+        ctl.move(job, "fail", reason, name, end_code=endcodes.MEMLIMIT)
+    elif job["state"] == EXIT and job.get("end_code") == endcodes.EXIT:
+        UPDATE_JOB.execute(ctl.conn, {"jid": job["id"], "end_code": endcodes.MEMLIMIT, "reason": reason})
+        job.update(end_code=endcodes.MEMLIMIT, reason=reason)
 
 
 def _apply_report(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatusReport, tick: Any) -> dict[str, Any]:

@@ -36,7 +36,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from xce.accounting.drift import DriftReport, Thresholds, Unmeasured, UsageRecord, drift_report
-from xce.controller.store.schema import job_accounting
+from xce.controller.store.schema import job_accounting, jobs
+from xce.endcodes import MEMLIMIT
 
 MEMORY = "mem"
 CPU_MILLI = "xce.io/cpu-milli"
@@ -173,11 +174,15 @@ def rewrite(conn: sa.engine.Connection, job: dict[str, Any], names: dict[str, st
 
 
 def records(conn: sa.engine.Connection, job_type: str | None = None) -> list[UsageRecord]:
-    q = sa.select(job_accounting.c.job_type, job_accounting.c.resource, job_accounting.c.declared,
-                  job_accounting.c.peak).where(job_accounting.c.samples > 0)
+    """The measured records, each memory one marked when its run was killed at its memory limit."""
+    q = (sa.select(job_accounting.c.job_type, job_accounting.c.resource, job_accounting.c.declared,
+                   job_accounting.c.peak, jobs.c.end_code)
+         .select_from(job_accounting.outerjoin(jobs, jobs.c.id == job_accounting.c.jobid))
+         .where(job_accounting.c.samples > 0))
     if job_type is not None:
         q = q.where(job_accounting.c.job_type == job_type)
-    return [UsageRecord(t, r, int(d), int(p)) for t, r, d, p in conn.execute(q) if is_capacity(r)]
+    return [UsageRecord(t, r, int(d), int(p), r == MEMORY and end == MEMLIMIT)
+            for t, r, d, p, end in conn.execute(q) if is_capacity(r)]
 
 
 def unmeasured(conn: sa.engine.Connection, job_type: str | None = None) -> list[Unmeasured]:

@@ -149,7 +149,7 @@ class _Batch:
                           env_families=list(self.ctl.config.job_env.families), launch_key=secrets.token_hex(16),
                           task_servers={h: self.ctl.hosts[h].task_address for h in spread.hosts_of(job)
                                         if h in self.ctl.hosts and self.ctl.hosts[h].task_address})
-        spread.enqueue_all(self.ctl, job, start)
+        spread.enqueue_starts(self.ctl, job, start)
         return {"status": "applied"}
 
     def preempt(self, d: core_decisions.Preempt) -> dict[str, Any]:
