@@ -24,10 +24,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from xce.config.schema import host_traits
 from xce.controller.service import Controller
 
 #: The pend reason's step, so "pending by reason" counts these jobs apart.
 STEP = "cluster"
+GPU = "xce.io/gpu"
+#: Slurm's words (sbatch: "Batch job submission failed: ..."), at the head of the refusals they name.
+INVALID_GRES = "Invalid generic resource (gres) specification"
+INVALID_FEATURE = "Invalid feature specification"
+NOT_AVAILABLE = "Requested node configuration is not available"
+SLURM_WORDS = (INVALID_GRES, INVALID_FEATURE, NOT_AVAILABLE)
 
 
 @dataclass
@@ -39,6 +46,9 @@ class Capacity:
     largest: dict[str, int] = field(default_factory=dict)
     total: dict[str, int] = field(default_factory=dict)
     pools: dict[str, int] = field(default_factory=dict)
+    #: Resources a host named in the configuration may bring when it registers (GPUs where the
+    #: configuration gives it a GPU model): not refused while such a host has not registered.
+    coming: set[str] = field(default_factory=set)
     #: Slots of every registered host, by name.
     slots_of: dict[str, int] = field(default_factory=dict)
     _seen: dict[tuple[str, int], str | None] = field(default_factory=dict)
@@ -60,6 +70,8 @@ class Capacity:
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     cap.largest[name] = max(cap.largest.get(name, 0), int(value))
                     cap.total[name] = cap.total.get(name, 0) + int(value)
+        if any(f.gpus is None and f.gpu_model for f in host_facts(ctl)):
+            cap.coming.add(GPU)
         return cap
 
     def problem(self, request_text: str, tasks: int) -> str | None:
@@ -108,7 +120,13 @@ class Capacity:
                                 f"(its shared pool holds {show(pool)})")
                     continue
                 if name not in self.largest:
-                    continue  # no host has it yet: a host that does may join
+                    if name in self.coming:
+                        continue  # a configured host that has it has not registered yet
+                    if name == GPU:
+                        return (f"{INVALID_GRES}: needs {name} {show(amount)} but no host has GPUs (hosts: "
+                                f"{self.hosts}; --gres and -gpu need a host whose worker found GPUs)")
+                    return (f"needs {name} {show(amount)}, but no host has {name} (no registered host advertises "
+                            f"it)")
                 largest = self.largest[name]
                 if amount > largest:
                     return (f"needs {name} {show(amount)}, short by {name} {show(amount - largest)} "
@@ -147,6 +165,63 @@ class Capacity:
                 return (f"{per} tasks on each of {full} hosts{f' and {rest} on one more' if rest else ''}, but "
                         f"{big} of the hosts it may use have {per} slots")
         return None
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What a host is, for judging features and GPU models: a registered host as its values say,
+    or a host of the configuration not registered yet as the configuration says (``gpus`` None)."""
+
+    name: str
+    features: frozenset[str]
+    gpu_model: str | None
+    gpus: int | None
+
+
+def host_facts(ctl: Controller) -> list[HostFacts]:
+    """Every host the cluster has or expects, by name: a feature or GPU model given in ``xce.toml``
+    counts before its host registers."""
+    out: dict[str, HostFacts] = {}
+    for h in ctl.hosts.values():
+        v = ctl.host_values(h)
+        gpus = v.get(GPU, 0)
+        out[h.name] = HostFacts(h.name, frozenset(v.get("features", ())), v.get("gpu_model"),
+                                int(gpus) if isinstance(gpus, int) else 0)
+    cfg = ctl.config
+    configured = set(cfg.hosts) | {m for members in cfg.host_groups.values() for m in members}
+    for name in sorted(configured - set(out)):
+        features, traits = host_traits(cfg, name)
+        out[name] = HostFacts(name, frozenset(features), traits.get("gpu_model"), None)
+    return [out[n] for n in sorted(out)]
+
+
+def constraint_problem(facts: list[HostFacts], constraint: Any, text: str) -> str | None:
+    """Why no host can ever satisfy a parsed ``--constraint``, in Slurm's words, or None."""
+    from xce.core.resreq.select import compile_predicate
+
+    known = sorted(set().union(*(f.features for f in facts))) if facts else []
+    unknown = [n for n in constraint.names if n not in known]
+    if unknown:
+        return (f"{INVALID_FEATURE}: no host has feature{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                f"(features here: {', '.join(known) or 'none'})")
+    holds = compile_predicate(constraint.expr)
+    if not any(holds(lambda n, f=f: 1 if n in f.features else None) for f in facts):
+        return f"{NOT_AVAILABLE}: no host has the features {text!r} asks for together"
+    return None
+
+
+def gpu_model_problem(facts: list[HostFacts], model: str, per_task: int) -> str | None:
+    """Why no host's GPUs can ever be ``model`` (``per_task`` of them), in Slurm's words, or None."""
+    hosts = [f for f in facts if f.gpu_model == model]
+    if not hosts:
+        models = sorted({f.gpu_model for f in facts if f.gpu_model and f.gpus != 0})
+        return (f"{INVALID_GRES}: no host has GPUs of model {model!r} (GPU models here: "
+                f"{', '.join(models) or 'none'})")
+    if per_task and all(f.gpus is not None and f.gpus < per_task for f in hosts):
+        most = max(f.gpus or 0 for f in hosts)
+        return (f"{INVALID_GRES}: needs {per_task} GPU(s) of model {model!r} on one host, but the hosts that have "
+                f"them have at most {most}")
+    return None
 
 
 def host_limits(select: Any) -> tuple[set[str] | None, set[str]]:
