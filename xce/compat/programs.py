@@ -7,7 +7,7 @@ a program is a module with ``main(argv: list[str]) -> int``, argv without the pr
 from __future__ import annotations
 
 LSF = ("bsub", "bjobs", "bkill", "bstop", "bresume", "bmod", "brequeue", "bhist", "bacct", "bqueues",
-       "bhosts", "bparams", "lsid", "lsclusters", "badmin")
+       "bhosts", "bparams", "lsid", "lsclusters", "lshosts", "badmin")
 SLURM = ("sbatch", "squeue", "scancel", "sacct", "sinfo", "scontrol", "srun", "salloc")
 
 PROGRAMS: dict[str, str] = {**{name: f"xce.compat.lsf.{name}" for name in LSF},
