@@ -66,7 +66,7 @@ def parse_constraint(text: str) -> Constraint:
     return _Parser(text).parse()
 
 
-_TOKEN = re.compile(r"\s*(?:([A-Za-z0-9_.:-]+)|(.))")
+_TOKEN = re.compile(r"\s*(?:([A-Za-z0-9_.:-]+)|(\S))")
 
 
 class _Parser:
