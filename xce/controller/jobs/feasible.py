@@ -123,8 +123,8 @@ class Capacity:
                     if name in self.coming:
                         continue  # a configured host that has it has not registered yet
                     if name == GPU:
-                        return (f"{INVALID_GRES}: needs {name} {show(amount)} but no host has GPUs (hosts: "
-                                f"{self.hosts}; --gres and -gpu need a host whose worker found GPUs)")
+                        return (f"{INVALID_GRES}: needs {name} {show(amount)} but no host has GPUs (the workers of "
+                                f"{self.hosts} host{'s' if self.hosts != 1 else ''} found none)")
                     return (f"needs {name} {show(amount)}, but no host has {name} (no registered host advertises "
                             f"it)")
                 largest = self.largest[name]
