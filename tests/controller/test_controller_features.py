@@ -140,3 +140,19 @@ def test_host_group_settings_name_groups_and_give_one_host_one_model(tmp_path):
     text = str(bad.value)
     assert "host 'h1' is also in group 'a', which gives it model 'X'" in text
     assert "no group 'c' in [host_groups]" in text
+
+
+def test_select_model_or_type_that_no_host_has_is_refused_naming_what_the_hosts_have(tmp_path):
+    ctl = _controller(tmp_path, '[hosts.h2]\nmodel = "XEON"\n')
+    try:
+        fleet.register(ctl, RegisterRequest(name="h1", resources={"slots": 2, "type": "X86_64", "model": "EPYC"},
+                                            load={}))
+        # h2 is configured but has not registered: its type may be anything, its model is XEON.
+        assert submit(ctl, request="select[model == XEON && type == ARM64]")["jobid"]
+        assert 'no host has model "EPYC7" (models here: EPYC, XEON)' in _refusal(ctl, request="select[model==EPYC7]")
+        assert submit(ctl, request="select[model == EPYC7 || model == EPYC]")["jobid"]  # one of them may match
+        assert submit(ctl, request="select[model == EPYC7]", allow_pending_forever=True)["jobid"]
+        fleet.register(ctl, RegisterRequest(name="h2", resources={"slots": 2, "type": "X86_64"}, load={}))
+        assert 'no host has type "ARM64" (types here: X86_64)' in _refusal(ctl, request="select[type == ARM64]")
+    finally:
+        ctl.close()

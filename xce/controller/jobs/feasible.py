@@ -176,6 +176,8 @@ class HostFacts:
     features: frozenset[str]
     gpu_model: str | None
     gpus: int | None
+    #: Its ``model``, ``type`` and ``gpu_model`` where known (a host not registered yet: as configured).
+    traits: dict[str, str] = field(default_factory=dict)
 
 
 def host_facts(ctl: Controller) -> list[HostFacts]:
@@ -186,13 +188,43 @@ def host_facts(ctl: Controller) -> list[HostFacts]:
         v = ctl.host_values(h)
         gpus = v.get(GPU, 0)
         out[h.name] = HostFacts(h.name, frozenset(v.get("features", ())), v.get("gpu_model"),
-                                int(gpus) if isinstance(gpus, int) else 0)
+                                int(gpus) if isinstance(gpus, int) else 0,
+                                {k: v[k] for k in TRAITS if isinstance(v.get(k), str)})
     cfg = ctl.config
     configured = set(cfg.hosts) | {m for members in cfg.host_groups.values() for m in members}
     for name in sorted(configured - set(out)):
         features, traits = host_traits(cfg, name)
-        out[name] = HostFacts(name, frozenset(features), traits.get("gpu_model"), None)
+        out[name] = HostFacts(name, frozenset(features), traits.get("gpu_model"), None, traits)
     return [out[n] for n in sorted(out)]
+
+
+#: Host values that are words a select compares with ``==``.
+TRAITS = ("model", "type", "gpu_model")
+
+
+def trait_problems(facts: list[HostFacts], select: Any) -> list[str]:
+    """``model == X`` (``type``, ``gpu_model``) among a select's top-level ``&&`` terms, where no host has
+    X: the job could never run. Not judged while a host that may have it has not registered."""
+    from xce.core.resreq import Binary, Name, Str
+
+    out = []
+    stack = [select] if select is not None else []
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, Binary):
+            continue
+        if node.op == "&&":
+            stack.extend((node.right, node.left))
+            continue
+        for a, b in ((node.left, node.right), (node.right, node.left)):
+            if node.op == "==" and isinstance(a, Name) and a.name in TRAITS and isinstance(b, Str):
+                trait, value = a.name, b.value
+                if any(f.gpus is None and trait not in f.traits for f in facts):
+                    continue  # a configured host that has not registered may have it
+                have = sorted({f.traits[trait] for f in facts if trait in f.traits})
+                if value not in have:
+                    out.append(f'no host has {trait} "{value}" ({trait}s here: {", ".join(have) or "none"})')
+    return out
 
 
 def constraint_problem(facts: list[HostFacts], constraint: Any, text: str) -> str | None:

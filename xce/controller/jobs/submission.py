@@ -139,6 +139,18 @@ def unknown_names(ctl: Controller, parsed, loc: tuple[str | int, ...], errors: l
                 stack.append(node.operand)
 
 
+def unknown_traits(ctl: Controller, parsed, errors: list[dict[str, Any]]) -> None:
+    """``select[model == X]`` where no host has model X (``type``, ``gpu_model`` alike) could never match:
+    refused, naming the values the hosts have, unless the job may pend forever (for a host to come)."""
+    if not ctl.hosts:
+        return  # a cluster still starting: nothing is judged (as for its slots, feasible.Capacity)
+    facts = feasible.host_facts(ctl)
+    for primary in parsed.primaries:
+        for why in feasible.trait_problems(facts, primary.select):
+            errors.append(field_error(_loc("request"), f"{why}; the job can never run on this cluster "
+                                      f"(--allow-pending-forever submits it anyway)", "value_error.never_runnable"))
+
+
 def fold_requests(text: str, parsed, requests: dict[str, int]) -> str | None:
     """The scheduler-facing requirement, or None when ``requests`` cannot be folded into ``text``."""
     from xce.core.quantity import format_quantity
@@ -303,6 +315,8 @@ def validate(ctl: Controller, req: SubmitRequest, user: str | None = None) -> di
     parsed = _parse(req.request, req.tasks, _loc("request"), errors)
     if parsed is not None:
         unknown_names(ctl, parsed, _loc("request"), errors)
+        if not req.allow_pending_forever:
+            unknown_traits(ctl, parsed, errors)
     sched_request = req.request
     if parsed is not None and requests and not errors:
         folded = fold_requests(req.request, parsed, requests)
@@ -370,6 +384,8 @@ def fold_traits(ctl: Controller, req: SubmitRequest, text: str, errors: list[dic
     from xce.core.resreq import Binary, Name, Str, parse_request
 
     terms = []
+    # A cluster still starting (no host registered) is not judged, as for its slots (feasible.Capacity).
+    judge = bool(ctl.hosts) and not req.allow_pending_forever
     facts = feasible.host_facts(ctl)
     parsed = parse_request(text, req.tasks)
     if req.constraint is not None:
@@ -391,15 +407,15 @@ def fold_traits(ctl: Controller, req: SubmitRequest, text: str, errors: list[dic
                                       f"alternatives with '|' to let each host match any of them",
                                       "value_error.constraint"))
             return None
-        why = feasible.constraint_problem(facts, constraint, req.constraint)
-        if why is not None and not req.allow_pending_forever:
+        why = feasible.constraint_problem(facts, constraint, req.constraint) if judge else None
+        if why is not None:
             errors.append(field_error(_loc(), never_runs(why), "value_error.never_runnable"))
             return None
         terms.append(constraint.expr)
     if req.gpu_model is not None:
         per_task = max((n for p in parsed.primaries for r, n in p.rusage if r == feasible.GPU), default=0)
-        why = feasible.gpu_model_problem(facts, req.gpu_model, per_task)
-        if why is not None and not req.allow_pending_forever:
+        why = feasible.gpu_model_problem(facts, req.gpu_model, per_task) if judge else None
+        if why is not None:
             errors.append(field_error(_loc(), never_runs(why), "value_error.never_runnable"))
             return None
         terms.append(Binary("==", Name("gpu_model"), Str(req.gpu_model)))
