@@ -6,9 +6,14 @@ cluster" once the cluster has shrunk under a job that was accepted.
 more of a resource per task than the largest host has (a task's share is never split across hosts),
 more in total than all hosts or a shared pool hold. A down host still counts: it may come back
 (a decommissioned one is removed, ``xceadmin host remove``, and counts no more). With
-no slot registered yet (a cluster starting) nothing is judged, nor is a resource no registered host
-has (a host that has it may join). Memory is judged against a host's
-``maxmem`` (its ``mem`` is what is free now).
+no slot registered yet (a cluster starting) nothing is judged. A provider's resource (``DOMAIN/NAME``)
+no registered host advertises is refused, as Slurm refuses a gres no node has (``xce.io/gpu`` in its
+words), unless a host of the configuration that has not registered yet may bring it (GPUs where
+``xce.toml`` gives it a GPU model). Memory is judged against a host's ``maxmem`` (its ``mem`` is
+what is free now).
+
+Features and GPU models (:func:`host_facts`) count every host the cluster has or expects: what
+``xce.toml`` gives a host counts before it registers, so that a job may wait for it.
 
 A job held to some hosts (``hname == "a" || ...`` and ``hname != "x"`` in its select, as a host list
 is folded at submission) is judged against those hosts' slots, and ``span[hosts=N]`` (``-N``)
@@ -120,8 +125,8 @@ class Capacity:
                                 f"(its shared pool holds {show(pool)})")
                     continue
                 if name not in self.largest:
-                    if name in self.coming:
-                        continue  # a configured host that has it has not registered yet
+                    if name in self.coming or "/" not in name:
+                        continue  # a configured host that has it has not registered yet; a load index
                     if name == GPU:
                         return (f"{INVALID_GRES}: needs {name} {show(amount)} but no host has GPUs (the workers of "
                                 f"{self.hosts} host{'s' if self.hosts != 1 else ''} found none)")
