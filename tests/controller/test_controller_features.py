@@ -156,3 +156,18 @@ def test_select_model_or_type_that_no_host_has_is_refused_naming_what_the_hosts_
         assert 'no host has type "ARM64" (types here: X86_64)' in _refusal(ctl, request="select[type == ARM64]")
     finally:
         ctl.close()
+
+
+def test_more_gpus_on_one_host_than_any_host_has_is_refused(tmp_path):
+    ctl = _controller(tmp_path, "")
+    try:
+        fleet.register(ctl, RegisterRequest(name="h1", resources={"slots": 8, "xce.io/gpu": 4}, load={}))
+        fleet.register(ctl, RegisterRequest(name="h2", resources={"slots": 8, "xce.io/gpu": 4}, load={}))
+        # 2 GPUs per task, 4 tasks on one host: 8 there, where the largest host has 4 (8 in all would do).
+        msg = _refusal(ctl, tasks=4, request="span[hosts=1]", requests={"xce.io/gpu": 2})
+        assert msg.startswith("Requested node configuration is not available: needs xce.io/gpu 8, short by "
+                              "xce.io/gpu 4 (for the 4 tasks one host must take; the largest host has 4)")
+        assert "for one task" in _refusal(ctl, requests={"xce.io/gpu": 5})
+        assert submit(ctl, tasks=4, request="span[ptile=2]", requests={"xce.io/gpu": 2})["jobid"]
+    finally:
+        ctl.close()

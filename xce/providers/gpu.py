@@ -95,12 +95,13 @@ class GpuProvider(ResourceProvider):
 
 def model_name(device_name: str) -> str:
     """A device's name as a GPU model word, as Slurm's NVML autodetection names a GPU type: lower case,
-    spaces as ``_``, without the vendor (``NVIDIA A100-SXM4-40GB`` is ``a100-sxm4-40gb``). A site that
-    wants shorter names gives ``gpu_model`` in ``xce.toml``."""
+    spaces as ``_``, without the vendor (``NVIDIA A100-SXM4-40GB`` is ``a100-sxm4-40gb``), any other
+    character as ``_``. A site that wants shorter names gives ``gpu_model`` in ``xce.toml``."""
     words = device_name.strip().lower().split()
     if words and words[0] == "nvidia" and len(words) > 1:
         words = words[1:]
-    return "_".join(words)
+    # One word a job can write unquoted (``gpu_model == a100-sxm4-40gb``), whatever the driver says.
+    return re.sub(r"[^a-z0-9._-]", "_", "_".join(words))[:64]
 
 
 def _device_model(pynvml, nvml_error) -> str | None:

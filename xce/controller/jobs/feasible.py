@@ -133,9 +133,14 @@ class Capacity:
                     return (f"needs {name} {show(amount)}, but no host has {name} (no registered host advertises "
                             f"it)")
                 largest = self.largest[name]
-                if amount > largest:
-                    return (f"needs {name} {show(amount)}, short by {name} {show(amount - largest)} "
-                            f"(for one task; the largest host has {show(largest)})")
+                # Tasks that must share a host (span[ptile=N], span[hosts=N]) need their amounts together.
+                together = min(primary.tasks, primary.span_ptile or (-(-primary.tasks // primary.span_hosts)
+                                                                      if primary.span_hosts else 1))
+                if amount * together > largest:
+                    what = "one task" if together == 1 else f"the {together} tasks one host must take"
+                    return (f"{NOT_AVAILABLE + ': ' if name == GPU else ''}needs {name} {show(amount * together)}, "
+                            f"short by {name} {show(amount * together - largest)} (for {what}; the largest host "
+                            f"has {show(largest)})")
                 need[name] = need.get(name, 0) + amount * primary.tasks
         for name, amount in need.items():
             if amount > self.total.get(name, 0):
