@@ -400,7 +400,8 @@ def fold_traits(ctl: Controller, req: SubmitRequest, text: str, errors: list[dic
                                       f"at least {count} of the job's hosts with it) are not supported here; ask "
                                       f"for the feature on every host ({name}) or split the job", "value_error.constraint"))
             return None
-        one_host = all(p.tasks <= 1 or p.span_hosts == 1 for p in parsed.primaries)
+        one_host = all(len(c.primaries) == 1 and (c.primaries[0].tasks <= 1 or c.primaries[0].span_hosts == 1)
+                       for c in parsed.alternatives)
         if constraint.matching and not one_host:
             errors.append(field_error(_loc(), f"{feasible.INVALID_FEATURE}: [...] (all hosts the same "
                                       f"alternative) is supported only for a job on one host (-N 1); write the "
@@ -426,7 +427,8 @@ def fold_traits(ctl: Controller, req: SubmitRequest, text: str, errors: list[dic
 
 
 def and_select(parsed: Any, limit: Any) -> str:
-    """``parsed`` as text with ``limit`` AND-ed into the select of every primary of every alternative."""
+    """``parsed`` as text with ``limit`` AND-ed into the select of every primary of every alternative (a
+    compound's parts all run on hosts with the features, as a host list applies to the whole job)."""
     from dataclasses import replace
 
     from xce.core.resreq import Binary
