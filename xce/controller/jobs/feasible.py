@@ -75,7 +75,7 @@ class Capacity:
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     cap.largest[name] = max(cap.largest.get(name, 0), int(value))
                     cap.total[name] = cap.total.get(name, 0) + int(value)
-        if any(f.gpus is None and f.gpu_model for f in host_facts(ctl)):
+        if any(host_traits(ctl.config, name)[1].get("gpu_model") for name in unregistered(ctl)):
             cap.coming.add(GPU)
         return cap
 
@@ -190,6 +190,15 @@ class HostFacts:
     traits: dict[str, str] = field(default_factory=dict)
 
 
+def unregistered(ctl: Controller) -> list[str]:
+    """Hosts the configuration names (``[hosts]``, ``[host_groups]``) whose worker has not registered."""
+    cfg = ctl.config
+    if not cfg.hosts and not cfg.host_groups:
+        return []
+    configured = set(cfg.hosts) | {m for members in cfg.host_groups.values() for m in members}
+    return sorted(configured - set(ctl.hosts))
+
+
 def host_facts(ctl: Controller) -> list[HostFacts]:
     """Every host the cluster has or expects, by name: a feature or GPU model given in ``xce.toml``
     counts before its host registers."""
@@ -200,10 +209,8 @@ def host_facts(ctl: Controller) -> list[HostFacts]:
         out[h.name] = HostFacts(h.name, frozenset(v.get("features", ())), v.get("gpu_model"),
                                 int(gpus) if isinstance(gpus, int) else 0,
                                 {k: v[k] for k in TRAITS if isinstance(v.get(k), str)})
-    cfg = ctl.config
-    configured = set(cfg.hosts) | {m for members in cfg.host_groups.values() for m in members}
-    for name in sorted(configured - set(out)):
-        features, traits = host_traits(cfg, name)
+    for name in unregistered(ctl):
+        features, traits = host_traits(ctl.config, name)
         out[name] = HostFacts(name, frozenset(features), traits.get("gpu_model"), None, traits)
     return [out[n] for n in sorted(out)]
 
@@ -212,9 +219,11 @@ def host_facts(ctl: Controller) -> list[HostFacts]:
 TRAITS = ("model", "type", "gpu_model")
 
 
-def trait_problems(facts: list[HostFacts], select: Any) -> list[str]:
+def trait_problems(facts_of: Any, select: Any) -> list[str]:
     """``model == X`` (``type``, ``gpu_model``) among a select's top-level ``&&`` terms, where no host has
-    X: the job could never run. Not judged while a host that may have it has not registered."""
+    X: the job could never run. Not judged while a host that may have it has not registered.
+    ``facts_of()`` gives the hosts' facts, asked only for a select that has such a term (a pass over
+    every host, which most submissions need not pay)."""
     from xce.core.resreq import Binary, Name, Str
 
     out = []
@@ -228,7 +237,7 @@ def trait_problems(facts: list[HostFacts], select: Any) -> list[str]:
             continue
         for a, b in ((node.left, node.right), (node.right, node.left)):
             if node.op == "==" and isinstance(a, Name) and a.name in TRAITS and isinstance(b, Str):
-                trait, value = a.name, b.value
+                trait, value, facts = a.name, b.value, facts_of()
                 if any(f.gpus is None and trait not in f.traits for f in facts):
                     continue  # a configured host that has not registered may have it
                 have = sorted({f.traits[trait] for f in facts if trait in f.traits})

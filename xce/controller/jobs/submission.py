@@ -107,8 +107,9 @@ def known_names(ctl: Controller) -> tuple[set[str], set[str]]:
     for h in ctl.hosts.values():
         names.update(h.resources)
         names.update(h.load)
-    for facts in feasible.host_facts(ctl):
-        names.update(facts.features)  # LSF's boolean resources: select[bigmem]
+        names.update(h.features)  # LSF's boolean resources: select[bigmem]
+    for traits in (*cfg.hosts.values(), *cfg.host_group_settings.values()):
+        names.update(traits.features)
     return names, set(ctl.hosts) | set(cfg.hosts)
 
 
@@ -144,7 +145,9 @@ def unknown_traits(ctl: Controller, parsed, errors: list[dict[str, Any]]) -> Non
     refused, naming the values the hosts have, unless the job may pend forever (for a host to come)."""
     if not ctl.hosts:
         return  # a cluster still starting: nothing is judged (as for its slots, feasible.Capacity)
-    facts = feasible.host_facts(ctl)
+    from functools import cache
+
+    facts = cache(lambda: feasible.host_facts(ctl))  # one pass over the hosts, only if a select needs it
     for primary in parsed.primaries:
         for why in feasible.trait_problems(facts, primary.select):
             errors.append(field_error(_loc("request"), f"{why}; the job can never run on this cluster "
