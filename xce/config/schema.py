@@ -402,6 +402,8 @@ def host_traits(cfg: "ClusterConfig", host: str) -> tuple[list[str], dict[str, s
     features: list[str] = []
     values: dict[str, str] = {}
     own = cfg.hosts.get(host)
+    if own is None and not cfg.host_group_settings:
+        return features, values  # the usual case, asked for every host at every submission
     for gname in sorted(cfg.host_group_settings):
         if host in cfg.host_groups.get(gname, ()):
             traits = cfg.host_group_settings[gname]

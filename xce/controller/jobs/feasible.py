@@ -186,8 +186,6 @@ class HostFacts:
     features: frozenset[str]
     gpu_model: str | None
     gpus: int | None
-    #: Its ``model``, ``type`` and ``gpu_model`` where known (a host not registered yet: as configured).
-    traits: dict[str, str] = field(default_factory=dict)
 
 
 def unregistered(ctl: Controller) -> list[str]:
@@ -203,15 +201,17 @@ def host_facts(ctl: Controller) -> list[HostFacts]:
     """Every host the cluster has or expects, by name: a feature or GPU model given in ``xce.toml``
     counts before its host registers."""
     out: dict[str, HostFacts] = {}
+    cfg = ctl.config
     for h in ctl.hosts.values():
-        v = ctl.host_values(h)
-        gpus = v.get(GPU, 0)
-        out[h.name] = HostFacts(h.name, frozenset(v.get("features", ())), v.get("gpu_model"),
-                                int(gpus) if isinstance(gpus, int) else 0,
-                                {k: v[k] for k in TRAITS if isinstance(v.get(k), str)})
+        # What Controller.host_values gives the scheduler, without its copy of every value.
+        features, traits = host_traits(cfg, h.name)
+        gpus = h.resources.get(GPU, 0)
+        out[h.name] = HostFacts(h.name, frozenset(h.features).union(features),
+                                traits.get("gpu_model", h.resources.get("gpu_model")),
+                                int(gpus) if isinstance(gpus, int) else 0)
     for name in unregistered(ctl):
         features, traits = host_traits(ctl.config, name)
-        out[name] = HostFacts(name, frozenset(features), traits.get("gpu_model"), None, traits)
+        out[name] = HostFacts(name, frozenset(features), traits.get("gpu_model"), None)
     return [out[n] for n in sorted(out)]
 
 
@@ -219,11 +219,27 @@ def host_facts(ctl: Controller) -> list[HostFacts]:
 TRAITS = ("model", "type", "gpu_model")
 
 
-def trait_problems(facts_of: Any, select: Any) -> list[str]:
+def trait_values(ctl: Controller, trait: str) -> set[str] | None:
+    """Every value of ``trait`` (``model``, ``type``, ``gpu_model``) the cluster's hosts have; None while
+    a host of the configuration that does not give it has not registered (it may have any)."""
+    cfg = ctl.config
+    out = set()
+    for name in unregistered(ctl):
+        if trait not in (given := host_traits(cfg, name)[1]):
+            return None
+        out.add(given[trait])
+    if not cfg.hosts and not cfg.host_group_settings:  # the usual case: one set comprehension
+        return out | {v for h in ctl.hosts.values() if isinstance(v := h.resources.get(trait), str)}
+    for h in ctl.hosts.values():
+        v = host_traits(cfg, h.name)[1].get(trait, h.resources.get(trait))
+        if isinstance(v, str):
+            out.add(v)
+    return out
+
+
+def trait_problems(values_of: Any, select: Any) -> list[str]:
     """``model == X`` (``type``, ``gpu_model``) among a select's top-level ``&&`` terms, where no host has
-    X: the job could never run. Not judged while a host that may have it has not registered.
-    ``facts_of()`` gives the hosts' facts, asked only for a select that has such a term (a pass over
-    every host, which most submissions need not pay)."""
+    X: the job could never run. ``values_of(trait)`` is :func:`trait_values`."""
     from xce.core.resreq import Binary, Name, Str
 
     out = []
@@ -237,12 +253,9 @@ def trait_problems(facts_of: Any, select: Any) -> list[str]:
             continue
         for a, b in ((node.left, node.right), (node.right, node.left)):
             if node.op == "==" and isinstance(a, Name) and a.name in TRAITS and isinstance(b, Str):
-                trait, value, facts = a.name, b.value, facts_of()
-                if any(f.gpus is None and trait not in f.traits for f in facts):
-                    continue  # a configured host that has not registered may have it
-                have = sorted({f.traits[trait] for f in facts if trait in f.traits})
-                if value not in have:
-                    out.append(f'no host has {trait} "{value}" ({trait}s here: {", ".join(have) or "none"})')
+                have = values_of(a.name)
+                if have is not None and b.value not in have:
+                    out.append(f'no host has {a.name} "{b.value}" ({a.name}s here: {", ".join(sorted(have)) or "none"})')
     return out
 
 

@@ -145,11 +145,8 @@ def unknown_traits(ctl: Controller, parsed, errors: list[dict[str, Any]]) -> Non
     refused, naming the values the hosts have, unless the job may pend forever (for a host to come)."""
     if not ctl.hosts:
         return  # a cluster still starting: nothing is judged (as for its slots, feasible.Capacity)
-    from functools import cache
-
-    facts = cache(lambda: feasible.host_facts(ctl))  # one pass over the hosts, only if a select needs it
     for primary in parsed.primaries:
-        for why in feasible.trait_problems(facts, primary.select):
+        for why in feasible.trait_problems(lambda trait: feasible.trait_values(ctl, trait), primary.select):
             errors.append(field_error(_loc("request"), f"{why}; the job can never run on this cluster "
                                       f"(--allow-pending-forever submits it anyway)", "value_error.never_runnable"))
 
