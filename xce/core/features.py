@@ -141,8 +141,7 @@ class _Parser:
             raise self.error("expected a feature, '(' or '['")
         kind, value, _ = self.tokens[self.i]
         if kind == "word":
-            problem = feature_problem(value)
-            if problem is not None:
+            if feature_problem(value) is not None:
                 raise self.error("expected a feature name (letters, digits and '_', not starting with a digit)")
             self.i += 1
             self.names.setdefault(value, None)
