@@ -108,6 +108,7 @@ def test_constraints_place_jobs_only_on_hosts_with_the_features(cluster, tmp_pat
     assert all(hosts_of(j) == {"ft-w2"} for j in jobs[3:6])
     assert len(hosts_of(jobs[-1])) == 1
     assert job(cluster, big[0])["sched_request"] == "select[bigmem]"
+    assert "Host features: ib&nvme" in run(cluster, tmp_path, "jobs", "-l", str(fast[0])).stdout
 
 
 def test_select_model_and_type_match_the_hosts_model_and_type(cluster, tmp_path):
