@@ -93,6 +93,9 @@ def test_a_gpu_job_on_a_cluster_without_gpus_is_refused_unless_it_may_pend_forev
     ctl = _controller(tmp_path, "")
     try:
         fleet.register(ctl, RegisterRequest(name="h1", resources={"slots": 4}, load={}))
+        with pytest.raises(FieldErrors) as refused:
+            submit(ctl, requests={"xce.io/gpu": 1})
+        assert refused.value.errors[0]["ctx"] == {"kind": "gres"}  # for a front-end that words it otherwise
         msg = _refusal(ctl, requests={"xce.io/gpu": 1})
         assert msg.startswith("Invalid generic resource (gres) specification: needs xce.io/gpu 1 but no host has "
                               "GPUs") and "--allow-pending-forever" in msg

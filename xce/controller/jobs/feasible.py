@@ -39,7 +39,7 @@ GPU = "xce.io/gpu"
 INVALID_GRES = "Invalid generic resource (gres) specification"
 INVALID_FEATURE = "Invalid feature specification"
 NOT_AVAILABLE = "Requested node configuration is not available"
-SLURM_WORDS = (INVALID_GRES, INVALID_FEATURE, NOT_AVAILABLE)
+SLURM_KINDS = {"gres": INVALID_GRES, "feature": INVALID_FEATURE, "node_configuration": NOT_AVAILABLE}
 
 
 @dataclass

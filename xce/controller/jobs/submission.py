@@ -360,19 +360,24 @@ def validate(ctl: Controller, req: SubmitRequest, user: str | None = None) -> di
     if parsed is not None and not errors and not req.allow_pending_forever:
         why = Capacity.of(ctl).problem(sched_request, req.tasks)
         if why is not None:
-            errors.append(field_error(_loc(), never_runs(why), "value_error.never_runnable"))
+            errors.append(never_runnable(why))
     if errors:
         raise FieldErrors(errors)
     return {"queue": queue, "project": project, "requests": requests, "limits": limits,
             "sched_request": sched_request, "run_limit": run_limit, "array": array, "depend": expression}
 
 
-def never_runs(why: str) -> str:
+def never_runnable(why: str) -> dict[str, Any]:
     """The refusal of a job no host can ever run: Slurm's words first where they apply (sbatch prints
-    "Batch job submission failed: " and then this), and how to submit it anyway."""
-    if why.startswith(feasible.SLURM_WORDS):
-        return f"{why}; the job can never run on this cluster (--allow-pending-forever submits it anyway)"
-    return f"the job can never run on this cluster: {why}; --allow-pending-forever submits it anyway"
+    "Batch job submission failed: " and then this), and how to submit it anyway. ``ctx.kind`` says
+    which of Slurm's refusals it is (``feature``, ``gres``, ``node_configuration``), for a front-end
+    that words it otherwise (bsub)."""
+    kind = next((k for k, words in feasible.SLURM_KINDS.items() if why.startswith(words)), None)
+    if kind is None:
+        return field_error(_loc(), f"the job can never run on this cluster: {why}; --allow-pending-forever "
+                           f"submits it anyway", "value_error.never_runnable")
+    return field_error(_loc(), f"{why}; the job can never run on this cluster (--allow-pending-forever submits it "
+                       f"anyway)", "value_error.never_runnable", kind=kind)
 
 
 def fold_traits(ctl: Controller, req: SubmitRequest, text: str, errors: list[dict[str, Any]]) -> str | None:
@@ -410,14 +415,14 @@ def fold_traits(ctl: Controller, req: SubmitRequest, text: str, errors: list[dic
             return None
         why = feasible.constraint_problem(facts, constraint, req.constraint) if judge else None
         if why is not None:
-            errors.append(field_error(_loc(), never_runs(why), "value_error.never_runnable"))
+            errors.append(never_runnable(why))
             return None
         terms.append(constraint.expr)
     if req.gpu_model is not None:
         per_task = max((n for p in parsed.primaries for r, n in p.rusage if r == feasible.GPU), default=0)
         why = feasible.gpu_model_problem(facts, req.gpu_model, per_task) if judge else None
         if why is not None:
-            errors.append(field_error(_loc(), never_runs(why), "value_error.never_runnable"))
+            errors.append(never_runnable(why))
             return None
         terms.append(Binary("==", Name("gpu_model"), Str(req.gpu_model)))
     limit = terms[0]
