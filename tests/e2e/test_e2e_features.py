@@ -168,3 +168,13 @@ def test_the_hosts_features_models_and_gpus_are_shown_as_each_program_shows_them
         "scontrol: error: Node nosuch not found\n"
     rows = run(cluster, tmp_path, "sinfo", "-h", "-o", "%N %f %G").stdout.split("\n")
     assert sorted(r for r in rows if r) == ["ft-w1 bigmem (null)", "ft-w2 ib,nvme gpu:a100:2"]
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--feature", "ib,9lives"], "xce worker: --feature: feature '9lives' is not a feature name"),
+    (["--fake-gpus", "a100"], "xce worker: --fake-gpus: fake GPUs 'a100': expected MODEL:COUNT"),
+])
+def test_a_worker_refuses_a_flag_it_cannot_register_before_it_starts(tmp_path, flags, says):
+    r = subprocess.run([sys.executable, "-m", "xce.cli.main", "worker", "--url", "http://127.0.0.1:9", "--token", "t",
+                        "--state-dir", str(tmp_path), *flags], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith(says), r.stderr
