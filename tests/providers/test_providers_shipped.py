@@ -108,7 +108,7 @@ def test_gpu_on_this_machine_matches_the_driver():
     assert p.visible_devices() == [str(i) for i in range(count)]
 
 
-def _fake_pynvml(count=2, init_error=False, count_error=False):
+def _fake_pynvml(count=2, init_error=False, count_error=False, name=b"NVIDIA A100-SXM4-40GB"):
     calls = []
     mod = types.ModuleType("pynvml")
 
@@ -129,10 +129,19 @@ def _fake_pynvml(count=2, init_error=False, count_error=False):
     def nvmlShutdown():
         calls.append("shutdown")
 
+    def nvmlDeviceGetHandleByIndex(i):
+        return ("handle", i)
+
+    def nvmlDeviceGetName(handle):
+        calls.append("name")
+        return name
+
     mod.NVMLError = NVMLError
     mod.nvmlInit = nvmlInit
     mod.nvmlDeviceGetCount = nvmlDeviceGetCount
     mod.nvmlShutdown = nvmlShutdown
+    mod.nvmlDeviceGetHandleByIndex = nvmlDeviceGetHandleByIndex
+    mod.nvmlDeviceGetName = nvmlDeviceGetName
     mod.calls = calls
     return mod
 
@@ -144,11 +153,27 @@ def test_gpu_counts_through_nvml(monkeypatch):
     assert p.is_available() is True
     assert p.capacity() == 2
     assert p.visible_devices() == ["0", "1"]
-    assert fake.calls == ["init", "count", "shutdown"]  # measured once, NVML released
+    assert p.model == "a100-sxm4-40gb"  # as Slurm's NVML autodetection names the type
+    assert fake.calls == ["init", "count", "name", "shutdown"]  # measured once, NVML released
     m = ProviderManager()
     m.register(p)
     assert m.advertised()["xce.io/gpu"] == 2
-    assert fake.calls == ["init", "count", "shutdown"]
+    assert fake.calls == ["init", "count", "name", "shutdown"]
+
+
+def test_fake_gpus_advertise_a_model_and_devices_without_nvml(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML at all: the fake provider never asks
+    from xce.providers.gpu import FakeGpuProvider, parse_fake_gpus
+    from xce.providers.manager import default_manager
+
+    assert parse_fake_gpus("a100:4") == ("a100", 4) and parse_fake_gpus("2") == ("fake", 2)
+    for bad in ("a100", "a100:x", ":", "a b:2"):
+        with pytest.raises(ValueError, match="expected MODEL:COUNT"):
+            parse_fake_gpus(bad)
+    manager, _ = default_manager(load_entry_points=False, fake_gpus=("v100", 3))
+    gpu = manager.get("xce.io/gpu")
+    assert isinstance(gpu, FakeGpuProvider) and gpu.model == "v100"
+    assert manager.advertised()["xce.io/gpu"] == 3 and gpu.visible_devices() == ["0", "1", "2"]
 
 
 def test_gpu_driver_with_zero_devices_is_zero_not_hidden(monkeypatch):

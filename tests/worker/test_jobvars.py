@@ -57,3 +57,15 @@ def test_counts_per_node_are_compressed_as_slurm_writes_them():
     assert per_node([2, 2, 1]) == "2(x2),1"
     assert per_node([1, 3, 3, 3]) == "1,3(x3)"
     assert per_node([4]) == "4"
+
+
+def test_a_gpu_jobs_devices_are_named_as_lsf_and_slurm_name_them():
+    from xce.worker.jobvars import gpu_vars
+
+    batch = gpu_vars(["1", "3"], families=["lsf", "slurm"])
+    assert batch == {"CUDA_VISIBLE_DEVICES": "1,3", "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "GPU_DEVICE_ORDINAL": "1,3",
+                     "SLURM_JOB_GPUS": "1,3"}
+    assert gpu_vars(["1", "3"], families=["slurm"], step=True)["SLURM_STEP_GPUS"] == "1,3"
+    assert gpu_vars(["0"], families=["lsf"]) == {"CUDA_VISIBLE_DEVICES": "0", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+    # Never copied from the submitting shell: each is set from the job's own devices, or not at all.
+    assert set(batch) <= MANAGED and "SLURM_STEP_GPUS" in MANAGED

@@ -37,7 +37,11 @@ def _long(h: dict[str, Any]) -> str:
              f"  containment  {h.get('containment') or 'unknown (worker predates containment)'}",
              f"  slots        {r.get('slots', '-')} ({h['slots_used']} used by {h['njobs']} job(s))",
              f"  ncpus        {r.get('ncpus', '-')}", f"  maxmem       {size(r['maxmem']) if 'maxmem' in r else '-'}",
-             f"  type         {r.get('type', '-')}", f"  last seen    {recent(h['last_seen'])}"]
+             f"  type         {r.get('type', '-')}", f"  model        {r.get('model', '-')}",
+             f"  features     {' '.join(r.get('features') or ()) or '-'}",
+             f"  last seen    {recent(h['last_seen'])}"]
+    if r.get("gpu_model"):
+        lines.append(f"  gpu_model    {r['gpu_model']}")
     lines += [f"  {k}  {v}" for k, v in sorted(r.items()) if "/" in k]
     return "\n".join(lines)
 

@@ -45,7 +45,8 @@ def _how_it_starts(d: dict[str, Any]) -> list[str]:
     if d.get("exclusive"):
         out.append("Exclusive: no other job on its hosts")
     for key, label in (("hosts", "Hosts"), ("exclude_hosts", "Not on hosts"), ("nodes", "Hosts exactly"),
-                       ("cpus_per_task", "Slots per task")):
+                       ("cpus_per_task", "Slots per task"), ("constraint", "Host features"),
+                       ("gpu_model", "GPU model")):
         if o.get(key):
             value = o[key]
             out.append(f"{label}: {' '.join(value) if isinstance(value, list) else value}")

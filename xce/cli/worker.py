@@ -8,14 +8,16 @@ from xce.cli.spec import LOG_FORMATS, LOG_LEVELS, Command, Opt, upper
 def worker(name: str | None, slots: int | None, state_dir: str | None, url: str | None, token: str | None,
            work_dir: str | None, report_interval: float, run_as_self: bool, allow_root_jobs: bool,
            stop_jobs_on_exit: bool, log_level: str, log_format: str | None, containment: str, cgroup_parent: str,
-           pids_max: int | None, freeze: bool, task_port: int, spool_dir: str | None) -> int:
+           pids_max: int | None, freeze: bool, task_port: int, spool_dir: str | None, feature: list[str],
+           model: str | None, host_type: str | None, fake_gpus: str | None) -> int:
     from xce.worker.agent import main
 
     return main(name=name, slots=slots, state_dir=state_dir, url=url, token=token, work_dir=work_dir,
                 report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
                 stop_jobs_on_exit=stop_jobs_on_exit, log_level=log_level, log_format=log_format,
                 containment=containment, cgroup_parent=cgroup_parent, pids_max=pids_max, freeze=freeze,
-                task_port=task_port, spool_dir=spool_dir)
+                task_port=task_port, spool_dir=spool_dir, features=tuple(feature or ()), model=model, host_type=host_type,
+                fake_gpus=fake_gpus)
 
 
 COMMAND_SPECS = [Command(
@@ -53,6 +55,16 @@ COMMAND_SPECS = [Command(
         Opt("task_port", ("--task-port",), int, 0, min=0, max=65535, metavar="PORT", show_default=False,
             help="TCP port where `xce launch` starts the tasks of parallel jobs on this host [default: any free "
                  "one, advertised to the controller]."),
+        Opt("feature", ("--feature",), multiple=True, metavar="NAME[,NAME...]",
+            help="A feature of this host (Slurm's node features: `sbatch --constraint` and `select[NAME]` match it); "
+                 "repeat or separate with commas. The configuration's `[hosts.NAME] features` are added."),
+        Opt("model", ("--model",), metavar="MODEL",
+            help="The host model (`lshosts`, `select[model == MODEL]`); `[hosts.NAME] model` wins."),
+        Opt("host_type", ("--type",), metavar="TYPE",
+            help="The host type [default: the machine's architecture, X86_64]; `[hosts.NAME] type` wins."),
+        Opt("fake_gpus", ("--fake-gpus",), metavar="MODEL:N", env="XCE_FAKE_GPUS",
+            help="Advertise N GPUs of MODEL instead of asking NVML (tests, sites without NVIDIA's library); "
+                 "jobs get device indexes as with real ones."),
         Opt("log_level", ("--log-level",), upper, "WARNING", choices=LOG_LEVELS, metavar="LEVEL",
             help="Logging level: DEBUG, INFO, WARNING, ERROR."),
         Opt("log_format", ("--log-format",), choices=LOG_FORMATS, metavar="FORMAT",

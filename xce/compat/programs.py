@@ -12,7 +12,7 @@ through to the other scheduler's program and fail with its configuration error.
 from __future__ import annotations
 
 LSF = ("bsub", "bjobs", "bkill", "bstop", "bresume", "bmod", "brequeue", "bhist", "bacct", "bqueues",
-       "bhosts", "bparams", "lsid", "lsclusters", "badmin")
+       "bhosts", "bparams", "lsid", "lsclusters", "lshosts", "badmin")
 SLURM = ("sbatch", "squeue", "scancel", "sacct", "sinfo", "scontrol", "srun", "salloc")
 
 PROGRAMS: dict[str, str] = {**{name: f"xce.compat.lsf.{name}" for name in LSF},

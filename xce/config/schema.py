@@ -177,7 +177,41 @@ class SharedResourceConfig(_Strict):
         return value
 
 
-class HostConfig(_Strict):
+class HostTraits(_Strict):
+    """What describes a host rather than measures it: its features, model and type (a host group's
+    settings give them to every member)."""
+
+    features: list[str] = Field(
+        default_factory=list, description="Node features (Slurm's `Features=`, LSF's boolean resources): words "
+        "`sbatch --constraint` and `select[NAME]` match. Added to the worker's own (`xce worker --feature`) and "
+        "to those of the host's groups. Letters, digits and `_`.")
+    model: str | None = Field(None, description="The host model (`lshosts` HOST_MODEL, `select[model == X]`); "
+                              "wins over the worker's `--model`.")
+    type: str | None = Field(None, description="The host type (`lshosts` HOST_TYPE, `select[type == X]`); wins over "
+                             "the worker's `--type` and the measured architecture (`X86_64`).")
+    gpu_model: str | None = Field(None, description="The model of the host's GPUs, as jobs name it (`sbatch "
+                                  "--gres=gpu:MODEL:N`, `bsub -gpu gmodel=MODEL`); wins over NVML's device name and "
+                                  "the worker's `--fake-gpus MODEL:N`.")
+
+    @field_validator("features")
+    @classmethod
+    def _feature_names(cls, v: list[str]) -> list[str]:
+        from xce.core.features import feature_problem
+
+        problems = [p for p in map(feature_problem, v) if p]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return v
+
+    @field_validator("model", "type", "gpu_model")
+    @classmethod
+    def _word(cls, v: str | None) -> str | None:
+        if v is not None and not _WORD.fullmatch(v):
+            raise ValueError(f"{v!r} is not one word: letters, digits, '.', '_' or '-', at most 64 characters")
+        return v
+
+
+class HostConfig(HostTraits):
     """Per-host overrides; everything else a worker measures itself."""
 
     slots: int | None = Field(None, ge=0, description="Slots this host offers instead of its usable CPUs.")
@@ -287,6 +321,10 @@ class ClusterConfig(_Strict):
         default_factory=dict, description="Named sets of hosts (LSF's host groups, Slurm's node lists), by group "
         "name: `gpu = [\"h1\", \"h2\"]`. A job's host list (`xce submit -m`, `-w`, `--exclude`) may name a group "
         "for all its hosts. A group name must not be a host's name; members are host names.")
+    host_group_settings: dict[str, HostTraits] = Field(
+        default_factory=dict, description="Features, model, type and GPU model given to every host of a "
+        "`[host_groups]` group, by group name. A host's own `[hosts.NAME]` value wins over its groups'; features "
+        "add up.")
     admins: list[str] = Field(default_factory=lambda: ["root"], description="Users allowed to run `xceadmin`.")
     allow_root_jobs: bool = Field(False, description="Whether a job may run as root on a root worker.")
     controller: ControllerSettings = Field(default_factory=ControllerSettings, description="Serving the API: TLS.")
@@ -344,6 +382,58 @@ def resource_name_problem(name: str) -> str | None:
 
 
 _HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+#: A host's model, type or GPU model: one word, as ``select[model == X]`` reads it without quotes.
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}")
+_TRAITS = ("model", "type", "gpu_model")
+
+
+def host_trait_errors(data: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """``[host_group_settings]`` names groups of ``[host_groups]``, and two groups of one host do not
+    give it different models or types (which would win would depend on the groups' order)."""
+    settings = data.get("host_group_settings")
+    groups = data.get("host_groups")
+    if not isinstance(settings, Mapping):
+        return []
+    groups = groups if isinstance(groups, Mapping) else {}
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    given: dict[tuple[str, str], tuple[str, Any]] = {}
+    for gname, traits in settings.items():
+        if gname not in groups:
+            problems.append((("host_group_settings", gname), f"no group {gname!r} in [host_groups] (groups: "
+                                                             f"{', '.join(sorted(groups)) or 'none'})"))
+            continue
+        if not isinstance(traits, Mapping) or not isinstance(groups[gname], list):
+            continue
+        for key in _TRAITS:
+            value = traits.get(key)
+            if value is None:
+                continue
+            for host in groups[gname]:
+                other = given.setdefault((str(host), key), (gname, value))
+                if other[1] != value:
+                    problems.append((("host_group_settings", gname, key),
+                                     f"host {host!r} is also in group {other[0]!r}, which gives it {key} "
+                                     f"{other[1]!r}: give {key} in [hosts.{host}] or in one group"))
+    return problems
+
+
+def host_traits(cfg: "ClusterConfig", host: str) -> tuple[list[str], dict[str, str]]:
+    """The features and the model/type/GPU model the configuration gives ``host``: its groups' and its own
+    (features added up in that order, each once; its own model/type win over its groups')."""
+    features: list[str] = []
+    values: dict[str, str] = {}
+    own = cfg.hosts.get(host)
+    if own is None and not cfg.host_group_settings:
+        return features, values  # the usual case, asked for every host at every submission
+    for gname in sorted(cfg.host_group_settings):
+        if host in cfg.host_groups.get(gname, ()):
+            traits = cfg.host_group_settings[gname]
+            features += [f for f in traits.features if f not in features]
+            values.update({k: getattr(traits, k) for k in _TRAITS if getattr(traits, k) is not None})
+    if own is not None:
+        features += [f for f in own.features if f not in features]
+        values.update({k: getattr(own, k) for k in _TRAITS if getattr(own, k) is not None})
+    return features, values
 
 
 def host_group_errors(data: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
@@ -427,6 +517,7 @@ def reference_errors(data: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...
             if isinstance(project, str) and project_names is not None and project not in project_names:
                 problems.append((("queues", qname, "project_name"), unknown("project", project, project_names)))
     problems.extend(host_group_errors(data))
+    problems.extend(host_trait_errors(data))
     shared = data.get("shared_resources")
     if isinstance(shared, Mapping):
         for rname in shared:

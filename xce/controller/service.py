@@ -43,7 +43,7 @@ from xce import endcodes, hooks
 from xce.client import statedir
 from xce.config.convert import to_sched_config
 from xce.config.loader import ConfigError, load_config
-from xce.config.schema import ClusterConfig
+from xce.config.schema import ClusterConfig, host_traits
 from xce.controller.auth.token_store import TokenStore
 from xce.controller.errors import Conflict, NotFound
 from xce.controller.ha import leadership
@@ -637,6 +637,11 @@ class Controller:
         override = self.config.hosts.get(h.name)
         if override is not None and override.slots is not None:
             values["slots"] = override.slots
+        features, traits = host_traits(self.config, h.name)
+        values.update(traits)  # the administrator's word wins over the worker's flags and NVML's name
+        features = list(h.features) + [f for f in features if f not in h.features]
+        if features:
+            values["features"] = sorted(features)
         return dict(sorted(values.items()))
 
     def workers_push(self, names: list[str], ts: int | None = None) -> ev.WorkersPush:

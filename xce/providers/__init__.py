@@ -8,7 +8,7 @@ Sites add their own through the ``xce.resource_providers`` entry point group (se
 
 from xce.providers.base import JobView, ResourceProvider
 from xce.providers.cpu import CPU_MILLI, CpuMilliProvider
-from xce.providers.gpu import GPU, GpuProvider
+from xce.providers.gpu import GPU, FakeGpuProvider, GpuProvider
 from xce.providers.manager import ProviderError, ProviderManager, default_manager
 from xce.providers.memory import MEMORY_BYTES, MemoryBytesProvider
 
@@ -17,6 +17,7 @@ __all__ = [
     "GPU",
     "MEMORY_BYTES",
     "CpuMilliProvider",
+    "FakeGpuProvider",
     "GpuProvider",
     "MemoryBytesProvider",
     "ProviderError",

@@ -13,12 +13,15 @@ its lifetime keeps a driver handle the jobs it starts do not need.
 from __future__ import annotations
 
 import importlib
+import re
 
 from xce.providers.base import ResourceProvider
 
-__all__ = ["GPU", "GpuProvider"]
+__all__ = ["GPU", "FakeGpuProvider", "GpuProvider", "model_name", "parse_fake_gpus"]
 
 GPU = "xce.io/gpu"
+#: A GPU model as jobs name it (``--gres=gpu:MODEL:N``): one word.
+_MODEL = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}")
 
 
 class GpuProvider(ResourceProvider):
@@ -28,6 +31,8 @@ class GpuProvider(ResourceProvider):
         self._count: int | None = None
         self._measured = False
         self.unavailable_reason: str | None = None
+        #: The devices' model as jobs name it (:func:`model_name` of NVML's name for device 0), or None.
+        self.model: str | None = None
 
     def _measure(self) -> int | None:
         if self._measured:
@@ -51,6 +56,8 @@ class GpuProvider(ResourceProvider):
             return None
         try:
             count = pynvml.nvmlDeviceGetCount()
+            if isinstance(count, int) and count > 0:
+                self.model = _device_model(pynvml, nvml_error)
         except nvml_error as exc:
             self.unavailable_reason = f"NVML could not count devices: {exc}"
             return None
@@ -84,3 +91,47 @@ class GpuProvider(ResourceProvider):
         """
         count = self._measure()
         return [str(i) for i in range(count or 0)]
+
+
+def model_name(device_name: str) -> str:
+    """A device's name as a GPU model word, as Slurm's NVML autodetection names a GPU type: lower case,
+    spaces as ``_``, without the vendor (``NVIDIA A100-SXM4-40GB`` is ``a100-sxm4-40gb``), any other
+    character as ``_``. A site that wants shorter names gives ``gpu_model`` in ``xce.toml``."""
+    words = device_name.strip().lower().split()
+    if words and words[0] == "nvidia" and len(words) > 1:
+        words = words[1:]
+    # One word a job can write unquoted (``gpu_model == a100-sxm4-40gb``), whatever the driver says.
+    return re.sub(r"[^a-z0-9._-]", "_", "_".join(words))[:64]
+
+
+def _device_model(pynvml, nvml_error) -> str | None:
+    """Device 0's model; a host's GPUs are taken to be one model (mixed hosts give it in xce.toml)."""
+    try:
+        name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0))
+    except nvml_error:
+        return None
+    if isinstance(name, bytes):
+        name = name.decode("utf-8", "replace")
+    return model_name(name) if isinstance(name, str) and name.strip() else None
+
+
+def parse_fake_gpus(spec: str) -> tuple[str, int]:
+    """``MODEL:N`` (``a100:4``) or ``N`` (model ``fake``) -> (model, count); ValueError says what is wrong."""
+    model, _, count = spec.strip().rpartition(":")
+    model = model or "fake"
+    if not count.isdigit() or not _MODEL.fullmatch(model):
+        raise ValueError(f"fake GPUs {spec!r}: expected MODEL:COUNT (a100:4) or COUNT, the model a word of letters, "
+                         f"digits, '_', '-' or '.'")
+    return model, int(count)
+
+
+class FakeGpuProvider(GpuProvider):
+    """``xce.io/gpu`` for tests and sites without NVML: ``count`` devices of ``model`` that exist only in
+    the accounts (``xce worker --fake-gpus a100:4``, or ``XCE_FAKE_GPUS``). Jobs are handed device
+    indexes in ``CUDA_VISIBLE_DEVICES`` as with real ones, and two jobs never share one; nothing
+    measures their use. It says so: it is a claim, not a measurement, and is meant for exactly the
+    places where no measurement can be made."""
+
+    def __init__(self, model: str, count: int) -> None:
+        super().__init__()
+        self._count, self._measured, self.model = count, True, model

@@ -223,19 +223,22 @@ class ProviderManager:
         return len(self._providers)
 
 
-def default_manager(load_entry_points: bool = True) -> tuple[ProviderManager, list[str]]:
+def default_manager(load_entry_points: bool = True,
+                    fake_gpus: tuple[str, int] | None = None) -> tuple[ProviderManager, list[str]]:
     """A manager with the three shipped providers, then the installed third-party ones.
 
     Returns ``(manager, errors)``.  A shipped provider that is refused raises, because that
     is a bug in XCE, not in a site's plugin; a third-party refusal lands in ``errors``.
     ``load_entry_points=False`` is for tests and for tools that must not import site code.
+    ``fake_gpus`` (model, count) puts the fake GPU provider in NVML's place.
     """
     from xce.providers.cpu import CpuMilliProvider
-    from xce.providers.gpu import GpuProvider
+    from xce.providers.gpu import FakeGpuProvider, GpuProvider
     from xce.providers.memory import MemoryBytesProvider
 
     manager = ProviderManager()
-    for provider in (CpuMilliProvider(), MemoryBytesProvider(), GpuProvider()):
+    gpu = GpuProvider() if fake_gpus is None else FakeGpuProvider(*fake_gpus)
+    for provider in (CpuMilliProvider(), MemoryBytesProvider(), gpu):
         manager.register(provider)
     errors = manager.register_entry_points() if load_entry_points else []
     return manager, errors

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from xce.core.features import feature_problem
 from xce.core.specs import HostSpec, QueueSpec, SchedConfig
 
 if TYPE_CHECKING:
@@ -109,10 +110,14 @@ def _sim_hosts(sim: Any, source: str) -> list[HostSpec]:
         where = f"sim.hosts[{i}]"
         if not isinstance(h, dict):
             raise bad(where, "expected a table")
-        extra = sorted(set(h) - {"name", "prefix", "count", "slots", "mem", "resources"})
+        extra = sorted(set(h) - {"name", "prefix", "count", "slots", "mem", "resources", "features"})
         if extra:
             raise bad(where, f"unknown key(s) {', '.join(extra)} (expected: name or prefix+count, slots, mem, "
-                             "resources)")
+                             "resources, features)")
+        features = h.get("features", [])
+        if not isinstance(features, list) or any(feature_problem(f) for f in features):
+            raise bad(f"{where}.features", "expected a list of feature names (letters, digits and '_'), "
+                                           "as `features` in [hosts.NAME]")
         resources = h.get("resources", {})
         if not isinstance(resources, dict):
             raise bad(f"{where}.resources", "expected a table of name = value (type = \"X86_64\", "
@@ -135,7 +140,8 @@ def _sim_hosts(sim: Any, source: str) -> list[HostSpec]:
             names = host_names(str(h["prefix"]), h["count"])
         else:
             raise bad(where, f"expected either name = \"...\" or prefix = \"...\" with 1 <= count <= {MAX_HOSTS}")
-        out += [HostSpec(name=n, values={**_host_values(slots, mem), **resources}) for n in names]
+        values = {**_host_values(slots, mem), **resources, **({"features": sorted(features)} if features else {})}
+        out += [HostSpec(name=n, values=values) for n in names]
     seen: set[str] = set()
     for spec in out:
         if spec.name in seen:

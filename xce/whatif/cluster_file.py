@@ -84,5 +84,7 @@ def render(config, hosts: Iterable[tuple[str, str, dict[str, Any]]], *, version:
                  and not isinstance(v, bool)}
         if extra:
             out.append(f"resources = {value(extra)}")
+        if values.get("features"):  # what --constraint and select[FEATURE] match
+            out.append(f"features = {value(list(values['features']))}")
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"

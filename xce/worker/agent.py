@@ -137,8 +137,15 @@ class Agent:
                  work_dir: str | None = None, report_interval: float = 3.0, run_as_self: bool = False,
                  allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False, ca_file: str | None = None,
                  box: Containment | None = None, pids_max: int | None = None, task_port: int = 0,
-                 spool_dir: Path | None = None, record: Callable[[Any, list[Any]], None] | None = None) -> None:
+                 spool_dir: Path | None = None, record: Callable[[Any, list[Any]], None] | None = None,
+                 features: tuple[str, ...] = (), model: str | None = None, host_type: str | None = None,
+                 fake_gpus: tuple[str, int] | None = None) -> None:
         self.url = url
+        #: What the worker's flags say of its host (``--feature``, ``--model``, ``--type``): registered with
+        #: its measurements; the configuration's ``[hosts.NAME]`` wins over the model and type, and adds features.
+        self.features, self.model, self.host_type = tuple(features), model, host_type
+        #: (model, count) of the fake GPUs it advertises instead of NVML's (``--fake-gpus``).
+        self.fake_gpus = fake_gpus
         self.ca_file = ca_file
         self.token = token
         self.name = name
@@ -239,19 +246,22 @@ class Agent:
     def register(self, http: follow.Session) -> dict[str, Any]:
         from xce.providers.manager import default_manager
 
-        manager, errors = default_manager()
+        manager, errors = default_manager(fake_gpus=self.fake_gpus)
         resources = measure.static_resources(manager, errors, self.slots)
         for e in errors:
             log.warning("resource provider left out: %s", e)
         gpu = manager.get("xce.io/gpu")
         self.gpu_ids = gpu.visible_devices() if gpu is not None else []
+        if self.gpu_ids and getattr(gpu, "model", None):
+            resources["gpu_model"] = gpu.model
+        resources.update({k: v for k, v in (("model", self.model), ("type", self.host_type)) if v})
         self.job_meters = usage.JobMeters([p for p in manager if p.resource_name in resources])
         self.enforcers = {p.resource_name: p for p in manager
                           if p.resource_name in resources and getattr(p, "enforces_limits", False)}
         running = sorted(self.jobs)
         body = {"name": self.name, "resources": resources, "load": self.sampler.sample(), "running": running,
                 "runs": {j: run for j, run in self.state.runs().items() if int(j) in self.jobs},
-                "containment": self.box.kind, "enforces": sorted(self.enforcers)}
+                "containment": self.box.kind, "enforces": sorted(self.enforcers), "features": list(self.features)}
         if self.tasks.address:
             body["task_address"] = self.tasks.address
         while True:
@@ -909,7 +919,8 @@ def main(*, name: str | None = None, slots: int | None = None, state_dir: str | 
          run_as_self: bool = False, allow_root_jobs: bool = False, stop_jobs_on_exit: bool = False,
          log_level: str = "WARNING", log_format: str | None = None, containment: str = "auto",
          cgroup_parent: str = "xce", pids_max: int | None = None, freeze: bool = False, task_port: int = 0,
-         spool_dir: str | None = None) -> int:
+         spool_dir: str | None = None, features: tuple[str, ...] = (), model: str | None = None,
+         host_type: str | None = None, fake_gpus: str | None = None) -> int:
     from xce import logs
     from xce.client import statedir
 
@@ -924,6 +935,19 @@ def main(*, name: str | None = None, slots: int | None = None, state_dir: str | 
         print(f"xce worker: {exc}", file=sys.stderr)
         return 2
     name = name or socket.gethostname()
+    from xce.core.features import feature_problem
+    from xce.providers.gpu import parse_fake_gpus
+
+    try:
+        fake = parse_fake_gpus(fake_gpus) if fake_gpus else None
+    except ValueError as exc:
+        print(f"xce worker: --fake-gpus: {exc}", file=sys.stderr)
+        return 2
+    features = tuple(f for given in features for f in given.split(",") if f)
+    bad = next((p for p in map(feature_problem, features) if p), None)
+    if bad is not None:
+        print(f"xce worker: --feature: {bad}", file=sys.stderr)
+        return 2
     from xce.worker.containment import ContainmentError, detect
 
     try:
@@ -935,7 +959,8 @@ def main(*, name: str | None = None, slots: int | None = None, state_dir: str | 
     agent = Agent(url, token, name=name, slots=slots, job_state=sd / "workers" / name / "jobs", work_dir=work_dir,
                   report_interval=report_interval, run_as_self=run_as_self, allow_root_jobs=allow_root_jobs,
                   stop_jobs_on_exit=stop_jobs_on_exit, ca_file=statedir.ca_file(sd), box=box, pids_max=pids_max,
-                  task_port=task_port, spool_dir=Path(spool_dir) if spool_dir else default_spool(sd, name, run_as_self))
+                  task_port=task_port, spool_dir=Path(spool_dir) if spool_dir else default_spool(sd, name, run_as_self),
+                  features=features, model=model, host_type=host_type, fake_gpus=fake)
 
     def stop(*_: Any) -> None:
         agent.stopping.set()

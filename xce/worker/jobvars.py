@@ -30,7 +30,25 @@ MANAGED = frozenset({
     "SLURM_NODELIST", "SLURM_SUBMIT_DIR", "SLURM_SUBMIT_HOST", "SLURM_JOB_PARTITION", "SLURMD_NODENAME",
     "SLURM_NODEID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_TASKS_PER_NODE", "SLURM_JOB_CPUS_PER_NODE",
     "SLURM_JOB_USER", "SLURM_JOB_UID", "SLURM_JOB_ACCOUNT", "SLURM_STEP_ID", "SLURM_TASK_PID", "SLURM_OPEN_MODE",
+    "SLURM_JOB_GPUS", "SLURM_STEP_GPUS", "GPU_DEVICE_ORDINAL",
 })
+
+
+def gpu_vars(gpus: list[str], *, families: list[str], step: bool = False) -> dict[str, str]:
+    """The variables naming the devices a job holds on this host (its own, never another job's).
+
+    ``CUDA_VISIBLE_DEVICES`` is what CUDA reads and what LSF sets (LSF has no other name for them); the
+    indexes are NVML's, which follow PCI order, so ``CUDA_DEVICE_ORDER`` says so. Slurm also sets
+    ``GPU_DEVICE_ORDINAL`` (OpenCL and ROCm read it), ``SLURM_JOB_GPUS`` in the batch script, and
+    ``SLURM_STEP_GPUS`` in the tasks of a step (``step``: a task started by ``srun``/``xce launch``).
+    """
+    devices = ",".join(gpus)
+    out = {"CUDA_VISIBLE_DEVICES": devices, "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+    if "slurm" in families:
+        out.update({"GPU_DEVICE_ORDINAL": devices, "SLURM_JOB_GPUS": devices})
+        if step:
+            out["SLURM_STEP_GPUS"] = devices
+    return out
 
 
 def per_node(counts: list[int]) -> str:

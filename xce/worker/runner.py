@@ -255,6 +255,6 @@ def job_env(job: dict[str, Any], ident: Identity, *, host: str, gpus: list[str],
     if cap is not None:  # --limit xce.io/gpu=N: it sees at most N of its devices, none if it holds none
         gpus = gpus[:int(cap)]
     if gpus or cap is not None:
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
-        env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"  # NVML indexes are PCI order (see xce.providers.gpu)
+        env.update(jobvars.gpu_vars(gpus, families=job.get("env_families", ["lsf", "slurm"]),
+                                    step=user_env is not None))
     return env

@@ -93,7 +93,9 @@ def slurm(tmp_path_factory):
     (base / "work").mkdir()
     cluster = LocalCluster(base / "state", 2, 2, **FAST)
     try:
-        cluster.start()
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("XCE_FAKE_GPUS", "2")  # GPU requests need GPUs: Slurm refuses them on a cluster without
+            cluster.start()
         yield Slurm(cluster, base / "bin", base / "work")
     finally:
         cluster.stop()

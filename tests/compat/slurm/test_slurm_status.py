@@ -251,4 +251,4 @@ def test_sinfo(slurm, jobs):
     assert rows and all(re.fullmatch(r"normal\*      up   infinite +\d+ +(idle|mix|alloc) \S+", row) for row in rows)
     assert lines(slurm("sinfo", "-h", "-o", "%P").out)[0] == "normal*"
     assert lines(slurm("sinfo", "-o", "%P %a %l %G").out)[:2] == ["PARTITION AVAIL TIMELIMIT GRES",
-                                                                 "normal* up infinite (null)"]
+                                                                 "normal* up infinite gpu:fake:2"]

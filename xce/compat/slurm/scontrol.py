@@ -1,7 +1,7 @@
 """``scontrol``: the configuration probes and job actions workflow tools use.
 
 ``show config`` (``MinJobAge``, ``MaxArraySize``, ``ClusterName`` ...), ``show job [ID]``,
-``show partition``, ``show hostnames [LIST]``, ``requeue``, ``hold``/``uhold``, ``release``;
+``show partition``, ``show node [NAME]``, ``show hostnames [LIST]``, ``requeue``, ``hold``/``uhold``, ``release``;
 anything else is refused with Slurm's ``invalid keyword`` error.
 """
 
@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
     names = {n for n, _ in opts}
     if names & {"help", "usage"}:
         sys.stdout.write("Usage: scontrol [-o] [-d] [-Q] COMMAND\n  show config | show job [ID] | show partition "
-                         "[NAME] | show hostnames [LIST] | requeue ID | hold ID | uhold ID | release ID\n")
+                         "[NAME] | show node [NAME] | show hostnames [LIST] | requeue ID | hold ID | uhold ID | release ID\n")
         return 0
     if "version" in names or words[:1] == ["version"]:
         sys.stdout.write(f"slurm {VERSION}\n")
@@ -52,6 +52,8 @@ def main(argv: list[str]) -> int:
             return _jobs(rest[1:], one_line)
         if what in ("partition", "partitions"):
             return _partitions(rest[1:], one_line)
+        if what in ("node", "nodes"):
+            return _nodes(rest[1:], one_line)
         return _err(f"invalid entity:{rest[0]} for keyword:show")
     if command in ("requeue", "requeuehold", "hold", "uhold", "release"):
         if not rest:
@@ -190,6 +192,53 @@ def _partitions(rest: list[str], one_line: bool) -> int:
                  f"Nodes={names}",
                  f"PriorityTier={q.get('priority') or 0} State={'UP' if q.get('status') == 'open' else 'DOWN'}",
                  f"TotalCPUs={cpus} TotalNodes={len(hosts)}"]
+        out.append(" ".join(lines) if one_line else "\n   ".join(lines) + "\n")
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+#: sinfo's short state -> scontrol's word.
+_NODE_STATES = {"idle": "IDLE", "alloc": "ALLOCATED", "mix": "MIXED", "down": "DOWN", "drain": "IDLE+DRAIN"}
+
+
+def _node(h: dict, partitions: list[str]) -> list[str]:
+    """One host as ``scontrol show node`` prints it: lines of ``Key=Value`` pairs."""
+    from xce.compat.slurm.sinfo import _state, features, gres
+
+    r = h["resources"]
+    cpus = int(r.get("slots", 0))
+    mem = int(r.get("maxmem", 0)) // 2**20
+    load = h.get("load") or {}
+    free = f"{int(load['mem']) // 2**20}" if isinstance(load.get("mem"), (int, float)) else "N/A"
+    state = _NODE_STATES[_state(h)]
+    lines = [f"NodeName={h['name']} Arch={str(r.get('type', 'unknown')).lower()} CoresPerSocket=1",
+             f"CPUAlloc={min(h.get('slots_used', 0), cpus)} CPUTot={cpus} CPULoad={float(load.get('r1m', 0)):.2f}",
+             f"AvailableFeatures={features(h)}", f"ActiveFeatures={features(h)}", f"Gres={gres(h)}",
+             f"NodeAddr={h['name']} NodeHostName={h['name']} Version={VERSION}",
+             f"RealMemory={mem} AllocMem=0 FreeMem={free} Sockets={cpus} Boards=1",
+             f"State={state} ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A",
+             f"Partitions={','.join(partitions)}",
+             f"CfgTRES=cpu={cpus},mem={mem}M,billing={cpus}" + (f",gres/gpu={int(r['xce.io/gpu'])}"
+                                                                 if r.get("xce.io/gpu") else "")]
+    if h.get("closed") or h.get("status") != "ok":
+        lines.append(f"Reason={h.get('closed') or 'Not responding'}")
+    return lines
+
+
+def _nodes(rest: list[str], one_line: bool) -> int:
+    from xce.compat.slurm import _api
+
+    try:
+        queues, hosts = _api.partitions(_api.client())
+    except _api.Failed as exc:
+        return _api.fail(PROG, exc)
+    if rest:
+        hosts = [h for h in hosts if h["name"] == rest[0]]
+        if not hosts:
+            return _err(f"Node {rest[0]} not found")
+    out = []
+    for h in hosts:
+        lines = _node(h, [q["name"] for q in queues])
         out.append(" ".join(lines) if one_line else "\n   ".join(lines) + "\n")
     sys.stdout.write("\n".join(out) + "\n")
     return 0

@@ -32,7 +32,9 @@ CODES = {
     "T": ("STATE", lambda q, hs, st: {"alloc": "allocated", "mix": "mixed", "drain": "drained"}.get(st, st)),
     "N": ("NODELIST", lambda q, hs, st: _compress([h["name"] for h in hs])),
     "n": ("HOSTNAMES", lambda q, hs, st: " ".join(h["name"] for h in hs)),
-    "G": ("GRES", lambda q, hs, st: "(null)"),
+    "G": ("GRES", lambda q, hs, st: _same(hs, gres)),
+    "f": ("AVAIL_FEATURES", lambda q, hs, st: _same(hs, features)),
+    "b": ("ACTIVE_FEATURES", lambda q, hs, st: _same(hs, features)),
     "g": ("GROUPS", lambda q, hs, st: "all"),
     "p": ("PRIO_TIER", lambda q, hs, st: str(q.get("priority") or 0)),
     "c": ("CPUS", lambda q, hs, st: _same(hs, lambda h: str(int(h["resources"].get("slots", 0))))),
@@ -44,6 +46,25 @@ CODES = {
     "h": ("OVERSUBSCRIBE", lambda q, hs, st: "NO"),
     "O": ("CPU_LOAD", lambda q, hs, st: _same(hs, lambda h: f"{h.get('load', {}).get('r1m', 0):.2f}")),
 }
+
+
+def features(h: dict) -> str:
+    """A node's features as Slurm lists them (``AvailableFeatures``, ``sinfo %f``): comma-separated, ``(null)``
+    for none."""
+    return ",".join(h["resources"].get("features") or ()) or "(null)"
+
+
+def gres(h: dict) -> str:
+    """A node's generic resources as Slurm writes them: ``gpu:MODEL:N`` (``gpu:N`` without a model)."""
+    r = h["resources"]
+    n = int(r.get("xce.io/gpu") or 0)
+    if not n:
+        return "(null)"
+    return f"gpu:{r['gpu_model']}:{n}" if r.get("gpu_model") else f"gpu:{n}"
+
+
+#: Codes whose value differs from node to node: sinfo puts nodes that differ in any shown one on rows apart.
+PER_NODE = {"f": features, "b": features, "G": gres}
 
 
 def _compress(names: list[str]) -> str:
@@ -135,10 +156,11 @@ def main(argv: list[str]) -> int:
         if by_node:
             rows += [(q, [h], _state(h)) for h in hosts]
             continue
-        groups: dict[str, list[dict]] = {}
+        shown = [PER_NODE[code] for _, code, _, _ in parts if code in PER_NODE]
+        groups: dict[tuple[str, ...], list[dict]] = {}
         for h in hosts:
-            groups.setdefault(_state(h), []).append(h)
-        rows += [(q, hs, st) for st, hs in groups.items()] or [(q, [], "n/a")]
+            groups.setdefault((_state(h), *(value(h) for value in shown)), []).append(h)
+        rows += [(q, hs, key[0]) for key, hs in groups.items()] or [(q, [], "n/a")]
     parts = [(lit, code, _fit(code, width, rows) if width == -1 else width, right)
              for lit, code, width, right in parts]
     out = []

@@ -62,7 +62,7 @@ _HOST_BACK = Prepared(sa.update(hosts).where(hosts.c.name == sa.bindparam("h")))
 _DONE_ACTIONS = Prepared(sa.delete(actions).where(actions.c.jobid == sa.bindparam("jid"),
                                                    actions.c.host == sa.bindparam("h"), actions.c.kind != "attach"))
 
-STRING_VALUED = frozenset({"type", "model"})
+STRING_VALUED = frozenset({"type", "model", "gpu_model"})
 ON_HOST = (RUN, SSUSP, USUSP, UNKWN)
 log = logging.getLogger("xce.controller")
 
@@ -161,6 +161,12 @@ def _check_identity(req: RegisterRequest, resources: dict[str, Any], errors: lis
     if not HOST_NAME.fullmatch(req.name):
         errors.append(field_error(["body", "name"], "expected a host name: letters, digits, '.', '_' or '-', "
                                   "starting with a letter or digit, at most 128", "value_error.host_name"))
+    from xce.core.features import feature_problem
+
+    for i, feature in enumerate(req.features):
+        problem = feature_problem(feature)
+        if problem is not None:
+            errors.append(field_error(["body", "features", i], problem, "value_error.feature"))
     slots = resources.get("slots")
     if isinstance(slots, int) and slots > MAX_SLOTS:
         errors.append(field_error(["body", "resources", "slots"], f"at most {MAX_SLOTS} slots per host, got {slots}",
@@ -182,15 +188,17 @@ def register(ctl: Controller, req: RegisterRequest, publish: bool = True) -> dic
     lost: list[int] = []
     with ctl.tx() as conn:
         old = ctl.hosts.get(name)
+        features = tuple(dict.fromkeys(req.features))
         row = {"status": "ok", "resources": dumps(resources), "load": dumps(load), "last_seen": now,
-               "containment": req.containment}
+               "containment": req.containment, "features": dumps(list(features))}
         if old is None:
             _NEW_HOST.execute(conn, {"name": name, "registered": now, **row})
         else:
             _HOST_BACK.execute(conn, {"h": name, **row})
         ctl.hosts[name] = HostLive(name, "ok", resources, load, old.registered if old else now, now,
                                    containment=req.containment, closed=old.closed if old else None,
-                                   task_address=req.task_address, enforces=tuple(req.enforces))
+                                   task_address=req.task_address, enforces=tuple(req.enforces),
+                                   features=features)
         if publish:
             ctl.publish(ctl.workers_push([name]))
             ctl.publish(ev.ResvalsFull(ts=time.time_ns(), values={name: load}))

@@ -42,6 +42,9 @@ class HostLive:
     #: Provider resources its worker can hold a job to (``--limit NAME=N``), as registered; not
     #: stored, like ``task_address``.
     enforces: tuple[str, ...] = ()
+    #: Features its worker registered with (``xce worker --feature``); the configuration's are added
+    #: by ``Controller.host_values``.
+    features: tuple[str, ...] = ()
 
     @property
     def scheduling_status(self) -> str:
@@ -66,7 +69,8 @@ class HostTable(dict[str, HostLive]):
         self.quiet = set()
         for r in conn.execute(sa.select(hosts)).mappings():
             live = HostLive(r["name"], r["status"], json.loads(r["resources"]), json.loads(r["load"]),
-                            r["registered"], r["last_seen"], containment=r["containment"], closed=r["closed"])
+                            r["registered"], r["last_seen"], containment=r["containment"], closed=r["closed"],
+                            features=tuple(json.loads(r["features"] or "[]")))
             if r["name"] in old:
                 live.seen_mono = old[r["name"]].seen_mono
             self[r["name"]] = live

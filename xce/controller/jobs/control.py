@@ -194,7 +194,8 @@ def _pending_changes(ctl: Controller, job: dict[str, Any], req: ModifyRequest) -
     depend = asked.get("depend", job["depend"])
     # Where and how it may be placed is kept: a new -R is folded with its host list again.
     options = json.loads(job["options"]) if job.get("options") else {}
-    placement = {k: options[k] for k in ("hosts", "exclude_hosts", "nodes", "cpus_per_task") if k in options}
+    placement = {k: options[k] for k in ("hosts", "exclude_hosts", "nodes", "cpus_per_task", "constraint", "gpu_model")
+                 if k in options}
     sub = SubmitRequest(exclusive=bool(job.get("exclusive")), **placement,
         command=json.loads(job["command"]), queue=job["queue"], project=job["project"],
         tasks=asked.get("tasks", job["tasks"]), request=asked.get("request", job["request"]),

@@ -6,9 +6,14 @@ cluster" once the cluster has shrunk under a job that was accepted.
 more of a resource per task than the largest host has (a task's share is never split across hosts),
 more in total than all hosts or a shared pool hold. A down host still counts: it may come back
 (a decommissioned one is removed, ``xceadmin host remove``, and counts no more). With
-no slot registered yet (a cluster starting) nothing is judged, nor is a resource no registered host
-has (a host that has it may join). Memory is judged against a host's
-``maxmem`` (its ``mem`` is what is free now).
+no slot registered yet (a cluster starting) nothing is judged. A provider's resource (``DOMAIN/NAME``)
+no registered host advertises is refused, as Slurm refuses a gres no node has (``xce.io/gpu`` in its
+words), unless a host of the configuration that has not registered yet may bring it (GPUs where
+``xce.toml`` gives it a GPU model). Memory is judged against a host's ``maxmem`` (its ``mem`` is
+what is free now).
+
+Features and GPU models (:func:`host_facts`) count every host the cluster has or expects: what
+``xce.toml`` gives a host counts before it registers, so that a job may wait for it.
 
 A job held to some hosts (``hname == "a" || ...`` and ``hname != "x"`` in its select, as a host list
 is folded at submission) is judged against those hosts' slots, and ``span[hosts=N]`` (``-N``)
@@ -24,10 +29,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from xce.config.schema import host_traits
 from xce.controller.service import Controller
 
 #: The pend reason's step, so "pending by reason" counts these jobs apart.
 STEP = "cluster"
+GPU = "xce.io/gpu"
+#: Slurm's words (sbatch: "Batch job submission failed: ..."), at the head of the refusals they name.
+INVALID_GRES = "Invalid generic resource (gres) specification"
+INVALID_FEATURE = "Invalid feature specification"
+NOT_AVAILABLE = "Requested node configuration is not available"
+SLURM_KINDS = {"gres": INVALID_GRES, "feature": INVALID_FEATURE, "node_configuration": NOT_AVAILABLE}
 
 
 @dataclass
@@ -39,6 +51,9 @@ class Capacity:
     largest: dict[str, int] = field(default_factory=dict)
     total: dict[str, int] = field(default_factory=dict)
     pools: dict[str, int] = field(default_factory=dict)
+    #: Resources a host named in the configuration may bring when it registers (GPUs where the
+    #: configuration gives it a GPU model): not refused while such a host has not registered.
+    coming: set[str] = field(default_factory=set)
     #: Slots of every registered host, by name.
     slots_of: dict[str, int] = field(default_factory=dict)
     _seen: dict[tuple[str, int], str | None] = field(default_factory=dict)
@@ -60,6 +75,8 @@ class Capacity:
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     cap.largest[name] = max(cap.largest.get(name, 0), int(value))
                     cap.total[name] = cap.total.get(name, 0) + int(value)
+        if any(host_traits(ctl.config, name)[1].get("gpu_model") for name in unregistered(ctl)):
+            cap.coming.add(GPU)
         return cap
 
     def problem(self, request_text: str, tasks: int) -> str | None:
@@ -108,11 +125,22 @@ class Capacity:
                                 f"(its shared pool holds {show(pool)})")
                     continue
                 if name not in self.largest:
-                    continue  # no host has it yet: a host that does may join
+                    if name in self.coming or "/" not in name:
+                        continue  # a configured host that has it has not registered yet; a load index
+                    if name == GPU:
+                        return (f"{INVALID_GRES}: needs {name} {show(amount)} but no host has GPUs (the workers of "
+                                f"{self.hosts} host{'s' if self.hosts != 1 else ''} found none)")
+                    return (f"needs {name} {show(amount)}, but no host has {name} (no registered host advertises "
+                            f"it)")
                 largest = self.largest[name]
-                if amount > largest:
-                    return (f"needs {name} {show(amount)}, short by {name} {show(amount - largest)} "
-                            f"(for one task; the largest host has {show(largest)})")
+                # Tasks that must share a host (span[ptile=N], span[hosts=N]) need their amounts together.
+                together = min(primary.tasks, primary.span_ptile or (-(-primary.tasks // primary.span_hosts)
+                                                                      if primary.span_hosts else 1))
+                if amount * together > largest:
+                    what = "one task" if together == 1 else f"the {together} tasks one host must take"
+                    return (f"{NOT_AVAILABLE + ': ' if name == GPU else ''}needs {name} {show(amount * together)}, "
+                            f"short by {name} {show(amount * together - largest)} (for {what}; the largest host "
+                            f"has {show(largest)})")
                 need[name] = need.get(name, 0) + amount * primary.tasks
         for name, amount in need.items():
             if amount > self.total.get(name, 0):
@@ -147,6 +175,117 @@ class Capacity:
                 return (f"{per} tasks on each of {full} hosts{f' and {rest} on one more' if rest else ''}, but "
                         f"{big} of the hosts it may use have {per} slots")
         return None
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What a host is, for judging features and GPU models: a registered host as its values say,
+    or a host of the configuration not registered yet as the configuration says (``gpus`` None)."""
+
+    name: str
+    features: frozenset[str]
+    gpu_model: str | None
+    gpus: int | None
+
+
+def unregistered(ctl: Controller) -> list[str]:
+    """Hosts the configuration names (``[hosts]``, ``[host_groups]``) whose worker has not registered."""
+    cfg = ctl.config
+    if not cfg.hosts and not cfg.host_groups:
+        return []
+    configured = set(cfg.hosts) | {m for members in cfg.host_groups.values() for m in members}
+    return sorted(configured - set(ctl.hosts))
+
+
+def host_facts(ctl: Controller) -> list[HostFacts]:
+    """Every host the cluster has or expects, by name: a feature or GPU model given in ``xce.toml``
+    counts before its host registers."""
+    out: dict[str, HostFacts] = {}
+    cfg = ctl.config
+    for h in ctl.hosts.values():
+        # What Controller.host_values gives the scheduler, without its copy of every value.
+        features, traits = host_traits(cfg, h.name)
+        gpus = h.resources.get(GPU, 0)
+        out[h.name] = HostFacts(h.name, frozenset(h.features).union(features),
+                                traits.get("gpu_model", h.resources.get("gpu_model")),
+                                int(gpus) if isinstance(gpus, int) else 0)
+    for name in unregistered(ctl):
+        features, traits = host_traits(ctl.config, name)
+        out[name] = HostFacts(name, frozenset(features), traits.get("gpu_model"), None)
+    return [out[n] for n in sorted(out)]
+
+
+#: Host values that are words a select compares with ``==``.
+TRAITS = ("model", "type", "gpu_model")
+
+
+def trait_values(ctl: Controller, trait: str) -> set[str] | None:
+    """Every value of ``trait`` (``model``, ``type``, ``gpu_model``) the cluster's hosts have; None while
+    a host of the configuration that does not give it has not registered (it may have any)."""
+    cfg = ctl.config
+    out = set()
+    for name in unregistered(ctl):
+        if trait not in (given := host_traits(cfg, name)[1]):
+            return None
+        out.add(given[trait])
+    if not cfg.hosts and not cfg.host_group_settings:  # the usual case: one set comprehension
+        return out | {v for h in ctl.hosts.values() if isinstance(v := h.resources.get(trait), str)}
+    for h in ctl.hosts.values():
+        v = host_traits(cfg, h.name)[1].get(trait, h.resources.get(trait))
+        if isinstance(v, str):
+            out.add(v)
+    return out
+
+
+def trait_problems(values_of: Any, select: Any) -> list[str]:
+    """``model == X`` (``type``, ``gpu_model``) among a select's top-level ``&&`` terms, where no host has
+    X: the job could never run. ``values_of(trait)`` is :func:`trait_values`."""
+    from xce.core.resreq import Binary, Name, Str
+
+    out = []
+    stack = [select] if select is not None else []
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, Binary):
+            continue
+        if node.op == "&&":
+            stack.extend((node.right, node.left))
+            continue
+        for a, b in ((node.left, node.right), (node.right, node.left)):
+            if node.op == "==" and isinstance(a, Name) and a.name in TRAITS and isinstance(b, Str):
+                have = values_of(a.name)
+                if have is not None and b.value not in have:
+                    out.append(f'no host has {a.name} "{b.value}" ({a.name}s here: {", ".join(sorted(have)) or "none"})')
+    return out
+
+
+def constraint_problem(facts: list[HostFacts], constraint: Any, text: str) -> str | None:
+    """Why no host can ever satisfy a parsed ``--constraint``, in Slurm's words, or None."""
+    from xce.core.resreq.select import compile_predicate
+
+    known = sorted(set().union(*(f.features for f in facts))) if facts else []
+    unknown = [n for n in constraint.names if n not in known]
+    if unknown:
+        return (f"{INVALID_FEATURE}: no host has feature{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                f"(features here: {', '.join(known) or 'none'})")
+    holds = compile_predicate(constraint.expr)
+    if not any(holds(lambda n, f=f: 1 if n in f.features else None) for f in facts):
+        return f"{NOT_AVAILABLE}: no host has the features {text!r} asks for together"
+    return None
+
+
+def gpu_model_problem(facts: list[HostFacts], model: str, per_task: int) -> str | None:
+    """Why no host's GPUs can ever be ``model`` (``per_task`` of them), in Slurm's words, or None."""
+    hosts = [f for f in facts if f.gpu_model == model]
+    if not hosts:
+        models = sorted({f.gpu_model for f in facts if f.gpu_model and f.gpus != 0})
+        return (f"{INVALID_GRES}: no host has GPUs of model {model!r} (GPU models here: "
+                f"{', '.join(models) or 'none'})")
+    if per_task and all(f.gpus is not None and f.gpus < per_task for f in hosts):
+        most = max(f.gpus or 0 for f in hosts)
+        return (f"{INVALID_GRES}: needs {per_task} GPU(s) of model {model!r} on one host, but the hosts that have "
+                f"them have at most {most}")
+    return None
 
 
 def host_limits(select: Any) -> tuple[set[str] | None, set[str]]:

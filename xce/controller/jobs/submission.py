@@ -25,7 +25,7 @@ import sqlalchemy as sa
 from xce import formats
 from xce.controller.errors import FieldErrors, field_error
 from xce.controller.hosts.providers import SHIPPED_PROVIDERS
-from xce.controller.jobs import depend, gates
+from xce.controller.jobs import depend, feasible, gates
 from xce.controller.jobs.feasible import Capacity
 from xce.controller.sched.wire import jobspec_json
 from xce.controller.service import Controller, dumps
@@ -36,7 +36,7 @@ from xce.protocol.actions import ENFORCED_LIMITS
 from xce.signals import parse_signal
 
 #: Built-in names that describe a host, not something a job consumes or may be capped at.
-NOT_REQUESTABLE = frozenset({"r15s", "r1m", "r15m", "ut", "type", "model"})
+NOT_REQUESTABLE = frozenset({"r15s", "r1m", "r15m", "ut", "type", "model", "gpu_model"})
 _RUSAGE = re.compile(r"rusage\s*\[([^\]]*)\]")
 log = logging.getLogger("xce.controller")
 _KEY = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -107,6 +107,9 @@ def known_names(ctl: Controller) -> tuple[set[str], set[str]]:
     for h in ctl.hosts.values():
         names.update(h.resources)
         names.update(h.load)
+        names.update(h.features)  # LSF's boolean resources: select[bigmem]
+    for traits in (*cfg.hosts.values(), *cfg.host_group_settings.values()):
+        names.update(traits.features)
     return names, set(ctl.hosts) | set(cfg.hosts)
 
 
@@ -135,6 +138,17 @@ def unknown_names(ctl: Controller, parsed, loc: tuple[str | int, ...], errors: l
                 stack.extend(pair)
             elif isinstance(node, Unary):
                 stack.append(node.operand)
+
+
+def unknown_traits(ctl: Controller, parsed, errors: list[dict[str, Any]]) -> None:
+    """``select[model == X]`` where no host has model X (``type``, ``gpu_model`` alike) could never match:
+    refused, naming the values the hosts have, unless the job may pend forever (for a host to come)."""
+    if not ctl.hosts:
+        return  # a cluster still starting: nothing is judged (as for its slots, feasible.Capacity)
+    for primary in parsed.primaries:
+        for why in feasible.trait_problems(lambda trait: feasible.trait_values(ctl, trait), primary.select):
+            errors.append(field_error(_loc("request"), f"{why}; the job can never run on this cluster "
+                                      f"(--allow-pending-forever submits it anyway)", "value_error.never_runnable"))
 
 
 def fold_requests(text: str, parsed, requests: dict[str, int]) -> str | None:
@@ -301,6 +315,8 @@ def validate(ctl: Controller, req: SubmitRequest, user: str | None = None) -> di
     parsed = _parse(req.request, req.tasks, _loc("request"), errors)
     if parsed is not None:
         unknown_names(ctl, parsed, _loc("request"), errors)
+        if not req.allow_pending_forever:
+            unknown_traits(ctl, parsed, errors)
     sched_request = req.request
     if parsed is not None and requests and not errors:
         folded = fold_requests(req.request, parsed, requests)
@@ -321,6 +337,10 @@ def validate(ctl: Controller, req: SubmitRequest, user: str | None = None) -> di
             errors.append(field_error(_loc(placed[0]), placed[1], "value_error." + placed[0]))
         elif _parse(placed, req.tasks, _loc("request"), errors) is not None:
             sched_request = placed
+    if (req.constraint is not None or req.gpu_model is not None) and parsed is not None and not errors:
+        traits = fold_traits(ctl, req, sched_request, errors)
+        if traits is not None and _parse(traits, req.tasks, _loc("request"), errors) is not None:
+            sched_request = traits
     array = _array(req.array, errors)
     if req.name is not None:
         from xce.jobref import RefError, check_name
@@ -340,19 +360,94 @@ def validate(ctl: Controller, req: SubmitRequest, user: str | None = None) -> di
     if parsed is not None and not errors and not req.allow_pending_forever:
         why = Capacity.of(ctl).problem(sched_request, req.tasks)
         if why is not None:
-            errors.append(field_error(_loc(), f"the job can never run on this cluster: {why}"
-                                      f"; --allow-pending-forever submits it anyway", "value_error.never_runnable"))
+            errors.append(never_runnable(why))
     if errors:
         raise FieldErrors(errors)
     return {"queue": queue, "project": project, "requests": requests, "limits": limits,
             "sched_request": sched_request, "run_limit": run_limit, "array": array, "depend": expression}
 
 
+def never_runnable(why: str) -> dict[str, Any]:
+    """The refusal of a job no host can ever run: Slurm's words first where they apply (sbatch prints
+    "Batch job submission failed: " and then this), and how to submit it anyway. ``ctx.kind`` says
+    which of Slurm's refusals it is (``feature``, ``gres``, ``node_configuration``), for a front-end
+    that words it otherwise (bsub)."""
+    kind = next((k for k, words in feasible.SLURM_KINDS.items() if why.startswith(words)), None)
+    if kind is None:
+        return field_error(_loc(), f"the job can never run on this cluster: {why}; --allow-pending-forever "
+                           f"submits it anyway", "value_error.never_runnable")
+    return field_error(_loc(), f"{why}; the job can never run on this cluster (--allow-pending-forever submits it "
+                       f"anyway)", "value_error.never_runnable", kind=kind)
+
+
+def fold_traits(ctl: Controller, req: SubmitRequest, text: str, errors: list[dict[str, Any]]) -> str | None:
+    """The scheduler-facing requirement with the job's ``constraint`` (Slurm's grammar, as the features
+    it names: ``a&b`` is ``select[a && b]``) and ``gpu_model`` (``select[gpu_model == X]``) folded into
+    every primary's select; None, with a field error, when either cannot be honoured exactly or no
+    host will ever satisfy it (unless the job may pend forever)."""
+    from xce.core.features import ConstraintError, parse_constraint
+    from xce.core.resreq import Binary, Name, Str, parse_request
+
+    terms = []
+    # A cluster still starting (no host registered) is not judged, as for its slots (feasible.Capacity).
+    judge = bool(ctl.hosts) and not req.allow_pending_forever
+    facts = feasible.host_facts(ctl)
+    parsed = parse_request(text, req.tasks)
+    if req.constraint is not None:
+        try:
+            constraint = parse_constraint(req.constraint)
+        except ConstraintError as exc:
+            errors.append(field_error(_loc(), str(exc), "value_error.constraint"))
+            return None
+        if constraint.counts:
+            name, count = constraint.counts[0]
+            errors.append(field_error(_loc(), f"{feasible.INVALID_FEATURE}: node counts ({name}*{count}: "
+                                      f"at least {count} of the job's hosts with it) are not supported here; ask "
+                                      f"for the feature on every host ({name}) or split the job", "value_error.constraint"))
+            return None
+        one_host = all(len(c.primaries) == 1 and (c.primaries[0].tasks <= 1 or c.primaries[0].span_hosts == 1)
+                       for c in parsed.alternatives)
+        if constraint.matching and not one_host:
+            errors.append(field_error(_loc(), f"{feasible.INVALID_FEATURE}: [...] (all hosts the same "
+                                      f"alternative) is supported only for a job on one host (-N 1); write the "
+                                      f"alternatives with '|' to let each host match any of them",
+                                      "value_error.constraint"))
+            return None
+        why = feasible.constraint_problem(facts, constraint, req.constraint) if judge else None
+        if why is not None:
+            errors.append(never_runnable(why))
+            return None
+        terms.append(constraint.expr)
+    if req.gpu_model is not None:
+        per_task = max((n for p in parsed.primaries for r, n in p.rusage if r == feasible.GPU), default=0)
+        why = feasible.gpu_model_problem(facts, req.gpu_model, per_task) if judge else None
+        if why is not None:
+            errors.append(never_runnable(why))
+            return None
+        terms.append(Binary("==", Name("gpu_model"), Str(req.gpu_model)))
+    limit = terms[0]
+    for term in terms[1:]:
+        limit = Binary("&&", limit, term)
+    return and_select(parsed, limit)
+
+
+def and_select(parsed: Any, limit: Any) -> str:
+    """``parsed`` as text with ``limit`` AND-ed into the select of every primary of every alternative (a
+    compound's parts all run on hosts with the features, as a host list applies to the whole job)."""
+    from dataclasses import replace
+
+    from xce.core.resreq import Binary
+    from xce.core.resreq.ast import Compound, Request
+
+    return Request(tuple(Compound(tuple(replace(p, select=limit if p.select is None else Binary("&&", p.select, limit))
+                                        for p in c.primaries)) for c in parsed.alternatives)).format()
+
+
 #: SubmitRequest fields kept in a job's ``options`` (JSON), with the value that is not stored.
 OPTION_DEFAULTS: dict[str, Any] = {
     "cpus_per_task": 1, "hosts": None, "exclude_hosts": None, "nodes": None, "warn_signal": None, "warn_time": None,
     "warn_batch_only": False, "open_mode": "append", "interactive": False, "submit_host": None, "submit_dir": None,
-    "recorded": {}}
+    "recorded": {}, "constraint": None, "gpu_model": None}
 
 
 def job_options(req: SubmitRequest, array=None) -> dict[str, Any]:

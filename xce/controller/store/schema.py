@@ -115,6 +115,8 @@ hosts = sa.Table(
     sa.Column("last_seen", sa.BigInteger, nullable=False),
     sa.Column("containment", sa.String(32)),
     sa.Column("closed", sa.Text),
+    # JSON list: the features its worker registered with (``xce worker --feature``).
+    sa.Column("features", sa.Text),
 )
 
 actions = sa.Table(

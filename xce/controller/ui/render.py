@@ -44,6 +44,8 @@ def span(start_ns: int | None, end_ns: int | None) -> str:
 
 
 def quantity(amount: Any, resource: str = "") -> str:
+    if isinstance(amount, (list, tuple)):  # a host's features
+        return " ".join(map(str, amount))
     if isinstance(amount, bool) or not isinstance(amount, (int, float)):
         return str(amount)
     if resource in ("mem", "maxmem", "swp", "memory_rss") or resource.endswith("memory-bytes"):

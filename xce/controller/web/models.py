@@ -112,6 +112,13 @@ class SubmitRequest(_Body):
     submit_host: Name | None = Field(None, description="The host the job was submitted from ($XCE_SUBMIT_HOST).")
     submit_dir: Path_ | None = Field(None, description="The directory it was submitted from ($XCE_SUBMIT_DIR, "
                                      "$SLURM_SUBMIT_DIR); cwd when absent.")
+    constraint: str | None = Field(
+        None, min_length=1, max_length=MAX_REQUEST_LEN, description="Host features the job needs, in Slurm's "
+        "`--constraint` grammar: `a&b`, `a|b`, parentheses; `[a|b]` (all hosts the same one) for a job on one host. "
+        "Refused when no host has a feature it names (`Invalid feature specification`).")
+    gpu_model: Name | None = Field(
+        None, description="The model of GPU the job's GPUs must be (`sbatch --gres=gpu:MODEL:N`, `bsub -gpu "
+        "gmodel=MODEL`): it runs only on hosts whose GPUs are that model.")
     recorded: dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=MAX_REQUEST_LEN)]] = Field(
         default_factory=dict, max_length=64, description="Options accepted and kept with the job that have no "
         "effect on this cluster (mail, wckey, comment ...), by name.")
@@ -207,6 +214,10 @@ class RegisterRequest(_Body):
     enforces: list[Annotated[str, Field(max_length=300)]] = Field(
         default_factory=list, max_length=256,
         description="Provider resources this worker can hold a job to with `--limit NAME=N`.")
+    features: list[Annotated[str, Field(max_length=64)]] = Field(
+        default_factory=list, max_length=256,
+        description="Host features (`xce worker --feature`): words `--constraint` and `select[NAME]` match; the "
+        "configuration's (`[hosts.NAME] features`) are added to them.")
 
 
 class LoadReport(_Body):

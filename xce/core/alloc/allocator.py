@@ -517,10 +517,15 @@ def _first_fit(cap: np.ndarray, start: int) -> int:
 
 
 def _lookup(host) -> Callable[[str], Any]:
+    features = host.static.get("features") or ()
+
     def lookup(name: str) -> Any:
         if name == "slots":
             return host.slots
         if name == "hname":
             return host.name
-        return host.value(name)
+        v = host.value(name)
+        if v is None and name in features:
+            return 1  # a host feature reads as LSF's boolean resource (xce.core.features)
+        return v
     return lookup

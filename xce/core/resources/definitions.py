@@ -22,6 +22,8 @@ BUILTIN_DEFS: tuple[ResourceDef, ...] = (
     ResourceDef("ut", dynamic=True),
     ResourceDef("type", numeric=False),
     ResourceDef("model", numeric=False),
+    # The model of a host's GPUs (NVML's name, the fake provider's, or the configuration's).
+    ResourceDef("gpu_model", numeric=False),
     # A cumulative counter: reported for accounting and pickers, never a capacity to charge.
     ResourceDef("cpu_time", dynamic=True),
 )

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 BUILTIN_RESOURCES: frozenset[str] = frozenset(
-    {"slots", "mem", "maxmem", "ncpus", "swp", "r15s", "r1m", "r15m", "ut", "type", "model", "cpu_time"}
+    {"slots", "mem", "maxmem", "ncpus", "swp", "r15s", "r1m", "r15m", "ut", "type", "model", "gpu_model", "cpu_time"}
 )
 # Requests give these in MiB when no unit is written (LSF's habit); the core keeps bytes.
 MEMORY_RESOURCES: frozenset[str] = frozenset({"mem", "maxmem", "swp"})

@@ -16,7 +16,7 @@ from xce.core.resources.naming import MEMORY_RESOURCES
 
 #: Names whose values are words (LSF's built-in string resources): what they are compared with is
 #: read as a word (``hname==vm-w1``, ``type==X86_64``), not as a name or a subtraction.
-WORD_NAMES = frozenset({"hname", "type", "model"})
+WORD_NAMES = frozenset({"hname", "type", "model", "gpu_model"})
 
 # lookup(name) -> the host's value for ``name``, or None when the host does not define it.
 Lookup = Callable[[str], Any]
