@@ -208,3 +208,17 @@ def test_sattach_refuses_a_batch_job_and_unknown_ones(slurm, hog):
     assert (r.code, r.err) == (1, "sattach: error: Invalid job id specified: 99999\n")
     r = slurm("sattach")
     assert r.code == 1 and r.err.startswith("sattach: you must specify exactly one job step")
+
+
+def test_sattach_is_the_terminal_of_an_interactive_job(slurm):
+    """Its output, then its exit status (a job started with a terminal: ``srun --pty``, ``bsub -I``)."""
+    c = slurm.api()
+    try:
+        jobid = c.request("POST", "/v1/jobs", body={"command": ["sh", "-c", "read line; echo got $line; exit 3"],
+                                                    "interactive": True, "cwd": str(slurm.work)})["jobid"]
+    finally:
+        c.close()
+    slurm.wait_state(str(jobid), ("RUN",))
+    r = slurm("sattach", f"{jobid}.0", input="hello\n")
+    assert r.code == 3, r.err
+    assert "got hello" in r.out
