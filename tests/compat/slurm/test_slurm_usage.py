@@ -173,6 +173,7 @@ def test_sprio_lists_pending_jobs_with_their_factors(slurm, hog):
     assert (r.code, r.err) == (1, "Unable to find jobs matching user/id(s) specified\n")
     r = slurm("sprio", "-o", "%z")
     assert (r.code, r.err) == (1, "sprio: error: Invalid job format specification: z\n")
+    assert slurm("scancel", str(filler), *map(str, waiting)).code == 0  # the slots, for the tests after
 
 
 def test_sshare_shows_fair_share_from_usage(slurm, hog):
