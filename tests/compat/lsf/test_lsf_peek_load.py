@@ -144,3 +144,26 @@ def test_lsload_lists_each_hosts_load_indices(lsf):
 def test_lsload_refusals(lsf, argv, err):
     r = lsf("lsload", *argv)
     assert r.code == 255 and r.out == "" and r.err.splitlines()[0] == err
+
+
+def test_bpeek_of_another_users_job_is_refused(tmp_path):
+    """On a multi-user cluster: ``daemon`` may not peek at ``nobody``'s job, whatever state it is in."""
+    from xce.cluster import LocalCluster
+
+    cluster = LocalCluster(tmp_path / "state", 1, 1, run_as_self=False, round_interval=0.05, report_interval=0.5)
+    try:
+        cluster.start()
+        tokens = {name: cluster.request("POST", "/v1/admin/tokens", {"name": name, "role": "user"})["token"]
+                  for name in ("nobody", "daemon")}
+        lsf = Lsf(cluster, tmp_path)
+        as_ = {name: {"XCE_TOKEN": token, "XCE_URL": cluster.url} for name, token in tokens.items()}
+        r = lsf("bsub", "-H", "-cwd", "/tmp", "-o", "/tmp/never.%J", "echo private", env=as_["nobody"])
+        assert r.code == 0, r.err
+        jobid = int(r.out.split("<")[1].split(">")[0])
+        r = lsf("bpeek", str(jobid), env=as_["daemon"])
+        assert r.code == 255 and r.out == ""
+        assert r.err in (f"Job <{jobid}>: User permission denied\n", f"Job <{jobid}> is not found\n")
+        r = lsf("bpeek", str(jobid), env=as_["nobody"])  # its owner gets past that, to the job's state
+        assert (r.code, r.err) == (255, f"Job <{jobid}>: Not yet started.\n")
+    finally:
+        cluster.stop()
