@@ -88,6 +88,17 @@ def test_sstat_default_layout_and_options(slurm, hog):
     assert (r.code, r.out) == (0, f"{hog}.batch|1|\n")
 
 
+def test_sstat_of_array_elements_shows_each_running_one(slurm, hog):
+    array = submit(slurm, "-a", "1-2", "--wrap", "sleep 300")
+    try:
+        for i in (1, 2):
+            slurm.wait_state(f"{array}_{i}", ("RUN",))
+        r = slurm("sstat", "-n", "-P", "-o", "JobID,NTasks", "-j", f"{array}_[1-2],{hog}")
+        assert (r.code, r.out) == (0, f"{array}_1.batch|1\n{array}_2.batch|1\n{hog}.batch|1\n")
+    finally:
+        assert slurm("scancel", str(array)).code == 0
+
+
 @pytest.mark.parametrize("argv, err", [
     ([], "sstat: error: You didn't give me any jobs to stat.\n"),
     (["-j", "99999"], "sstat: error: Invalid job id specified: 99999\n"),

@@ -39,11 +39,12 @@ def requested_memory(job: dict) -> int:
     return int((job.get("requests") or {}).get("mem") or 0) * int(job.get("tasks") or 1)
 
 
-def detail(c, ref: str) -> dict:
-    """The job a Slurm job id (``N``, ``A_i``) names, with its usage; :class:`_api.Failed` if none."""
+def details(c, ref: str) -> list[dict]:
+    """The jobs a Slurm job id (``N``, ``A_i``, ``A_[1-3]``) names, each with its usage;
+    :class:`_api.Failed` if none."""
     from xce.compat.slurm import _api
 
-    found = _api.jobs(c, job=[ref], all=True, limit=2)["jobs"]
+    found = _api.jobs(c, job=[ref], all=True)["jobs"]
     if not found:
         raise _api.Failed(f"Invalid job id specified: {ref}")
-    return _api.request(c, "GET", f"/v1/jobs/{found[0]['jobid']}")
+    return [_api.request(c, "GET", f"/v1/jobs/{j['jobid']}") for j in found]

@@ -102,7 +102,7 @@ def main(argv: list[str]) -> int:
         return 1
     try:
         c = _api.client()
-        job = usage.detail(c, ref)
+        job = usage.details(c, ref)[0]
         cluster = _api.request(c, "GET", "/v1/whoami").get("cluster") or "xce"
     except _api.Failed as exc:
         sys.stderr.write("Job not found.\n" if "Invalid job id" in str(exc) else f"{PROG}: error: {exc}\n")

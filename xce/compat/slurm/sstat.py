@@ -178,12 +178,13 @@ def main(argv: list[str]) -> int:
         c = _api.client()
         for ref, step in targets:
             try:
-                job = usage.detail(c, ref)
+                found = usage.details(c, ref)
             except _api.Failed as exc:
                 failed = True
                 sys.stderr.write(f"{PROG}: error: {exc}\n")
                 continue
-            if job["state"] not in ("RUN", "USUSP", "SSUSP"):
+            running = [j for j in found if j["state"] in ("RUN", "USUSP", "SSUSP")]
+            if not running:
                 failed = True
                 sys.stderr.write(f"{PROG}: error: couldn't get steps for job {ref}\n")
                 continue
@@ -191,7 +192,7 @@ def main(argv: list[str]) -> int:
                 failed = True
                 sys.stderr.write(f"{PROG}: error: StepId={ref}.{step} not found running.\n")
                 continue
-            out.append(_row([(w, FIELDS[f][1](job, "batch", convert)) for f, w in columns], parsable))
+            out += [_row([(w, FIELDS[f][1](job, "batch", convert)) for f, w in columns], parsable) for job in running]
     except _api.Failed as exc:
         return _api.fail(PROG, exc)
     sys.stdout.write("\n".join(out) + "\n" if out else "")
