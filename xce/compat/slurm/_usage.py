@@ -39,12 +39,16 @@ def requested_memory(job: dict) -> int:
     return int((job.get("requests") or {}).get("mem") or 0) * int(job.get("tasks") or 1)
 
 
+class NotFound(Exception):
+    """No job has that id; the message is Slurm's ``Invalid job id specified: N``."""
+
+
 def details(c, ref: str) -> list[dict]:
     """The jobs a Slurm job id (``N``, ``A_i``, ``A_[1-3]``) names, each with its usage;
-    :class:`_api.Failed` if none."""
+    :class:`NotFound` if none (:class:`_api.Failed` if the controller refuses)."""
     from xce.compat.slurm import _api
 
     found = _api.jobs(c, job=[ref], all=True)["jobs"]
     if not found:
-        raise _api.Failed(f"Invalid job id specified: {ref}")
+        raise NotFound(f"Invalid job id specified: {ref}")
     return [_api.request(c, "GET", f"/v1/jobs/{j['jobid']}") for j in found]

@@ -104,8 +104,11 @@ def main(argv: list[str]) -> int:
         c = _api.client()
         job = usage.details(c, ref)[0]
         cluster = _api.request(c, "GET", "/v1/whoami").get("cluster") or "xce"
+    except usage.NotFound:
+        sys.stderr.write("Job not found.\n")
+        return 1
     except _api.Failed as exc:
-        sys.stderr.write("Job not found.\n" if "Invalid job id" in str(exc) else f"{PROG}: error: {exc}\n")
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 1
     sys.stdout.write("\n".join(report(job, cluster, time.time())) + "\n")
     return 0

@@ -179,7 +179,7 @@ def main(argv: list[str]) -> int:
         for ref, step in targets:
             try:
                 found = usage.details(c, ref)
-            except _api.Failed as exc:
+            except (usage.NotFound, _api.Failed) as exc:
                 failed = True
                 sys.stderr.write(f"{PROG}: error: {exc}\n")
                 continue
