@@ -252,6 +252,9 @@ class ClusterConfig(_Strict):
         description="Queues by name; a job without -q goes to default_queue.",
     )
     default_queue: str = Field("normal", description="Queue of a job submitted without -q; must be a defined queue.")
+    job_dep_last_sub: bool = Field(
+        False, description="LSF's `JOB_DEP_LAST_SUB=1`: a dependency naming a job name that several of the user's jobs "
+        "carry (`-w 'done(prep)'`) waits for the one submitted last; by default all of them must satisfy it.")
     projects: dict[str, ProjectConfig] = Field(
         default_factory=lambda: {"default": ProjectConfig()}, description="Projects by name."
     )
