@@ -10,6 +10,13 @@ Migrations run under a lock so that two controllers starting on the same new Pos
 do not both create it: a transaction-level advisory lock keyed on the schema name (advisory locks
 are per database, and several XCE clusters may live in different schemas of one database).
 
+Every migration run, the first start's creation of the whole schema included, is one transaction
+on both stores: a controller stopped part-way (SIGTERM, SIGKILL, a power cut) leaves the database
+as it found it, never with some of the tables and an empty ``alembic_version``, which no later
+start could tell from a damaged database. PostgreSQL's DDL is transactional as it is; Python's
+sqlite3 driver commits each ``CREATE TABLE`` on its own unless the transaction is begun explicitly,
+which :func:`_transaction` does (SQLite's DDL is transactional too).
+
 The migration scripts ship inside the package; no ``alembic.ini`` is involved. To write one::
 
     .venv/bin/python -m xce.controller.store.migrate revision "add the foo column"
@@ -18,7 +25,11 @@ The migration scripts ship inside the package; no ``alembic.ini`` is involved. T
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,9 +93,47 @@ def _is_empty(conn: Connection) -> bool:
     return "alembic_version" not in names and "jobs" not in names
 
 
+#: Tests only: ``N:SIGNAME`` makes the process send itself SIGNAME just before the Nth statement of
+#: a migration run, to stop a first start at a chosen step rather than at a moment that may miss it.
+STOP_AT_ENV = "XCE_TEST_STOP_MIGRATION_AT"
+
+
+def _stop_at(conn: Connection) -> None:
+    spec = os.environ.get(STOP_AT_ENV)
+    if not spec:
+        return
+    at, _, name = spec.partition(":")
+    seen = [0]
+
+    def before(*_args) -> None:
+        seen[0] += 1
+        if seen[0] == int(at):
+            os.kill(os.getpid(), getattr(signal, name))
+
+    sa.event.listen(conn, "before_cursor_execute", before)
+
+
+@contextmanager
+def _transaction(engine: Engine) -> Iterator[Connection]:
+    """``engine.begin()``, a real transaction for DDL on SQLite too (see the module's docstring)."""
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection if conn.dialect.name == "sqlite" else None
+        if raw is not None:
+            raw.isolation_level = None  # the driver begins and commits nothing by itself ...
+        try:
+            _stop_at(conn)
+            if raw is not None:
+                conn.exec_driver_sql("BEGIN IMMEDIATE")  # ... so this one transaction holds it all
+            yield conn
+            conn.commit()  # (an exception instead: closing the connection rolls it all back)
+        finally:
+            if raw is not None:
+                raw.isolation_level = ""  # the driver's default again, for the pool's next user
+
+
 def upgrade(engine: Engine) -> Revision:
     """Bring the schema to the newest revision; returns the revision it was at before."""
-    with engine.begin() as conn:
+    with _transaction(engine) as conn:
         _lock(conn)
         before = _current(conn)
         command.upgrade(alembic_config(conn), "head")
@@ -98,7 +147,7 @@ def ensure_current(engine: Engine, upgrade_hint: str) -> Revision:
     quoted in the refusal.
     """
     target = head()
-    with engine.begin() as conn:
+    with _transaction(engine) as conn:
         _lock(conn)
         current = _current(conn)
         if current is None:
