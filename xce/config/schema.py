@@ -272,7 +272,11 @@ class ClusterConfig(_Strict):
         "name: `gpu = [\"h1\", \"h2\"]`. A job's host list (`xce submit -m`, `-w`, `--exclude`) may name a group "
         "for all its hosts. A group name must not be a host's name; members are host names.")
     admins: list[str] = Field(default_factory=lambda: ["root"], description="Users allowed to run `xceadmin`.")
-    allow_root_jobs: bool = Field(False, description="Whether a job may run as root on a root worker.")
+    allow_root_jobs: bool = Field(
+        False, description="Whether a multi-user cluster accepts root's jobs, to run as root on workers started with "
+        "--allow-root-jobs (`xce up --multi-user` gives its workers that flag); the admin service token's jobs (what "
+        "root's commands on a controller host fall back to) are then root's too. Off: root's submissions (its token, "
+        "MUNGE uid 0) are refused, as LSF refuses root's bsub unless LSF_ROOT_USER=Y.")
     controller: ControllerSettings = Field(default_factory=ControllerSettings, description="Serving the API: TLS.")
     auth: AuthSettings = Field(default_factory=AuthSettings, description="Identity: MUNGE.")
     privacy: PrivacySettings = Field(default_factory=PrivacySettings, description="Other users' jobs.")
