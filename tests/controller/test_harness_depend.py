@@ -140,3 +140,24 @@ def test_star_indexes_make_each_element_wait_for_the_same_element_of_another_arr
         with pytest.raises(FieldErrors) as err:
             h.submit(depend=f"done({first}[*])", **fields)
         assert f"job {first}[*] pairs arrays of the same indexes: its are 1-3" in err.value.errors[0]["msg"]
+
+
+def test_slurm_singleton_waits_for_the_users_unfinished_jobs_of_the_same_name(h):
+    # Slurm: "can begin execution after any previously launched jobs sharing the same job name and
+    # user have terminated"
+    from xce.jobref import from_slurm
+
+    first = h.submit(name="nightly", depend=from_slurm("singleton"), command=["true"])
+    assert h.ctl.job(first)["depend"] is None  # nothing of that name before it: it may run at once
+    second = h.submit(name="nightly", depend=from_slurm("singleton"), command=["true"])
+    h.submit(user="bob", name="nightly", command=["true"])  # another user's job of that name does not count
+    third = h.submit(name="nightly", depend=from_slurm("afterany:" + str(first) + ",singleton"), command=["true"])
+    assert h.ctl.job(second)["depend"] == f"ended({first})"
+    assert h.ctl.job(third)["depend"] == f"ended({first}) && ended({first}) && ended({second})"
+    mark = len(h.feed)
+    run(h, first, 0)
+    h.tick()
+    assert pushed(h.feed[mark:]) == [second]
+    with pytest.raises(FieldErrors) as err:
+        h.submit(depend="singleton()")
+    assert "give this job a name (--job-name)" in err.value.errors[0]["msg"]

@@ -5,14 +5,15 @@ Grammar (``||`` binds looser than ``&&``, ``!`` tightest; a bare job is ``done(j
     expr  := and ('||' and)*
     and   := unary ('&&' unary)*
     unary := '!' unary | '(' expr ')' | cond
-    cond  := ('done' | 'exit' | 'ended' | 'started') '(' JOB [',' [OP] CODE] ')' | JOB
+    cond  := ('done' | 'exit' | 'ended' | 'started') '(' JOB [',' [OP] CODE] ')' | JOB | 'singleton()'
     JOB   := 12 | 12[3] | 12[1-5] | NAME | NAME[3] | "NAME" | "NAME[3]"   (xce.jobref)
            | NAME* (every job whose name begins NAME) | 12[*] | NAME[*] (element by element)
     OP    := == | != | > | >= | < | <=                                (exit only; default ==)
 
 Slurm's ``--dependency=afterok:12:13,afterany:14`` is translated to this language first
 (:func:`xce.jobref.from_slurm`: ``after`` -> started, ``afterok`` -> done, ``afternotok`` -> exit,
-``afterany`` -> ended; ``,`` -> ``&&``, ``?`` -> ``||``).
+``afterany`` -> ended; ``,`` -> ``&&``, ``?`` -> ``||``; ``singleton`` -> ``singleton()``: after every
+unfinished job of the user's that has this job's name, as Slurm's ``--dependency=singleton``).
 
 A name with a space or one of ``( ) & | ! ,`` (names may hold any of them, :func:`xce.jobref.check_name`)
 is written in double quotes, ``done("fit (v2)[3]")``: unquoted, those characters are the grammar's. A
@@ -139,6 +140,10 @@ class _Parser:
 
     def cond(self) -> Any:
         word, at = self.word()
+        if word == "singleton" and self.peek("("):
+            self.pos += 1
+            self.expect(")")
+            return ("singleton", at)
         if word in KINDS and self.peek("("):
             self.pos += 1
             job, job_at = self.word()
@@ -187,11 +192,27 @@ def _show(node: Any) -> str:
     return f"{wrap(left)} {'&&' if kind == 'and' else '||'} {wrap(right)}"
 
 
-def resolve(ctl, p, text: str, array=None) -> str:
-    """The expression with every job resolved to ids, as stored; DependError otherwise. ``array`` is
-    the submitted job's (xce.jobref.ArraySpec), for ``[*]``."""
+def resolve(ctl, p, text: str, array=None, name: str | None = None) -> str | None:
+    """The expression with every job resolved to ids, as stored (None: nothing to wait for);
+    DependError otherwise. ``array`` (xce.jobref.ArraySpec, for ``[*]``) and ``name`` (for
+    ``singleton()``) are the submitted job's."""
     tree = parse(text)
     names = "last" if ctl.config.job_dep_last_sub else "all"
+
+    def singleton(at: int) -> Any:
+        """Slurm's ``singleton``: after every unfinished job of the user's of the same name (None: none)."""
+        if name is None:
+            raise DependError(text, at + 1, "singleton waits for your earlier jobs of the same name: give this "
+                              "job a name (--job-name)")
+        with ctl._begin():
+            ids = sorted({r.array_id or r.id for r in ctl.conn.execute(
+                sa.select(jobs.c.id, jobs.c.array_id).where(jobs.c.user == p.name, jobs.c.name == name,
+                                                            jobs.c.state.not_in(_FINISHED)))})
+        out = None
+        for jobid in ids:
+            cond = ("cond", "ended", str(jobid), at, None)
+            out = cond if out is None else ("and", out, cond)
+        return out
 
     def one(word: str, rows: list[dict[str, Any]], ref, each: bool, at: int, code) -> Any:
         first = rows[0]
@@ -233,9 +254,20 @@ def resolve(ctl, p, text: str, array=None) -> str:
             for rows in found[1:]:  # a name several jobs carry: all of them must satisfy it (LSF)
                 out = ("and", out, one(word, rows, ref, each, at, code))
             return out
-        return (node[0], *[walk(n) for n in node[1:]])
+        if node[0] == "singleton":
+            return singleton(node[1])
+        if node[0] == "not":
+            inner = walk(node[1])
+            if inner is None:
+                raise DependError(text, 1, "!singleton() can never be met")
+            return ("not", inner)
+        left, right = walk(node[1]), walk(node[2])  # None: met already
+        if left is None or right is None:
+            return None if node[0] == "or" else left if right is None else right
+        return (node[0], left, right)
 
-    return _show(walk(tree))
+    resolved = walk(tree)
+    return None if resolved is None else _show(resolved)
 
 
 def _rows(ctl, job: str) -> list[dict[str, Any]]:
