@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 
 from xce.controller.api.fastlane import hot
 from xce.controller.api.responses import COMMON, MAX_ID, JobId, ctl_of, documented, json_response
-from xce.controller.auth.security import people
+from xce.controller.auth.security import job_owner, people
 from xce.controller.auth.tokens import Principal
 from xce.controller.errors import Conflict, FieldErrors, NotFound
 from xce.controller.jobs import control, refs, submission
@@ -28,7 +28,8 @@ Caller = Annotated[Principal, Depends(people)]
 async def submit(body: SubmitRequest, request: Request, p: Caller,
                  idempotency_key: str | None = Header(None, description="Retrying with the same key (after a "
                                                       "failover) returns the jobs the first attempt created")):
-    res = await request.app.state.submissions.submit(p.name, body, submission.check_key(idempotency_key))
+    owner = job_owner(ctl_of(request), p)
+    res = await request.app.state.submissions.submit(owner, body, submission.check_key(idempotency_key))
     row = res.pop("row")
     res["job"] = views.job_detail(row, [{"ts": row["submit_time"], "from_state": None, "to_state": "PEND",
                                          "reason": "submitted", "actor": p.name}])
