@@ -96,11 +96,14 @@ def site(tmp_path_factory):
         cluster.stop()
 
 
-def _held_until_measured(site: Site, jobid: int, seen: Path, go: Path, measured) -> None:
-    """Wait for the job's own word, then for a usage report that has ``measured`` it, then let it end."""
+def _held_until_measured(site: Site, jobid: int, seen: Path, go: Path, measured, while_running=None) -> None:
+    """Wait for the job's own word, then for a usage report that has ``measured`` it (and look at it
+    ``while_running``), then let it end."""
     wait_for(lambda: seen.exists(), 60, f"job {jobid} to reach its figure")
     wait_for(lambda: measured(site.detail(jobid).get("used") or {}), 30,
              lambda: f"a usage report of job {jobid} to see it (now {site.detail(jobid).get('used')})")
+    if while_running is not None:
+        while_running()
     go.write_text("")
     site.wait(jobid, "DONE")
 
@@ -177,7 +180,12 @@ def test_a_jobs_memory_peak_and_average(site, tmp_path):
     script = tmp_path / "hold.py"
     script.write_text(HOLD)
     jobid = site.sbatch("-J", "hold", "--mem=1G", "--wrap", f"{sys.executable} {script} {held} {go}")
-    _held_until_measured(site, jobid, held, go, lambda used: (used.get("mem_now") or 0) >= 290 * MiB)
+    def running() -> None:  # LSF's resource usage of a running job: its CPU seconds and its memory now
+        long = site.lsf("bjobs", "-l", str(jobid))
+        m = re.search(r": Resource usage collected\.\n +The CPU time used is \d+ seconds\.\n +MEM: (\d+) Mbytes;", long)
+        assert m and 290 <= int(m[1]) < 420, long
+
+    _held_until_measured(site, jobid, held, go, lambda used: (used.get("mem_now") or 0) >= 290 * MiB, running)
     used = site.detail(jobid)["used"]
     assert 300 * MiB <= used["mem_peak"] < 420 * MiB, used
     assert 0 < used["mem_avg"] <= used["mem_peak"], used
