@@ -142,13 +142,14 @@ def redact(view: dict[str, Any], p, show_all_jobs: bool) -> dict[str, Any]:
 def job_detail(row: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, Any]:
     ends = [h["actor"] for h in history if h["to_state"] == "EXIT"]
     d = job_summary(row, ends[-1] if ends else None)
+    usage = _j(row["usage"], {})
     d.update({
         "request": row["request"], "sched_request": row["sched_request"],
         "requests": _j(row["requests"], {}), "limits": _j(row["limits"], {}),
         "run_limit": row.get("run_limit"),
         "cwd": row["cwd"], "env": _j(row["env"], {}), "stdout": row["stdout"], "stderr": row["stderr"],
         "pend_reasons": _j(row["pend_reasons"], []), "exit_signal": row["exit_signal"],
-        "usage": _j(row["usage"], {}), "used": used(_j(row["usage"], {})), "rerunnable": bool(row.get("rerunnable")),
+        "usage": usage, "used": used(usage), "rerunnable": bool(row.get("rerunnable")),
         "exclusive": bool(row.get("exclusive")), "spooled": row.get("script_id") is not None,
         "options": _j(row.get("options"), {}),
         "history": [{"ts": h["ts"], "from": h["from_state"], "to": h["to_state"], "reason": h["reason"],
