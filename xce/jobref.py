@@ -232,15 +232,19 @@ _SLURM_KINDS = {"after": "started", "afterok": "done", "afternotok": "exit", "af
 def from_slurm(text: str) -> str:
     """Slurm's ``--dependency=afterok:12:13,afterany:14`` in LSF's words, ``done(12) && done(13) &&
     ended(14)`` (``after`` -> started, ``afterok`` -> done, ``afternotok`` -> exit, ``afterany`` ->
-    ended; ``,`` -> ``&&``, ``?`` -> ``||``; ``12_3`` -> ``12[3]``). RefError names the part."""
+    ended; ``,`` -> ``&&``, ``?`` -> ``||``; ``12_3`` -> ``12[3]``; ``singleton`` -> ``singleton()``, which
+    the controller resolves to the user's unfinished jobs of the same name). RefError names the part."""
     if "," in text and "?" in text:
         raise RefError(f"dependency {text!r}: use ',' (all of) or '?' (any of), not both")
     out = []
     for part in text.replace("?", ",").split(","):
+        if part.strip() == "singleton":  # after the user's earlier jobs of the same name (the controller's)
+            out.append("singleton()")
+            continue
         kind, _, ids = part.strip().partition(":")
         if kind not in _SLURM_KINDS or not ids:
             raise RefError(f"dependency {text!r}: {part!r} is not TYPE:JOB[:JOB...] with TYPE one of "
-                           f"{', '.join(_SLURM_KINDS)}")
+                           f"{', '.join(_SLURM_KINDS)}, nor singleton")
         for job in ids.split(":"):
             head, sep, index = job.strip().partition("_")
             out.append(f"{_SLURM_KINDS[kind]}({head}[{index}])" if sep else f"{_SLURM_KINDS[kind]}({head})")

@@ -19,7 +19,7 @@ def job(**kw):
 
 def test_only_capacities_are_reported():
     assert accounting.is_capacity("mem") and accounting.is_capacity("example.com/gpu")
-    assert not accounting.is_capacity("cpu_time") and not accounting.is_capacity("memory_rss")
+    assert not accounting.is_capacity("cpu_ms") and not accounting.is_capacity("memory_rss")
     assert not accounting.is_capacity("a/b")  # no domain before the slash
 
 
@@ -32,14 +32,14 @@ def test_declared_is_per_task_rusage_times_tasks_over_every_primary():
 
 
 def test_rows_map_worker_names_and_keep_peak_mean_samples():
-    usage = {"peak": {"memory_rss": 60 * M, "cpu_time": 9}, "sum": {"memory_rss": 90 * M, "cpu_time": 12},
-             "count": {"memory_rss": 2, "cpu_time": 2}, "samples": 2, "mean": {}}
+    usage = {"peak": {"memory_rss": 60 * M, "cpu_ms": 9000}, "sum": {"memory_rss": 90 * M, "cpu_ms": 12000},
+             "count": {"memory_rss": 2, "cpu_ms": 2}, "samples": 2, "mean": {}}
     rows = {r["resource"]: r for r in accounting.rows(job(sched_request="rusage[mem=500M]", usage=json.dumps(usage)),
                                                        NAMES)}
-    assert set(rows) == {"mem", "cpu_time", "xce.io/cpu-milli"}  # CPU is measured declared or not
+    assert set(rows) == {"mem", "cpu_ms", "xce.io/cpu-milli"}  # CPU is measured declared or not
     assert (rows["mem"]["declared"], rows["mem"]["peak"], rows["mem"]["mean"], rows["mem"]["samples"]) == \
         (500 * M, 60 * M, 45 * M, 2)
-    assert rows["mem"]["run_time"] == 4_000 and rows["cpu_time"]["declared"] == 0
+    assert rows["mem"]["run_time"] == 4_000 and rows["cpu_ms"]["declared"] == 0
 
 
 def test_a_job_that_never_started_has_no_record_and_an_unsampled_one_has_no_measurement():
@@ -85,8 +85,8 @@ def test_gpus_are_the_mean_utilisation_in_whole_gpus_rounded_half_up():
 def test_cpu_burnt_without_a_declaration_is_reported_as_never_declared():
     """job-resources.md's worked example: 63 cores taken by a job that declared none."""
     s = 1_000_000_000
-    usage = {"peak": {"memory_rss": M, "cpu_time": 630}, "sum": {"memory_rss": M, "cpu_time": 630},
-             "count": {"memory_rss": 1, "cpu_time": 1}, "samples": 1, "ts": 11 * s}
+    usage = {"peak": {"memory_rss": M, "cpu_ms": 630000}, "sum": {"memory_rss": M, "cpu_ms": 630000},
+             "count": {"memory_rss": 1, "cpu_ms": 1}, "samples": 1, "ts": 11 * s}
     burner = job(job_type="bounds", start_time=s, end_time=11 * s, usage=json.dumps(usage))
     cpu = {r["resource"]: r for r in accounting.rows(burner, NAMES)}["xce.io/cpu-milli"]
     assert (cpu["declared"], cpu["peak"], cpu["samples"]) == (0, 63_000, 1)
@@ -95,6 +95,27 @@ def test_cpu_burnt_without_a_declaration_is_reported_as_never_declared():
     row = {r.resource: r for r in drift_report(recs).rows}["xce.io/cpu-milli"]
     assert (row.verdict, row.declared, row.measured_median) == ("never-declared", 0, 63_000)
     # A job that used no measurable CPU and declared none is no finding: no row.
-    idle = job(start_time=s, end_time=11 * s, usage=json.dumps(usage | {"peak": {"cpu_time": 0}}))
+    idle = job(start_time=s, end_time=11 * s, usage=json.dumps(usage | {"peak": {"cpu_ms": 0}}))
     assert "xce.io/cpu-milli" not in {r.resource for r in drift_report(
         [UsageRecord("etl", r["resource"], r["declared"], r["peak"]) for r in accounting.rows(idle, NAMES)] * 20).rows}
+
+
+def test_the_kernels_memory_mark_is_the_memory_peak_and_cpu_splits_have_no_record():
+    """Samples miss a short spike that the control group's ``mem_peak`` kept; user and system CPU
+    time are in the job's usage, not records of their own."""
+    usage = {"peak": {"memory_rss": 60 * M, "mem_peak": 200 * M, "cpu_ms": 950, "cpu_user_ms": 900,
+                      "cpu_sys_ms": 50},
+             "sum": {"memory_rss": 90 * M, "mem_peak": 200 * M, "cpu_ms": 950, "cpu_user_ms": 900, "cpu_sys_ms": 50},
+             "count": {"memory_rss": 2, "mem_peak": 1, "cpu_ms": 1, "cpu_user_ms": 1, "cpu_sys_ms": 1},
+             "samples": 2, "ts": 2_000_000_000}
+    rows = {r["resource"]: r for r in accounting.rows(job(start_time=1_000_000_000, end_time=2_000_000_000,
+                                                          usage=json.dumps(usage)), NAMES)}
+    assert set(rows) == {"mem", "cpu_ms", "xce.io/cpu-milli"}
+    assert (rows["mem"]["peak"], rows["mem"]["mean"], rows["mem"]["samples"]) == (200 * M, 45 * M, 2)
+    # 950 ms of CPU in the second it ran: 950 thousandths of a CPU, not 0 (whole seconds cut it to 0).
+    assert (rows["cpu_ms"]["peak"], rows["xce.io/cpu-milli"]["peak"]) == (950, 950)
+    # A job whose only figure is the mark its last report carried (it ended before a tick) is measured.
+    only = {"peak": {"mem_peak": 30 * M, "cpu_ms": 10}, "sum": {"mem_peak": 30 * M, "cpu_ms": 10},
+            "count": {"mem_peak": 1, "cpu_ms": 1}, "samples": 1}
+    mem = {r["resource"]: r for r in accounting.rows(job(usage=json.dumps(only)), NAMES)}["mem"]
+    assert (mem["peak"], mem["mean"], mem["samples"]) == (30 * M, 30 * M, 1)

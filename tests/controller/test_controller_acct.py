@@ -81,9 +81,9 @@ def test_acct_figures_filters_window_and_privacy(tmp_path, db_url):
         time.sleep(1.1)
         for j, tasks in ((ok, 2), (failed, 1), (bobs, 1)):
             c.start(j, tasks)
-        c.usage(ok, memory_rss=300 * M, cpu_time=4)
-        c.usage(ok, memory_rss=200 * M, cpu_time=7)
-        c.usage(failed, memory_rss=10 * M, cpu_time=1)
+        c.usage(ok, memory_rss=300 * M, cpu_ms=4000)
+        c.usage(ok, memory_rss=200 * M, cpu_ms=7000)
+        c.usage(failed, memory_rss=10 * M, cpu_ms=1000)
         time.sleep(1.1)
         c.finish(ok, 0)
         c.finish(failed, 3)

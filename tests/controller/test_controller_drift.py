@@ -85,12 +85,12 @@ def test_drift_verdicts_threshold_and_durability(tmp_path, db_url):
     try:
         d = Driver(api)
         # Far below: 500 MB declared (requests, folded into rusage), about 50 MB used.
-        d.run(20, "etl", [{"memory_rss": 40 * M, "cpu_time": 1}, {"memory_rss": 50 * M, "cpu_time": 2}],
+        d.run(20, "etl", [{"memory_rss": 40 * M, "cpu_ms": 1000}, {"memory_rss": 50 * M, "cpu_ms": 2000}],
               requests={"mem": 500 * M})
         # Far above: 2 tasks x 100 MB per task declared in -R, 400 MB used by the job as a whole.
         d.run(20, "cfd", [{"memory_rss": 400 * M}], tasks=2, request="rusage[mem=100M]")
         # Never declared: nothing reserved, 100 MB used.
-        d.run(20, "leaky", [{"memory_rss": 100 * M, "cpu_time": 5}])
+        d.run(20, "leaky", [{"memory_rss": 100 * M, "cpu_ms": 5000}])
         # Within the thresholds.
         d.run(20, "web", [{"memory_rss": 90 * M}], requests={"mem": 100 * M})
         # Too few runs for a verdict.
@@ -115,8 +115,8 @@ def test_drift_verdicts_threshold_and_durability(tmp_path, db_url):
         leaky = rows[("leaky", "mem")]
         assert (leaky["declared"], leaky["ratio"], leaky["measured_median"]) == (0, None, 100 * M)
         assert rows[("web", "mem")]["runs"] == 20
-        # cpu_time is a counter, not a capacity: it is never reported as "never declared".
-        assert not any(r["resource"] == "cpu_time" for r in rep["rows"] + rep["insufficient"])
+        # cpu_ms is a counter, not a capacity: it is never reported as "never declared".
+        assert not any(r["resource"] == "cpu_ms" for r in rep["rows"] + rep["insufficient"])
         (few,) = rep["insufficient"]
         assert (few["job_type"], few["runs"], few["needed"]) == ("few", 19, 20)
         assert "19 run(s), 20 needed" in few["text"]
@@ -136,12 +136,12 @@ def test_drift_verdicts_threshold_and_durability(tmp_path, db_url):
         stored = _store_rows(tmp_path, db_url)
         etl_id = min(r["jobid"] for r in stored if r["job_type"] == "etl")
         by_res = {r["resource"]: r for r in stored if r["jobid"] == etl_id}
-        assert set(by_res) == {"cpu_time", "mem", "xce.io/cpu-milli"}
+        assert set(by_res) == {"cpu_ms", "mem", "xce.io/cpu-milli"}
         mem = by_res["mem"]
         assert (mem["declared"], mem["peak"], mem["mean"], mem["samples"]) == (500 * M, 50 * M, 45 * M, 2)
         assert (mem["queue"], mem["user"], mem["state"], mem["exit_code"]) == ("normal", "dana", "DONE", 0)
         assert mem["run_time"] >= 0 and mem["end_time"] >= mem["start_time"]
-        assert (by_res["cpu_time"]["declared"], by_res["cpu_time"]["peak"]) == (0, 2)
+        assert (by_res["cpu_ms"]["declared"], by_res["cpu_ms"]["peak"]) == (0, 2000)
         before = d.drift()
 
         ctl.stop()
@@ -197,13 +197,13 @@ def test_gpus_are_measured_from_nvml_utilisation_in_gpus(tmp_path, db_url):
     try:
         d = Driver(api)
         # 2 GPUs declared, a quarter of one busy on average (200 and 300 thousandths of a GPU).
-        idle = d.run(20, "train", [{"memory_rss": 10 * M, "cpu_time": 1, "gpu_util_milli": 200},
+        idle = d.run(20, "train", [{"memory_rss": 10 * M, "cpu_ms": 1000, "gpu_util_milli": 200},
                                    {"memory_rss": 12 * M, "gpu_util_milli": 300}], requests={"xce.io/gpu": 2})
         # 1 GPU declared, 0.8 busy: the nearest whole GPU is all of it.
         d.run(20, "render", [{"memory_rss": M, "gpu_util_milli": 900}, {"memory_rss": M, "gpu_util_milli": 700}],
               requests={"xce.io/gpu": 1})
         # Ran on workers that could not read NVML: ticks without a GPU figure.
-        d.run(3, "blind", [{"memory_rss": M, "cpu_time": 1}], requests={"xce.io/gpu": 1})
+        d.run(3, "blind", [{"memory_rss": M, "cpu_ms": 1000}], requests={"xce.io/gpu": 1})
 
         rep = d.drift()
         rows = _rows(rep)
@@ -223,7 +223,7 @@ def test_gpus_are_measured_from_nvml_utilisation_in_gpus(tmp_path, db_url):
         # The records of one run: the GPUs in GPUs (peak and mean are the run's average), the exact
         # average in thousandths beside them.
         by_res = {r["resource"]: r for r in _store_rows(tmp_path, db_url) if r["jobid"] == idle[0]}
-        assert set(by_res) == {"cpu_time", "gpu_util_milli", "mem", "xce.io/cpu-milli", "xce.io/gpu"}
+        assert set(by_res) == {"cpu_ms", "gpu_util_milli", "mem", "xce.io/cpu-milli", "xce.io/gpu"}
         gpu = by_res["xce.io/gpu"]
         assert (gpu["declared"], gpu["peak"], gpu["mean"], gpu["samples"]) == (2, 0, 0, 2)
         util = by_res["gpu_util_milli"]

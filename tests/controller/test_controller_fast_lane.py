@@ -92,7 +92,7 @@ def _answers(ctl) -> list[tuple[int, object]]:
         last = acts["actions"][-1]["id"] if isinstance(acts, dict) and acts.get("actions") else 0
         call("POST", "/v1/workers/h1/reports", "worker", json={"reports": [
             {"jobid": 1, "status": "started", "pid": 7},
-            {"jobid": 1, "status": "finished", "exit_code": 0, "usage": {"memory_rss": 10, "cpu_time": 2}},
+            {"jobid": 1, "status": "finished", "exit_code": 0, "usage": {"memory_rss": 10, "cpu_ms": 2000}},
             {"jobid": 2, "status": "finished", "exit_code": 0},
             {"jobid": 10**6, "status": "started"}]})
         call("POST", "/v1/workers/h1/reports", "worker", json={"reports": "none"})

@@ -91,3 +91,49 @@ def test_db_commands_say_what_is_wrong_with_their_arguments(tmp_path):
     assert nothing.returncode == 1 and "does not exist" in nothing.stderr and "Traceback" not in nothing.stderr
     bad = xceadmin("db", "upgrade", "--db", "mysql://x/y", cwd=tmp_path)
     assert bad.returncode == 2 and "unsupported database URL" in bad.stderr
+
+
+def test_cpu_seconds_stored_before_milliseconds_are_converted(tmp_path, db_url):
+    """0013: a finished job's ``cpu_time`` record and its folded usage (seconds) become ``cpu_ms``
+    (milliseconds), so ``xce acct`` and drift read old and new jobs alike; downgrading goes back."""
+    import json
+
+    statedir.ensure(tmp_path)
+    _, _, url = where(tmp_path, db_url)
+    at_revision(url, "0011")
+    usage = {"last": {"cpu_time": 3, "memory_rss": 5}, "peak": {"cpu_time": 3, "memory_rss": 7},
+             "mean": {"cpu_time": 1.5, "memory_rss": 6}, "sum": {"cpu_time": 6, "memory_rss": 12},
+             "count": {"cpu_time": 4, "memory_rss": 2}, "samples": 4, "ts": 9,
+             "hosts": {"h1": {"cpu_time": 2}, "h2": {"cpu_time": 1}},
+             "series": {"t0": 1, "stride": 1, "n": 1, "points": [[0.0, {"cpu_time": 0}], [0.5, {"cpu_time": 3}]]}}
+    engine = store_engine.open_engine(url)
+    row = {"jobid": 1, "job_type": "", "queue": "normal", "user": "ann", "tasks": 1, "state": "DONE",
+           "start_time": 1, "end_time": 2, "run_time": 1, "declared": 0, "samples": 4}
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("INSERT INTO jobs (id, \"user\", queue, project, job_type, priority, state, tasks, "
+                                 "request, sched_request, command, submit_time, usage) VALUES (1, 'ann', 'normal', "
+                                 "'default', '', 0, 'DONE', 1, '', '', '[]', 1, :u)"), {"u": json.dumps(usage)})
+            conn.execute(sa.text("INSERT INTO job_accounting (jobid, resource, job_type, queue, \"user\", tasks, "
+                                 "state, start_time, end_time, run_time, declared, peak, mean, samples) VALUES "
+                                 "(:jobid, :r, :job_type, :queue, :user, :tasks, :state, :start_time, :end_time, "
+                                 ":run_time, :declared, :p, :m, :samples)"),
+                         [dict(row, r="cpu_time", p=3, m=2), dict(row, r="mem", p=7, m=6)])
+        at_revision(url, "0013")
+        with engine.connect() as conn:
+            got = json.loads(conn.execute(sa.text("SELECT usage FROM jobs WHERE id = 1")).scalar())
+            records = dict(((r, (p, m)) for r, p, m in conn.execute(
+                sa.text("SELECT resource, peak, mean FROM job_accounting WHERE jobid = 1"))))
+        assert records == {"cpu_ms": (3000, 2000), "mem": (7, 6)}
+        assert (got["last"], got["peak"]) == ({"cpu_ms": 3000, "memory_rss": 5}, {"cpu_ms": 3000, "memory_rss": 7})
+        assert (got["mean"]["cpu_ms"], got["sum"]["cpu_ms"], got["count"]) == (1500, 6000, {"cpu_ms": 4, "memory_rss": 2})
+        assert got["hosts"] == {"h1": {"cpu_ms": 2000}, "h2": {"cpu_ms": 1000}}
+        assert got["series"]["points"] == [[0.0, {"cpu_ms": 0}], [0.5, {"cpu_ms": 3000}]]
+        with engine.begin() as conn:
+            command.downgrade(migrate.alembic_config(conn), "0012")
+        with engine.connect() as conn:
+            back = json.loads(conn.execute(sa.text("SELECT usage FROM jobs WHERE id = 1")).scalar())
+            resources = {r for (r,) in conn.execute(sa.text("SELECT resource FROM job_accounting"))}
+        assert back["peak"] == usage["peak"] and back["hosts"] == usage["hosts"] and resources == {"cpu_time", "mem"}
+    finally:
+        engine.dispose()

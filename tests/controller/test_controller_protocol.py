@@ -87,14 +87,15 @@ def test_dispatch_run_usage_finish(api):
     assert cl.actions() == []  # acknowledged by after=
 
     cl.report(jobid, status="started", pid=4242)
+    # A worker from before milliseconds says cpu_time in whole seconds: read as milliseconds.
     cl.report(jobid, status="usage", usage={"memory_rss": 100, "cpu_time": 10})
-    cl.report(jobid, status="usage", usage={"memory_rss": 300, "cpu_time": 30})
+    cl.report(jobid, status="usage", usage={"memory_rss": 300, "cpu_ms": 30000})
     usage = cl.job(jobid)["usage"]
-    assert usage["last"] == {"cpu_time": 30, "memory_rss": 300} and usage["peak"]["memory_rss"] == 300
+    assert usage["last"] == {"cpu_ms": 30000, "memory_rss": 300} and usage["peak"]["memory_rss"] == 300
     assert usage["mean"]["memory_rss"] == 200 and usage["samples"] == 2
     rusage = [e for e in cl.events() if e["type"] == "JOB_RUSAGE"]
-    assert [e["payload"] for e in rusage] == [{"jobid": jobid, "usage": {"cpu_time": 10, "memory_rss": 100}},
-                                             {"jobid": jobid, "usage": {"cpu_time": 30, "memory_rss": 300}}]
+    assert [e["payload"] for e in rusage] == [{"jobid": jobid, "usage": {"cpu_ms": 10000, "memory_rss": 100}},
+                                             {"jobid": jobid, "usage": {"cpu_ms": 30000, "memory_rss": 300}}]
 
     assert cl.report(jobid, status="finished", exit_code=0)["state"] == "DONE"
     assert [(e["type"], e["payload"]["state"]) for e in cl.events()] == [("JOB_STATE_CHANGE", "DONE")]

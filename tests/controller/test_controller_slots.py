@@ -76,10 +76,12 @@ def test_slots_survive_a_restart_and_a_rolled_back_transaction(tmp_path):
 def test_usage_series_stays_bounded_and_spans_the_whole_run():
     series = None
     for i in range(10_000):
-        series = usage_series.append(series, {"memory_rss": i, "cpu_time": i // 10}, 10**9 * (1000 + i))
+        series = usage_series.append(series, {"memory_rss": i, "cpu_ms": i * 100, "cpu_user_ms": i * 90,
+                                              "cpu_sys_ms": i * 10, "mem_peak": i}, 10**9 * (1000 + i))
     points = series["points"]
     assert len(points) < usage_series.MAX_POINTS
-    assert points[0] == [0.0, {"cpu_time": 0, "memory_rss": 0}]
+    # Only what the job page charts: the totals' split and the kernel's mark are in the job's figures.
+    assert points[0] == [0.0, {"cpu_ms": 0, "memory_rss": 0}]
     assert points[-1][0] > 9000  # the end of the run is there, not only its start
     gaps = {round(b[0] - a[0], 1) for a, b in zip(points, points[1:])}
     assert len(gaps) == 1  # evenly spread
@@ -93,12 +95,13 @@ def test_a_short_job_keeps_every_sample():
     assert [p[0] for p in series["points"]] == [0.0, 0.5, 1.0, 1.5, 2.0]
 
 
-def test_cpu_chart_takes_the_rate_over_a_window_not_between_whole_second_ticks():
+def test_cpu_chart_takes_the_rate_over_a_window_not_between_two_ticks():
     from xce.controller.ui.charts import usage_lines
 
     series = None
-    for i in range(41):  # a job using one core, reported every 0.5 s in whole CPU seconds
-        series = usage_series.append(series, {"cpu_time": i // 2, "memory_rss": 1 << 20}, 10**9 * i // 2)
+    for i in range(41):  # a job using one core, reported every 0.5 s (give or take a little)
+        series = usage_series.append(series, {"cpu_ms": i * 500 + (37 if i % 3 else 0), "memory_rss": 1 << 20},
+                                     10**9 * i // 2)
     cpu = usage_lines(series)["cpu"]
     assert cpu[-1][0] == 20.0
     assert all(0.8 <= rate <= 1.25 for t, rate in cpu if t >= 5), cpu

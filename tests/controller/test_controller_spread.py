@@ -26,12 +26,12 @@ def test_every_host_of_a_placement_gets_the_job(api):
     assert sa["job"]["launch_key"] == sb["job"]["launch_key"] and len(sa["job"]["launch_key"]) == 32
     assert sa["job"]["task_servers"] == {"spa": "10.9.9.1:7000", "spb": "10.9.9.2:7000"}
 
-    a.report(jobid, status="usage", usage={"memory_rss": 100, "cpu_time": 1})
-    b.report(jobid, status="usage", usage={"memory_rss": 50, "cpu_time": 2})
-    b.report(jobid, status="usage", usage={"memory_rss": 70, "cpu_time": 3})
+    a.report(jobid, status="usage", usage={"memory_rss": 100, "cpu_ms": 1000})
+    b.report(jobid, status="usage", usage={"memory_rss": 50, "cpu_ms": 2000})
+    b.report(jobid, status="usage", usage={"memory_rss": 70, "cpu_ms": 3000})
     usage = a.job(jobid)["usage"]
-    assert usage["last"] == {"cpu_time": 4, "memory_rss": 170}
-    assert usage["hosts"] == {"spa": {"cpu_time": 1, "memory_rss": 100}, "spb": {"cpu_time": 3, "memory_rss": 70}}
+    assert usage["last"] == {"cpu_ms": 4000, "memory_rss": 170}
+    assert usage["hosts"] == {"spa": {"cpu_ms": 1000, "memory_rss": 100}, "spb": {"cpu_ms": 3000, "memory_rss": 70}}
 
     # A host that holds nothing of the job is refused.
     c = Cluster(api, "spc")

@@ -12,7 +12,7 @@ import random
 
 import numpy as np
 
-from xce.core.alloc.hosts import host_iter
+from xce.core.alloc.hosts import HostIter, host_iter
 from xce.core.alloc.plans import Plan
 from xce.core.model import Job
 from xce.core.pickers.fcfs import _QueueEntry
@@ -106,14 +106,35 @@ def test_the_host_walk_lists_what_a_walk_host_by_host_takes():
         ntasks = rng.randint(1, 30)
         p = rng.randint(1, 9)
         plan = Plan(nhosts=-(-ntasks // p), slots_per_host=p, fill=rng.random() < 0.3)
-        got = host_iter(plan, ntasks, cap, order)
-        assert got == _walk_one_by_one(plan, ntasks, cap, order), f"seed {seed}"
+        want = _walk_one_by_one(plan, ntasks, cap, order)
+        got = list(host_iter(plan, ntasks, cap, order))
+        assert got == want, f"seed {seed}"
         assert all(type(i) is int and type(t) is int for i, t in got), f"seed {seed}"
+        # The same walk searched a few hosts at a time (the block a large cluster is searched by).
+        assert list(HostIter(plan, ntasks, cap, order, block=rng.randint(1, 5))) == want, f"seed {seed}"
 
 
 def test_a_cancelled_session_walks_no_host():
     plan = Plan(nhosts=2, slots_per_host=1)
-    assert host_iter(plan, 2, np.ones(4, dtype=np.int64), None, lambda: True) == []
+    assert list(host_iter(plan, 2, np.ones(4, dtype=np.int64), None, lambda: True)) == []
+
+
+def test_the_host_iterator_keeps_the_specifications_contract():
+    """next() gives one candidate at a time and None at the end, ``end`` says so, fini() releases,
+    and a session cancelled between candidates ends the walk there."""
+    plan = Plan(nhosts=3, slots_per_host=2)
+    it = host_iter(plan, 6, np.array([2, 0, 2, 2, 2], dtype=np.int64))
+    assert not it.end and it.next() == (0, 2) and it.next() == (2, 2) and it.next() == (3, 2)
+    assert it.next() is None and it.end and it.next() is None
+    it = host_iter(plan, 6, np.full(5, 2, dtype=np.int64))
+    assert it.next() == (0, 2)
+    it.fini()
+    assert it.end and it.next() is None
+    stop = []
+    it = host_iter(plan, 6, np.full(5, 2, dtype=np.int64), None, lambda: bool(stop))
+    assert it.next() == (0, 2)
+    stop.append(True)
+    assert it.next() is None and it.end
 
 
 def test_a_wide_job_releases_its_hosts_after_hosts_were_added():

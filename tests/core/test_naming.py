@@ -15,7 +15,7 @@ from xce.core.resources.naming import (
 
 def test_constants():
     assert BUILTIN_RESOURCES == frozenset(
-        {"slots", "mem", "maxmem", "ncpus", "swp", "r15s", "r1m", "r15m", "ut", "type", "model", "cpu_time"}
+        {"slots", "mem", "maxmem", "ncpus", "swp", "r15s", "r1m", "r15m", "ut", "type", "model", "gpu_model", "cpu_time"}
     )
     assert MEMORY_RESOURCES == frozenset({"mem", "maxmem", "swp"})
     assert MEMORY_RESOURCES <= BUILTIN_RESOURCES

@@ -2,7 +2,7 @@
 
 Twenty runs of ``etl`` declare 500 MB and hold about 50 MB; twenty runs of ``leaky`` declare
 nothing and hold about 100 MB. ``xce drift`` must call the first "far below" (with the waste per
-placement) and the second "never declared", and say nothing about the cumulative ``cpu_time``.
+placement) and the second "never declared", and say nothing about the cumulative ``cpu_ms``.
 Workers sample usage every 0.25 s and each job holds its memory for 2 s, so every run is
 measured while it holds the memory.
 """

@@ -78,7 +78,7 @@ def test_kill_suspend_and_usage_reach_every_host(netbed, tmp_path):
                    and j, 60, lambda: f"usage summed over the hosts (now {bed.job(jobid)['usage']})")
     assert sorted(job["usage"]["hosts"]) == list(HOSTS)
     shown = bed.cli("jobs", "-l", str(jobid)).stdout
-    rss = re.search(r"memory_rss: ([0-9.]+)([MG])", shown)
+    rss = re.search(r"Memory: ([0-9.]+)([MG]) now", shown)
     assert rss and float(rss.group(1)) * (1024 if rss.group(2) == "G" else 1) >= 6 * 40, shown
     # Suspend: every task on every host stops.
     bed.cli("suspend", str(jobid))

@@ -271,3 +271,24 @@ def test_the_page_of_a_job_the_controller_keeps_back_says_why_it_waits(ctl):
         r = c.get(f"/ui/jobs/{jobid}")
         assert r.status_code == 200, (jobid, r.text[:300])
         assert why in r.text.split('id="pend-reasons"', 1)[1], jobid
+
+
+def test_a_jobs_page_shows_what_it_used(ctl):
+    """CPU time to the millisecond (user and system), memory peak, average and now, as the job's
+    worker reported them (a worker and a scheduler played by the test)."""
+    def as_role(role: str, path: str, body) -> None:
+        r = httpx.post(ctl.url + path, json=body, headers={"Authorization": f"Bearer {ctl.token(role)}"})
+        assert r.status_code == 200, r.text
+
+    as_role("worker", "/v1/workers/register", {"name": "uiused", "resources": {"slots": 2}, "load": {}})
+    jobid = submit(ctl, "admin", ["true"])
+    as_role("scheduler", "/v1/sched/decisions", {"decisions": [{"id": "uiused-1", "ts": 1, "decision": {
+        "op": "DISPATCH", "seq": 1, "jobid": jobid, "placement": [["uiused", 1]]}}]})
+    mb = 1 << 20
+    for rss, cpu in ((100 * mb, 400), (300 * mb, 950)):
+        as_role("worker", "/v1/workers/uiused/load", {"load": {}, "usage": {str(jobid): {
+            "memory_rss": rss, "mem_peak": 320 * mb, "cpu_ms": cpu, "cpu_user_ms": cpu - 50, "cpu_sys_ms": 50}}})
+    page = session(ctl, "admin").get(f"/ui/jobs/{jobid}").text
+    used = page.split('id="used"', 1)[1].split("</dl>", 1)[0]
+    assert "0.950 s (user 0.900 s, system 0.050 s)" in used, used
+    assert re.search(r"peak 320(\.0)? ?Mi?B?, average 200(\.0)? ?Mi?B?, now 300(\.0)? ?Mi?B?", used), used

@@ -113,3 +113,24 @@ def test_a_job_has_groups_only_in_the_hierarchies_that_serve_it(box):
         assert len(b.procs_files(jobid)) == len({b.bases[c] for c in has[jobid]}) and pid > 0
         b.remove(jobid)
         assert not any((base / f"job_{jobid}").exists() for base in b.bases.values())
+
+
+def test_usage_counts_cpu_to_the_millisecond_and_the_memory_peak(box):
+    """A job of 0.6 s of CPU (a child's and its own, by their own count) holding 64 MiB at its peak
+    is counted as such, not as 0 whole seconds."""
+    b = box()
+    b.create(5, Limits())
+    work = ("import os, time\n"
+            "def burn(s):\n    end = time.process_time() + s\n    while time.process_time() < end: pass\n"
+            "pid = os.fork()\nif pid == 0:\n    burn(0.3); os._exit(0)\n"
+            "os.waitpid(pid, 0)\nblock = bytearray(64 << 20); block[::4096] = b'x' * len(block[::4096]); del block\n"
+            "burn(0.3)\nt = os.times()\nprint(round((t[0] + t[1] + t[2] + t[3]) * 1000))\n")
+    p = _start_in(b, 5, work)
+    own = int(p.communicate(timeout=60)[0])
+    counted = b.usage(5)
+    assert counted is not None and abs(counted.cpu_ms - own) <= 30, (counted, own)
+    assert counted.cpu_user_ms is not None and counted.cpu_sys_ms is not None
+    assert abs(counted.cpu_user_ms + counted.cpu_sys_ms - counted.cpu_ms) <= max(50, counted.cpu_ms // 10), counted
+    assert counted.mem_peak is not None and counted.mem_peak >= 64 << 20, counted
+    tick = counted.tick(ended=True)
+    assert "memory_rss" not in tick and tick["cpu_ms"] == counted.cpu_ms and tick["mem_peak"] == counted.mem_peak

@@ -141,7 +141,8 @@ def test_usage_and_oom_from_the_groups_counters(tmp_path):
                          "memory.stat": "anon 69206016\nfile 4194304\n",
                          "cpu.stat": "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n",
                          "memory.events": "low 0\nhigh 0\nmax 12\noom 1\noom_kill 0\n"})
-    assert box.usage(8) == Usage(memory_rss=69206016, mem_peak=104857600, cpu_time=2)
+    assert box.usage(8) == Usage(memory_rss=69206016, mem_peak=104857600, cpu_ms=2500, cpu_user_ms=2000,
+                                 cpu_sys_ms=500)  # 2.5 s of CPU is 2500 ms, not 2 s
     assert box.oom_peak(8) is None
     (job / "memory.events").write_text("low 0\nhigh 0\nmax 30\noom 2\noom_kill 1\n")
     assert box.oom_peak(8) == 104857600

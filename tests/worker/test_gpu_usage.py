@@ -145,7 +145,7 @@ def test_no_nvml_gives_no_figure(monkeypatch, agent, tmp_path, caplog, nvml):
     with caplog.at_level(logging.WARNING, logger="xce.worker"):
         for _ in range(2):
             ticks = _ticks(agent)
-            assert GPU_UTIL not in ticks["1"] and "cpu_time" in ticks["1"]
+            assert GPU_UTIL not in ticks["1"] and "cpu_ms" in ticks["1"]
     warned = [r.getMessage() for r in caplog.records if "GPU utilisation of jobs is not measured" in r.getMessage()]
     assert len(warned) == 1, warned
 

@@ -25,16 +25,29 @@ def _command_text(argv: list[str] | None, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def _usage_lines(usage: dict[str, Any]) -> list[str]:
+def _usage_lines(d: dict[str, Any]) -> list[str]:
+    """What the job used: CPU time to the millisecond, memory now, at its peak and on average, then
+    any other figure its workers or providers measured (latest, peak, mean)."""
+    from xce.protocol import usage as names
+
+    usage = d.get("usage") or {}
     last = usage.get("last", {})
-    if not last:
-        return []
-    peak, mean = usage.get("peak", {}), usage.get("mean", {})
+    used = d.get("used") or {}
     out = []
-    for k in sorted(last):
+    if used.get("cpu_ms") is not None:
+        split = "" if used.get("cpu_user_ms") is None else \
+            f" (user {used['cpu_user_ms'] / 1000:.3f} s, system {(used.get('cpu_sys_ms') or 0) / 1000:.3f} s)"
+        out.append(f"  CPU time: {used['cpu_ms'] / 1000:.3f} s{split}")
+    if used.get("mem_peak") is not None:
+        out.append(f"  Memory: {size(used.get('mem_now'))} now, peak {size(used['mem_peak'])}, "
+                   f"average {size(used.get('mem_avg'))}")
+    shown = {names.MEMORY_RSS, names.MEM_PEAK, names.CPU_MS, names.CPU_USER_MS, names.CPU_SYS_MS}
+    peak, mean = usage.get("peak", {}), usage.get("mean", {})
+    for k in sorted(set(last) - shown):
         fmt = size if "mem" in k or k.endswith("_bytes") else (lambda v: f"{v}")
         out.append(f"  {k}: {fmt(last[k])} (peak {fmt(peak.get(k, '-'))}, mean {fmt(mean.get(k, '-'))})")
-    out.append(f"  samples: {usage.get('samples', 0)}, last at {millisecond(usage.get('ts'))}")
+    if out:
+        out.append(f"  samples: {usage.get('samples', 0)}, last at {millisecond(usage.get('ts'))}")
     return out
 
 
@@ -104,7 +117,7 @@ def long_form(d: dict[str, Any]) -> str:
         lines.append(f"Exit: code {d.get('exit_code')}" + (f", signal {d['exit_signal']}" if d.get("exit_signal") else ""))
     if d.get("end"):
         lines.append(f"End: {d['end']['code']}" + (f" (by {d['end']['by']})" if d["end"].get("by") else ""))
-    usage = _usage_lines(d.get("usage") or {})
+    usage = _usage_lines(d)
     if usage:
         lines.append("USAGE:")
         lines += usage

@@ -260,6 +260,11 @@ class LocalCluster:
             wargs += ["--run-as-self"]
         else:
             wargs += ["--spool-dir", str(self.spool_root / name)]
+            if self.config:  # root's jobs, where xce.toml accepts them, run as root on its own workers
+                from xce.config.loader import load_config
+
+                if load_config(self.config, check_plugins=False).allow_root_jobs:
+                    wargs += ["--allow-root-jobs"]
         if self.slots is not None:
             wargs += ["--slots", str(self.slots)]
         if self.work_dir:

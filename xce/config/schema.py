@@ -305,6 +305,9 @@ class ClusterConfig(_Strict):
         description="Queues by name; a job without -q goes to default_queue.",
     )
     default_queue: str = Field("normal", description="Queue of a job submitted without -q; must be a defined queue.")
+    job_dep_last_sub: bool = Field(
+        False, description="LSF's `JOB_DEP_LAST_SUB=1`: a dependency naming a job name that several of the user's jobs "
+        "carry (`-w 'done(prep)'`) waits for the one submitted last; by default all of them must satisfy it.")
     projects: dict[str, ProjectConfig] = Field(
         default_factory=lambda: {"default": ProjectConfig()}, description="Projects by name."
     )
@@ -326,7 +329,11 @@ class ClusterConfig(_Strict):
         "`[host_groups]` group, by group name. A host's own `[hosts.NAME]` value wins over its groups'; features "
         "add up.")
     admins: list[str] = Field(default_factory=lambda: ["root"], description="Users allowed to run `xceadmin`.")
-    allow_root_jobs: bool = Field(False, description="Whether a job may run as root on a root worker.")
+    allow_root_jobs: bool = Field(
+        False, description="Whether a multi-user cluster accepts root's jobs, to run as root on workers started with "
+        "--allow-root-jobs (`xce up --multi-user` gives its workers that flag); the admin service token's jobs (what "
+        "root's commands on a controller host fall back to) are then root's too. Off: root's submissions (its token, "
+        "MUNGE uid 0) are refused, as LSF refuses root's bsub unless LSF_ROOT_USER=Y.")
     controller: ControllerSettings = Field(default_factory=ControllerSettings, description="Serving the API: TLS.")
     auth: AuthSettings = Field(default_factory=AuthSettings, description="Identity: MUNGE.")
     privacy: PrivacySettings = Field(default_factory=PrivacySettings, description="Other users' jobs.")

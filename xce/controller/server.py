@@ -122,7 +122,7 @@ def _protocol() -> type:
 
 
 def _noted(signum, frame) -> None:
-    log.warning("controller stopping (signal %d)", signum)
+    log.info("controller stopping (signal %d)", signum)  # asked for: nothing needs attention
 
 
 def serve(settings: Settings) -> None:
@@ -185,8 +185,18 @@ def serve(settings: Settings) -> None:
         ctl.close()
 
 
+async def _answer_long_polls_on_stop(server, ctl: Controller) -> None:
+    """uvicorn waits for requests in flight when told to stop, then cancels them (an ERROR and a
+    traceback each): long-polls are answered as soon as it is told, so it stops quietly and at once."""
+    while not server.should_exit:
+        await asyncio.sleep(0.05)
+    ctl.answer_long_polls()
+
+
 async def _run(server, sock: socket.socket, ctl: Controller, url: str, ca_file: str | None) -> None:
     task = asyncio.create_task(server.serve(sockets=[sock]))
+    watch = asyncio.create_task(_answer_long_polls_on_stop(server, ctl))
+    task.add_done_callback(lambda _: watch.cancel())
     while not server.started:
         if task.done():
             await task

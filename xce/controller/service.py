@@ -127,6 +127,12 @@ class Signal:
 
     def __init__(self) -> None:
         self._fut: asyncio.Future | None = None
+        #: Set when the server stops: a long-poll answers with what it has instead of waiting.
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+        self.fire()
 
     def fire(self) -> None:
         fut, self._fut = self._fut, None
@@ -151,15 +157,24 @@ class ActionSignals:
 
     def __init__(self) -> None:
         self._by_host: dict[str, Signal] = {}
+        self._closed = False
+
+    def _new(self) -> Signal:
+        sig = Signal()
+        sig.closed = self._closed
+        return sig
 
     def of(self, host: str) -> Signal:
-        return self._by_host.setdefault(host, Signal())
+        sig = self._by_host.get(host)
+        if sig is None:
+            sig = self._by_host[host] = self._new()
+        return sig
 
     def of_group(self, hosts: list[str]) -> Signal:
         sig = self._by_host.get(hosts[0])
         if sig is not None and all(self._by_host.get(h) is sig for h in hosts):
             return sig
-        sig = Signal()
+        sig = self._new()
         for h in hosts:
             self._by_host[h] = sig
         return sig
@@ -172,6 +187,11 @@ class ActionSignals:
     def fire_all(self) -> None:
         for sig in self._by_host.values():
             sig.fire()
+
+    def close_all(self) -> None:
+        self._closed = True
+        for sig in self._by_host.values():
+            sig.close()
 
 
 class Controller:
@@ -312,6 +332,13 @@ class Controller:
         self.events_signal.fire()
         self.control_signal.fire()
         self.action_signals.fire_all()
+
+    def answer_long_polls(self) -> None:
+        """The server is stopping: every long-poll answers now with what it has, and every later one
+        at once, so that none is still waiting when the server cancels what is left (a traceback)."""
+        self.events_signal.close()
+        self.control_signal.close()
+        self.action_signals.close_all()
 
     def close(self) -> None:
         if self.hook_runner is not None:

@@ -254,6 +254,8 @@ class NormalDriver:
             self._log_round(nevents, time.perf_counter() - started)
         if self.rotation is not None:
             self._rotate()
+        if self.writer is not None:  # on disk before the controller acts on it: a crash loses no more
+            self._record(lambda _: self.writer.flush(), None)
         return self.flush()
 
     def _log_round(self, nevents: int, seconds: float) -> None:

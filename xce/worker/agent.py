@@ -584,8 +584,7 @@ class Agent:
             if counted is not None:
                 # The container's totals: all the CPU time, and the memory peak the kernel saw
                 # (what the memory limit is measured against), which ticks between samples miss.
-                body["usage"] = {"memory_rss": max(counted.mem_peak or 0, counted.memory_rss),
-                                 "cpu_time": counted.cpu_time}
+                body["usage"] = counted.tick(ended=True)
             self._feed(JobExited(jobid, body))
 
     def _check_limits(self) -> None:
@@ -609,7 +608,7 @@ class Agent:
         for jp in running:
             counted = self.box.usage(jp.jobid)
             if counted is not None:
-                tick = {"memory_rss": counted.memory_rss, "cpu_time": counted.cpu_time}
+                tick = counted.tick()
             elif jp.secondary:
                 continue  # no leader to walk from: counted only where the container counts
             else:

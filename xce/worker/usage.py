@@ -1,5 +1,8 @@
 """What a job really uses, summed over its whole process tree, as the worker reports it.
 
+CPU time is in milliseconds (``cpu_ms``), memory in bytes; the names are
+:mod:`xce.protocol.usage`'s, which a control group's counters report under too.
+
 The tree is the job's leader and all its descendants, plus any process still in its process group
 (a daemonising child is reparented away from the leader but keeps the group). Processes that vanish
 while being read are simply skipped: a tick is a sample, not an audit.
@@ -16,6 +19,8 @@ import os
 from typing import Any
 
 import psutil
+
+from xce.protocol.usage import CPU_MS, CPU_SYS_MS, CPU_USER_MS, MEMORY_RSS
 
 
 def tree(pid: int, pgid: int | None = None) -> list[psutil.Process]:
@@ -40,20 +45,24 @@ def tree(pid: int, pgid: int | None = None) -> list[psutil.Process]:
 
 
 def sample(pid: int, pgid: int | None = None, *, whole_group: bool = False) -> dict[str, int]:
-    """``memory_rss`` (bytes, summed RSS) and ``cpu_time`` (whole seconds, user + system)."""
+    """The job's tick where no control group counts for it: ``memory_rss`` (bytes, summed RSS) and
+    ``cpu_ms``, ``cpu_user_ms``, ``cpu_sys_ms`` (milliseconds). Each process counts its own CPU time
+    and that of the children it has waited for: a child that ended inside the tree is in its
+    parent's figure, and one still running in its own, so nothing is counted twice."""
     rss = 0
-    cpu = 0.0
+    user = system = 0.0
     for p in tree(pid, pgid if whole_group else None):
         try:
             with p.oneshot():
-                if p.status() == psutil.STATUS_ZOMBIE:
-                    continue
-                rss += p.memory_info().rss
                 t = p.cpu_times()
-                cpu += t.user + t.system
+                user += t.user + t.children_user
+                system += t.system + t.children_system
+                if p.status() != psutil.STATUS_ZOMBIE:  # not yet waited for: its time is its own still
+                    rss += p.memory_info().rss
         except psutil.Error:
             continue
-    return {"memory_rss": int(rss), "cpu_time": int(cpu)}
+    return {MEMORY_RSS: int(rss), CPU_MS: round((user + system) * 1000), CPU_USER_MS: round(user * 1000),
+            CPU_SYS_MS: round(system * 1000)}
 
 
 #: The usage name of a job's GPU utilisation: the sum over its devices of NVML's utilisation

@@ -85,13 +85,15 @@ def check_ids(words: list[str]) -> list[str]:
 
 
 def listing(client, *, ids: list[str] | None = None, user: str | None = None, queue: str | None = None,
-            name: str | None = None, states: str | None = None, finished: str = "no") -> list[dict]:
+            name: str | None = None, states: str | None = None, finished: str = "no",
+            usage: bool = False) -> list[dict]:
     """The jobs a command line names, from ``GET /v1/jobs`` with the filters on the server.
 
     ``finished``: ``no`` (unfinished only), ``recent`` (also those that ended within the clean
     period: ``since``, unfinished or ended since then), ``only`` (ended within the clean period),
-    ``all``. Named jobs are found whatever their state. Always one request."""
-    params: dict = {"user": user, "queue": queue, "name": name, "state": states}
+    ``all``. Named jobs are found whatever their state. ``usage``: each with what it used. Always
+    one request."""
+    params: dict = {"user": user, "queue": queue, "name": name, "state": states, "usage": "true" if usage else None}
     if ids:
         params["job"] = ids
     elif finished == "only":

@@ -20,13 +20,38 @@ def details(client, jobs: list[dict]) -> list[dict]:
 
 
 def _cpu(d: dict) -> float:
-    usage = d.get("usage") or {}
-    return float((usage.get("peak") or {}).get("cpu_time") or 0)
+    """Seconds of CPU the job used (user + system, measured to the millisecond)."""
+    return ((d.get("used") or {}).get("cpu_ms") or 0) / 1000
 
 
 def _mem_mb(d: dict, key: str) -> int:
-    usage = d.get("usage") or {}
-    return int(((usage.get(key) or {}).get("memory_rss") or 0) // (1024 * 1024))
+    return int(((d.get("used") or {}).get(key) or 0) // (1024 * 1024))
+
+
+def memory(n_bytes: int | None) -> str:
+    """A memory figure as LSF's long forms write one: ``120 Mbytes``, ``11.6 Gbytes`` from a gigabyte."""
+    mb = (n_bytes or 0) / (1024 * 1024)
+    return f"{mb / 1024:.1f} Gbytes" if mb >= 1024 else f"{int(mb)} Mbytes"
+
+
+def _memory_usage(d: dict) -> list[str]:
+    """``MEMORY USAGE:`` with the job's peak and average, once it has been measured."""
+    used = d.get("used") or {}
+    if not d.get("start_time") or used.get("mem_peak") is None:
+        return []
+    return ["", " MEMORY USAGE:", f" MAX MEM: {memory(used['mem_peak'])};  AVG MEM: {memory(used.get('mem_avg'))}"]
+
+
+def _collected(d: dict) -> list[str]:
+    """A running job's latest figures, as LSF reports the resource usage it collected (whole CPU
+    seconds there, as LSF writes them while a job runs)."""
+    used, usage = d.get("used") or {}, d.get("usage") or {}
+    if d["state"] not in ("RUN", "USUSP", "SSUSP") or used.get("cpu_ms") is None:
+        return []
+    at = lsf_long(usage.get("ts"))
+    pad = " " * (len(at) + 2)
+    return [f"{at}: Resource usage collected.", f"{pad}The CPU time used is {round(used['cpu_ms'] / 1000)} seconds.",
+            f"{pad}MEM: {memory(used.get('mem_now'))};  SWAP: 0 Mbytes"]
 
 
 def _head(d: dict, with_status: bool = True) -> str:
@@ -42,7 +67,7 @@ def _head(d: dict, with_status: bool = True) -> str:
 
 def _submitted(d: dict, queue: bool = False) -> str:
     options = d.get("options") or {}
-    text = f"{lsf_long(d['submit_time'])}: Submitted from host <{options.get('submit_host') or '-'}>"
+    text = f"{lsf_long(d['submit_time'])}: Submitted from host <{d.get('submit_host') or options.get('submit_host') or '-'}>"
     if queue:
         text += f", to Queue <{d['queue']}>"
     text += f", CWD <{options.get('submit_dir') or d.get('cwd') or ''}>"
@@ -93,9 +118,8 @@ def bjobs_block(d: dict) -> list[str]:
         lines += _ended(d)
     if d["state"] == "PEND":
         lines += ([""] if lines[-1] else []) + _pending(d)
-    if d.get("start_time") and (d.get("usage") or {}).get("peak"):
-        lines += ["", " MEMORY USAGE:", f" MAX MEM: {_mem_mb(d, 'peak')} Mbytes;  AVG MEM: {_mem_mb(d, 'mean')} Mbytes"]
-    return lines
+    lines += _collected(d)
+    return lines + _memory_usage(d)
 
 
 def bjobs_long(client, jobs: list[dict]) -> str:
@@ -150,6 +174,7 @@ def bhist_block(d: dict, now_ns: int) -> list[str]:
     lines = ["", _head(d, with_status=False)]
     for h in d.get("history") or []:
         lines += _event(d, h)
+    lines += _memory_usage(d)
     times = spent(d, now_ns)
     total = sum(times.values())
     last = d.get("end_time") if d["state"] in ("DONE", "EXIT") and d.get("end_time") else now_ns

@@ -26,6 +26,19 @@ def _pend_reason(job: dict) -> str:
     return reasons[0].get("text", "") if reasons else "New job is waiting for scheduling"
 
 
+def _cpu_used(job: dict) -> str:
+    """``0.950 second(s)``: CPU time to the millisecond; empty where never measured."""
+    ms = (job.get("used") or {}).get("cpu_ms")
+    return "" if ms is None else f"{ms / 1000:.3f} second(s)"
+
+
+def _mem(job: dict, key: str) -> str:
+    from xce.compat.lsf._long import memory
+
+    value = (job.get("used") or {}).get(key)
+    return "" if value is None else memory(value)
+
+
 def _run_time(job: dict) -> str:
     return f"{_jobs.run_seconds(job)} second(s)" if job.get("start_time") else ""
 
@@ -65,15 +78,22 @@ FIELDS = {
     "sub_cwd": ("SUB_CWD", 10, lambda j: j.get("cwd") or ""),
     "exec_cwd": ("EXEC_CWD", 10, lambda j: (j.get("cwd") or "") if j.get("start_time") else ""),
     "runtimelimit": ("RUNTIMELIMIT", 12, lambda j: f"{j['run_limit'] / 60:.1f}" if j.get("run_limit") else ""),
-    # Figures the listing does not carry (bjobs -l and bacct have them): shown empty, never refused.
+    # What the job used (the listing carries it when one of these is asked for: USAGE_FIELDS).
+    "cpu_used": ("CPU_USED", 10, lambda j: _cpu_used(j)),
+    "mem": ("MEM", 15, lambda j: _mem(j, "mem_now")),
+    "max_mem": ("MAX_MEM", 15, lambda j: _mem(j, "mem_peak")),
+    "avg_mem": ("AVG_MEM", 15, lambda j: _mem(j, "mem_avg")),
+    # Figures the listing does not carry: shown empty, never refused.
     **{name: (name.upper(), width, lambda j: "") for name, width in (
-        ("cpu_used", 10), ("mem", 15), ("max_mem", 15), ("avg_mem", 15), ("memlimit", 10), ("swap", 15),
+        ("memlimit", 10), ("swap", 15),
         ("time_left", 11), ("output_file", 11), ("error_file", 10), ("job_description", 17),
         ("user_group", 15), ("job_group", 10), ("application", 13), ("service_class", 13),
         ("estimated_start_time", 20))},
 }
 ALIASES = {"id": "jobid", "name": "job_name", "cmd": "command", "proj": "proj_name", "project": "proj_name",
            "priority": "job_priority"}
+#: Columns read from what a job used: a listing asks for it only with one of them (a parse per job).
+USAGE_FIELDS = frozenset({"cpu_used", "mem", "max_mem", "avg_mem"})
 #: bjobs' own columns (its default output, and -json without -o).
 DEFAULT = ("jobid", "user", "stat", "queue", "from_host", "exec_host", "job_name", "submit_time")
 

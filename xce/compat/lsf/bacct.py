@@ -43,8 +43,8 @@ def summary(details: list[dict]) -> list[str]:
 
 def _from_acct(record: dict) -> dict:
     """A ``/v1/acct`` record in the shape of a job's details (its usage as the long forms read it)."""
-    usage = {"peak": {"cpu_time": record.get("cpu_s") or 0, "memory_rss": record.get("mem_peak") or 0}}
-    return {**record, "usage": usage, "name": record.get("name"), "held_by": None}
+    used = {"cpu_ms": record.get("cpu_ms"), "mem_peak": record.get("mem_peak"), "mem_avg": record.get("mem_avg")}
+    return {**record, "used": used, "name": record.get("name"), "held_by": None}
 
 
 def run(argv: list[str]) -> int:

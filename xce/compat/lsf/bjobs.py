@@ -89,7 +89,8 @@ def run(argv: list[str]) -> int:
     finished = "only" if opts.get("d") and not (opts.get("p") or opts.get("r") or opts.get("s")) else \
         "recent" if opts.get("a") or opts.get("d") else "no"
     jobs = _jobs.listing(client, ids=ids, user=user, queue=last(opts, "q"), name=last(opts, "J"),
-                         states=None if opts.get("a") else _states(opts), finished=finished)
+                         states=None if opts.get("a") else _states(opts), finished=finished,
+                         usage=any(c.field in _table.USAGE_FIELDS for c in columns or ()))
     jobs = _narrow(jobs, opts)
     missing = _jobs.not_found(ids, jobs)
     if opts.get("json"):

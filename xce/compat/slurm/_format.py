@@ -13,8 +13,8 @@ import time
 # them by these names, which is why they are listed in __all__.
 from xce.formats import slurm_clock as clock, slurm_duration as duration, slurm_elapsed as elapsed
 
-__all__ = ["Part", "cell", "clock", "duration", "elapsed", "limit", "nodes", "ns", "parse_date", "percent_codes",
-           "sacct_cell", "unquote", "used"]
+__all__ = ["Part", "cell", "clock", "cpu_time", "duration", "elapsed", "limit", "mem_per_slot", "memory",
+           "nodes", "ns", "parse_date", "percent_codes", "rss", "sacct_cell", "tres", "unquote", "used"]
 
 #: One piece of a ``%`` format: (literal text, code, width, right-justified); a literal has no code.
 Part = tuple[str, str | None, int | None, bool]
@@ -135,3 +135,79 @@ def parse_date(text: str, now: float) -> float | None:
         return datetime.fromisoformat(text.strip().upper().replace("T", "T") if "t" in t else text.strip()).timestamp()
     except (ValueError, IndexError, OverflowError):
         return None
+
+
+# -- what a job asked for and used, in Slurm's units --------------------------------------------
+
+MiB = 1 << 20
+
+
+def cpu_time(ms: int | None) -> str:
+    """sacct's ``TotalCPU``/``UserCPU``/``SystemCPU``: ``MM:SS.mmm`` below an hour (the milliseconds
+    are what a short job's figure is made of), ``HH:MM:SS`` then, ``D-HH:MM:SS`` from a day; empty
+    when never measured."""
+    if ms is None:
+        return ""
+    seconds, millis = divmod(int(ms), 1000)
+    minutes, secs = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    if days:
+        return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
+    if hours:
+        return f"{hours:02d}:{minutes:02d}:{secs:02d}"
+    return f"{minutes:02d}:{secs:02d}.{millis:03d}"
+
+
+def memory(n_bytes: int | None, exact: bool = False) -> str:
+    """A memory request as Slurm prints one (``ReqMem``, ``squeue %m``, ``MinMemoryNode``): megabytes,
+    in gigabytes (or more) when whole (``4G``, ``500M``, ``1536M``); ``exact``: megabytes always
+    (``sacct --noconvert``). ``0`` for none."""
+    if not n_bytes:
+        return "0"
+    mb = -(-int(n_bytes) // MiB)
+    if exact:
+        return f"{mb}M"
+    for unit in ("T", "G"):
+        scale = 1024 if unit == "G" else 1024 * 1024
+        if mb % scale == 0:
+            return f"{mb // scale}{unit}"
+    return f"{mb}M"
+
+
+def rss(n_bytes: int | None, unit: str | None = None) -> str:
+    """sacct's ``MaxRSS``/``AveRSS``: kilobytes (``10452K``), or in ``--units`` with two decimals
+    (``10.21M``); empty when never measured."""
+    if n_bytes is None:
+        return ""
+    if unit is None or unit == "K":
+        return f"{int(n_bytes) // 1024}K"
+    scale = 1024 ** "KMGTP".index(unit) * 1024
+    return f"{n_bytes / scale:.2f}{unit}"
+
+
+def mem_per_slot(job: dict) -> int:
+    """Bytes the job reserves per slot (``--mem-per-cpu``, or ``--mem`` over the slots of a host); 0
+    for none."""
+    return int((job.get("requests") or {}).get("mem") or 0)
+
+
+def tres(job: dict, allocated: bool, sorted_names: bool = True) -> str:
+    """``ReqTRES``/``AllocTRES`` of the whole job: ``billing=N,cpu=N,gres/gpu=N,mem=SIZE,node=N`` as
+    sacct sorts them, or in Slurm's own order (``cpu,mem,node,billing,gres/gpu``: ``scontrol show
+    job``'s ``TRES=``); empty for an allocation not made yet."""
+    placed = nodes(job)
+    if allocated and not placed:
+        return ""
+    cpus = int(job["tasks"])
+    pairs = [("cpu", str(cpus))]
+    mem = mem_per_slot(job) * cpus
+    if mem:
+        pairs.append(("mem", memory(mem)))
+    pairs += [("node", str(len(placed) or 1)), ("billing", str(cpus))]
+    gpus = int((job.get("requests") or {}).get("xce.io/gpu") or 0) * cpus
+    if gpus:
+        pairs.append(("gres/gpu", str(gpus)))
+    if sorted_names:
+        pairs.sort()
+    return ",".join(f"{k}={v}" for k, v in pairs)

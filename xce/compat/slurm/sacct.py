@@ -3,6 +3,10 @@
 A job is a row, followed (unless ``-X``) by the rows of its ``batch`` step (the script) and its
 ``extern`` step (the allocation), as sacct shows a batch job. Without ``-j`` it lists the caller's
 jobs active since 00:00 today (``-S``/``-E`` change the window; ``-a``/``-u`` the users).
+
+What a job used is a step's figure, as Slurm gathers it: ``MaxRSS``/``AveRSS`` in kilobytes on the
+batch step (``--units`` converts), ``TotalCPU``/``UserCPU``/``SystemCPU`` as ``MM:SS.mmm`` on the job
+and its batch step; ``ReqMem``, ``ReqTRES`` and ``AllocTRES`` are the whole job's.
 """
 
 from __future__ import annotations
@@ -72,6 +76,41 @@ def _jobid(job: dict, step: str | None, raw: bool) -> str:
     return head if step is None else f"{head}.{step}"
 
 
+#: ``--units`` (MaxRSS/AveRSS in that unit) and ``--noconvert`` (ReqMem in megabytes), for this run.
+UNITS: dict = {"rss": None, "exact": False}
+#: Fields read from what the job used (the listing carries it only when asked: it costs a parse per job).
+USAGE_FIELDS = frozenset({"AveRSS", "MaxRSS", "SystemCPU", "TotalCPU", "UserCPU"})
+
+
+def _used(job: dict) -> dict:
+    return job.get("used") or {}
+
+
+def _rss(job: dict, step: str | None, key: str) -> str:
+    """Memory is a step's figure, as Slurm's accounting gathers it: the batch step carries the job's
+    (the allocation's own line is empty, its ``extern`` step holds nothing: 0)."""
+    if step == "extern":
+        return "0"
+    return fmt.rss(_used(job).get(key), UNITS["rss"]) if step == "batch" else ""
+
+
+def _cpu(job: dict, step: str | None, key: str) -> str:
+    """CPU time: the job's line is the sum of its steps', which is the batch step's here."""
+    if step == "extern":
+        return fmt.cpu_time(0)
+    return fmt.cpu_time(_used(job).get(key))
+
+
+def _ntasks(job: dict, step: str | None) -> str:
+    """Tasks: the job's (its slots over its CPUs per task); the batch step runs the script, one task;
+    the extern step has one per node."""
+    if step == "batch":
+        return "1"
+    if step == "extern":
+        return str(len(fmt.nodes(job)) or 1)
+    return str(max(1, int(job["tasks"]) // int(job.get("cpus_per_task") or 1)))
+
+
 def _elapsed(job: dict, now: float) -> float:
     return fmt.used(job, now)
 
@@ -111,7 +150,13 @@ FIELDS = {
     "JobID": (-12, lambda j, s, n: _jobid(j, s, False)),
     "JobIDRaw": (-12, lambda j, s, n: _jobid(j, s, True)),
     "JobName": (10, lambda j, s, n: s if s is not None else (j.get("name") or _command_name(j))),
-    "MaxRSS": (10, lambda j, s, n: ""),
+    "AllocTRES": (10, lambda j, s, n: fmt.tres(j, True) if s != "extern" else ""),
+    "AveRSS": (10, lambda j, s, n: _rss(j, s, "mem_avg")),
+    "MaxRSS": (10, lambda j, s, n: _rss(j, s, "mem_peak")),
+    "NTasks": (8, lambda j, s, n: _ntasks(j, s)),
+    "ReqTRES": (10, lambda j, s, n: fmt.tres(j, False) if s is None else ""),
+    "SystemCPU": (10, lambda j, s, n: _cpu(j, s, "cpu_sys_ms")),
+    "UserCPU": (10, lambda j, s, n: _cpu(j, s, "cpu_user_ms")),
     "NCPUS": (10, lambda j, s, n: _cpus(j, s)),
     "NNodes": (8, lambda j, s, n: str(len(fmt.nodes(j)) or 1) if s != "batch" else "1"),
     "NodeList": (15, lambda j, s, n: _nodes(j, s)),
@@ -120,14 +165,14 @@ FIELDS = {
     "QOS": (10, lambda j, s, n: "normal" if s is None else ""),
     "Reason": (20, lambda j, s, n: states.reason(j) if s is None else ""),
     "ReqCPUS": (8, lambda j, s, n: str(j["tasks"])),
-    "ReqMem": (10, lambda j, s, n: f"{(j.get('requests') or {}).get('mem', 0) * j['tasks'] // 2**20}M"),
+    "ReqMem": (10, lambda j, s, n: fmt.memory(fmt.mem_per_slot(j) * j["tasks"], UNITS["exact"])),
     "Reserved": (10, lambda j, s, n: fmt.elapsed(((j.get("start_time") or n * 1e9) - j["submit_time"]) / 1e9)
                  if s is None else ""),
     "Start": (19, lambda j, s, n: fmt.clock(j.get("start_time"), "Unknown")),
     "State": (10, lambda j, s, n: _state(j, s)),
     "Submit": (19, lambda j, s, n: fmt.clock(j.get("submit_time"), "Unknown")),
     "Suspended": (10, lambda j, s, n: "00:00:00"),
-    "TotalCPU": (10, lambda j, s, n: ""),  # XCE does not account CPU time (as MaxRSS: left empty)
+    "TotalCPU": (10, lambda j, s, n: _cpu(j, s, "cpu_ms")),
     "Timelimit": (10, lambda j, s, n: ("UNLIMITED" if not j.get("run_limit") else fmt.elapsed(j["run_limit"]))
                   if s is None else ""),
     "TimelimitRaw": (10, lambda j, s, n: (str(j["run_limit"] // 60) if j.get("run_limit") else "UNLIMITED")
@@ -185,6 +230,8 @@ def _helpformat() -> str:
 def main(argv: list[str]) -> int:
     from xce.compat.slurm import _api
 
+    UNITS.update(rss=None, exact=False)
+
     try:
         opts, operands = parse(argv, LONGS, SHORTS)
         if operands:
@@ -237,6 +284,13 @@ def main(argv: list[str]) -> int:
                     return _err(f"Invalid state specified: {bad}")
             elif name == "delimiter":
                 delim = value or "|"
+            elif name == "units":
+                unit = (value or "").strip().upper()
+                if unit not in ("K", "M", "G", "T", "P"):
+                    return _err(f"Invalid unit type: {value}")
+                UNITS["rss"] = unit
+            elif name == "noconvert":
+                UNITS["exact"] = True
             elif name == "partition":
                 partitions += [p.strip() for p in (value or "").split(",") if p.strip()]
             elif name in ("help", "usage"):
@@ -270,7 +324,8 @@ def main(argv: list[str]) -> int:
               "user": "all" if everyone else (users or None),
               "since": None if since is None else max(0, int(since)),
               "until": None if until is None else int(until) + 1,
-              "queue": partitions[0] if len(partitions) == 1 else None}
+              "queue": partitions[0] if len(partitions) == 1 else None,
+              "usage": "true" if any(f in USAGE_FIELDS for f, _ in fields) else None}
     try:
         answer = _api.jobs(_api.client(), **params)
     except _api.Failed as exc:

@@ -109,6 +109,7 @@ def _record(j: dict, now: float) -> list[str]:
     hosts = fmt.nodes(j)
     uid = _uid(j["user"])
     word = states.word(j)
+    per_task = int(j.get("cpus_per_task") or 1)
     return [
         f"{head} JobName={j.get('name') or (j.get('command') or [''])[0].rpartition('/')[2]}",
         f"UserId={j['user']}({uid}) GroupId={j['user']}({uid}) MCS_label=N/A",
@@ -123,9 +124,45 @@ def _record(j: dict, now: float) -> list[str]:
         f"Partition={j['queue']} AllocNode:Sid=(null):0",
         f"NodeList={','.join(hosts) or '(null)'}",
         f"BatchHost={hosts[0] if hosts else '(null)'}",
-        f"NumNodes={len(hosts) or 1} NumCPUs={j['tasks']} NumTasks={j['tasks']} CPUs/Task=1",
+        f"NumNodes={len(hosts) or 1} NumCPUs={j['tasks']} NumTasks={max(1, j['tasks'] // per_task)} "
+        f"CPUs/Task={per_task} ReqB:S:C:T=0:0:*:*",
+        f"ReqTRES={fmt.tres(j, False, sorted_names=False)}",
+        f"AllocTRES={fmt.tres(j, True, sorted_names=False) or '(null)'}",
+        f"MinCPUsNode={per_task} {_min_memory(j)} MinTmpDiskNode=0",
+        f"Command={_command(j)}",
         f"WorkDir={j.get('cwd') or '(null)'}",
+        f"StdErr={_path(j, j.get('stderr') or j.get('stdout'))}",
+        "StdIn=/dev/null",
+        f"StdOut={_path(j, j.get('stdout'))}",
     ]
+
+
+def _min_memory(j: dict) -> str:
+    """XCE reserves memory per slot, a CPU: ``MinMemoryCPU``, but for a job of one slot, whose one
+    CPU is its node's (``--mem``, as Slurm shows it: ``MinMemoryNode``); ``0`` without a request."""
+    per_slot = fmt.mem_per_slot(j)
+    if per_slot and j["tasks"] > 1:
+        return f"MinMemoryCPU={fmt.memory(per_slot)}"
+    return f"MinMemoryNode={fmt.memory(per_slot)}"
+
+
+def _command(j: dict) -> str:
+    """The script or program the job runs (``(null)`` where the viewer may not see it)."""
+    argv = j.get("command")
+    if not argv:
+        return "(null)"
+    if len(argv) == 3 and argv[:2] == ["/bin/sh", "-c"]:
+        return argv[2]
+    return _path(j, argv[0]) if "/" in argv[0] else argv[0]
+
+
+def _path(j: dict, name: str | None) -> str:
+    """A file of the job as an absolute path (relative names are to its working directory)."""
+    if not name:
+        return "(null)"
+    if name.startswith("/") or not j.get("cwd"):
+        return name
+    return os.path.join(j["cwd"], name)
 
 
 def _uid(user: str) -> int:

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 
 from xce.controller.api.fastlane import hot
 from xce.controller.api.responses import COMMON, MAX_ID, JobId, ctl_of, documented, json_response
-from xce.controller.auth.security import people
+from xce.controller.auth.security import job_owner, people
 from xce.controller.auth.tokens import Principal
 from xce.controller.errors import Conflict, FieldErrors, NotFound
 from xce.controller.jobs import control, refs, submission
@@ -28,7 +28,8 @@ Caller = Annotated[Principal, Depends(people)]
 async def submit(body: SubmitRequest, request: Request, p: Caller,
                  idempotency_key: str | None = Header(None, description="Retrying with the same key (after a "
                                                       "failover) returns the jobs the first attempt created")):
-    res = await request.app.state.submissions.submit(p.name, body, submission.check_key(idempotency_key))
+    owner = job_owner(ctl_of(request), p)
+    res = await request.app.state.submissions.submit(owner, body, submission.check_key(idempotency_key))
     row = res.pop("row")
     res["job"] = views.job_detail(row, [{"ts": row["submit_time"], "from_state": None, "to_state": "PEND",
                                          "reason": "submitted", "actor": p.name}])
@@ -59,6 +60,8 @@ async def list_jobs(
                               "time (seconds since the epoch; `sacct -E`)"),
     limit: int = Query(10_000, ge=1, le=100_000, description="At most this many jobs (`truncated` says when more "
                        "matched); a listing by `id`/`job` is never cut below the number of jobs it names"),
+    usage: bool = Query(False, description="Each job with what it used (`used`: CPU milliseconds, memory peak, "
+                        "average and latest in bytes), as `sacct` lists it"),
 ):
     if id and any(not 1 <= i <= MAX_ID for i in id):
         raise FieldErrors.one(["query", "id"], f"job ids are whole numbers from 1 to {MAX_ID}", "value_error.id")
@@ -90,7 +93,7 @@ async def list_jobs(
                              name=name or None,
                              ended_after=None if ended_within is None else time.time_ns() - ended_within * 10**9,
                              active_after=None if since is None else since * 10**9,
-                             submitted_before=None if until is None else until * 10**9)
+                             submitted_before=None if until is None else until * 10**9, with_usage=usage)
     show_all = ctl.config.privacy.show_all_jobs
     result["jobs"] = [views.redact(j, p, show_all) for j in result["jobs"]]
     if job:

@@ -36,12 +36,12 @@ def raw_json(text: str, status: int = 200) -> Response:
 
 async def long_poll(signal: Signal, wait: float, fetch: Callable[[], Any], empty: Callable[[Any], bool]) -> Any:
     """``fetch()`` now; while it finds nothing and ``wait`` seconds have not passed, sleep until the
-    next commit that could matter and fetch again."""
+    next commit that could matter and fetch again; once the server stops (``signal.closed``), answer."""
     deadline = time.monotonic() + min(max(wait, 0.0), MAX_WAIT_S)
     while True:
         result = fetch()
         remaining = deadline - time.monotonic()
-        if not empty(result) or remaining <= 0:
+        if not empty(result) or remaining <= 0 or signal.closed:
             return result
         await signal.wait(remaining)
         await asyncio.sleep(0)

@@ -27,7 +27,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 
 from xce import munge
-from xce.controller.auth.token_store import Refused
+from xce.controller.auth.token_store import SERVICE_NAMES, Refused
 from xce.controller.auth.tokens import Principal
 
 _bearer = HTTPBearer(auto_error=False, description="A token from `xceadmin token create` (or the state "
@@ -99,6 +99,25 @@ def _as_person(ctl, p: Principal) -> Principal:
         if p.role == "user" and p.name in ctl.config.admins:
             return Principal("admin", p.name, p.via)
     return p
+
+
+def job_owner(ctl, p: Principal) -> str:
+    """Whose a job ``p`` submits is, as its owner runs it on a multi-user cluster's root workers.
+
+    Root's jobs run as root only where the site allows it (``allow_root_jobs = true``, and workers
+    started with ``--allow-root-jobs``), as LSF refuses root's ``bsub`` unless ``LSF_ROOT_USER=Y``:
+    elsewhere they are refused here, with the reason, instead of being accepted and then failing on
+    every worker. The admin service token (``tokens/admin``) names no person; on the controller's
+    host it is what root's commands fall back to, so where root's jobs are allowed its jobs are
+    root's. A personal cluster runs every job as its owner and has no such rule."""
+    if ctl.settings.single_user is not None:
+        return p.name
+    if ctl.config.allow_root_jobs:
+        return "root" if p.role == "admin" and p.name == SERVICE_NAMES["admin"] else p.name
+    if p.name == "root":
+        raise HTTPException(403, "root's jobs are not allowed on this cluster (allow_root_jobs = false in "
+                                 "xce.toml): submit as an ordinary user")
+    return p.name
 
 
 async def authenticate(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Principal:

@@ -47,6 +47,7 @@ from xce.controller.web.models import JobReport, JobStatusReport, LoadReport, Re
 from xce.core import events as ev
 from xce.core.specs import DONE, EXIT, RUN, SSUSP, UNKWN, USUSP, HostSpec
 from xce.protocol.actions import KillJob
+from xce.protocol.usage import upgrade
 
 #: Resources XCE's own shipped providers (``xce.providers``) publish; the only ``xce.io/`` names a
 #: worker may report.
@@ -111,8 +112,9 @@ def _validate_values(kind: str, values: dict[str, Any], errors: list[dict[str, A
 
 
 def _usage_tick(values: dict[str, Any]) -> dict[str, int]:
-    """A usage tick is in the worker's own vocabulary (``memory_rss``, ``cpu_time``): the names are not
-    resource names (the configuration's ``resource_names`` maps them), but the values are whole numbers."""
+    """A usage tick is in the worker's own vocabulary (``memory_rss``, ``cpu_ms``: :mod:`xce.protocol.usage`):
+    the names are not resource names (the configuration's ``resource_names`` maps them), but the values
+    are whole numbers. An older worker's CPU seconds are taken as milliseconds."""
     from xce.core.resources.naming import QuantityError, validate_quantity
 
     errors: list[dict[str, Any]] = []
@@ -127,7 +129,7 @@ def _usage_tick(values: dict[str, Any]) -> dict[str, int]:
             errors.append(field_error(["body", "usage", name], str(exc), "value_error.quantity", rule=exc.rule))
     if errors:
         raise FieldErrors(errors)
-    return out
+    return upgrade(out)
 
 
 def _host(ctl: Controller, name: str) -> HostLive:

@@ -30,6 +30,7 @@ from xce.controller.web.models import ModifyRequest, SubmitRequest
 from xce.controller.web.views import name_filter, name_matches
 from xce.core import events as ev
 from xce.core.specs import PEND, RUN, SSUSP, UNKWN, USUSP
+from xce.jobref import format_indexes
 from xce.protocol.actions import KillJob, ResumeJob, SetRunLimit, SignalJob, SuspendJob
 
 KILL_GRACE_S = 10
@@ -196,7 +197,11 @@ def _pending_changes(ctl: Controller, job: dict[str, Any], req: ModifyRequest) -
     options = json.loads(job["options"]) if job.get("options") else {}
     placement = {k: options[k] for k in ("hosts", "exclude_hosts", "nodes", "cpus_per_task", "constraint", "gpu_model")
                  if k in options}
-    sub = SubmitRequest(exclusive=bool(job.get("exclusive")), **placement,
+    array = None  # an element's array, which ``done(12[*])`` pairs element by element
+    if job.get("array_id") is not None:
+        array = format_indexes([r[0] for r in ctl.conn.execute(
+            sa.select(jobs.c.array_index).where(jobs.c.array_id == job["array_id"]).order_by(jobs.c.array_index))])
+    sub = SubmitRequest(exclusive=bool(job.get("exclusive")), **placement, array=array,
         command=json.loads(job["command"]), queue=job["queue"], project=job["project"],
         tasks=asked.get("tasks", job["tasks"]), request=asked.get("request", job["request"]),
         requests=_merged(job["requests"], asked.get("requests")), limits=_merged(job["limits"], asked.get("limits")),

@@ -5,21 +5,27 @@ Grammar (``||`` binds looser than ``&&``, ``!`` tightest; a bare job is ``done(j
     expr  := and ('||' and)*
     and   := unary ('&&' unary)*
     unary := '!' unary | '(' expr ')' | cond
-    cond  := ('done' | 'exit' | 'ended' | 'started') '(' JOB [',' [OP] CODE] ')' | JOB
+    cond  := ('done' | 'exit' | 'ended' | 'started') '(' JOB [',' [OP] CODE] ')' | JOB | 'singleton()'
     JOB   := 12 | 12[3] | 12[1-5] | NAME | NAME[3] | "NAME" | "NAME[3]"   (xce.jobref)
+           | NAME* (every job whose name begins NAME) | 12[*] | NAME[*] (element by element)
     OP    := == | != | > | >= | < | <=                                (exit only; default ==)
 
 Slurm's ``--dependency=afterok:12:13,afterany:14`` is translated to this language first
 (:func:`xce.jobref.from_slurm`: ``after`` -> started, ``afterok`` -> done, ``afternotok`` -> exit,
-``afterany`` -> ended; ``,`` -> ``&&``, ``?`` -> ``||``).
+``afterany`` -> ended; ``,`` -> ``&&``, ``?`` -> ``||``; ``singleton`` -> ``singleton()``: after every
+unfinished job of the user's that has this job's name, as Slurm's ``--dependency=singleton``).
 
 A name with a space or one of ``( ) & | ! ,`` (names may hold any of them, :func:`xce.jobref.check_name`)
 is written in double quotes, ``done("fit (v2)[3]")``: unquoted, those characters are the grammar's. A
 name holding ``"`` cannot be written here; its job id can.
 
-At submission every job named is resolved (a name to the one job or array of the submitter's it
-names) and the expression is stored with ids (``done(12) && ended(13[2])``), so what it means cannot
-change when another job takes the name later. A malformed expression, or a job that does not exist,
+At submission every job named is resolved and the expression is stored with ids (``done(12) &&
+ended(13[2])``), so what it means cannot change when another job takes the name later. As in LSF, a
+name names the submitter's own jobs, and a name several of them carry names them all: each must
+satisfy the condition (``ended(prep)`` -> ``ended(12) && ended(15)``), or only the one submitted last
+where the site sets ``job_dep_last_sub`` (LSF's ``JOB_DEP_LAST_SUB=1``). ``prep*`` names every job
+whose name begins ``prep``. ``done(12[*])`` (or ``done(sweep[*])``), given to an array of the same
+indexes, makes each element wait for the element of the same index. A malformed expression, or a job that does not exist,
 is refused with the column. Conditions are judged three ways: met, not yet, or never (the job ended
 the other way): a dependency that can never be met is reported in the pend reason (``xce jobs -p``)
 and ``xce kill --orphans`` removes such jobs.
@@ -134,6 +140,10 @@ class _Parser:
 
     def cond(self) -> Any:
         word, at = self.word()
+        if word == "singleton" and self.peek("("):
+            self.pos += 1
+            self.expect(")")
+            return ("singleton", at)
         if word in KINDS and self.peek("("):
             self.pos += 1
             job, job_at = self.word()
@@ -182,33 +192,82 @@ def _show(node: Any) -> str:
     return f"{wrap(left)} {'&&' if kind == 'and' else '||'} {wrap(right)}"
 
 
-def resolve(ctl, p, text: str) -> str:
-    """The expression with every job resolved to ids, as stored; DependError otherwise."""
+def resolve(ctl, p, text: str, array=None, name: str | None = None) -> str | None:
+    """The expression with every job resolved to ids, as stored (None: nothing to wait for);
+    DependError otherwise. ``array`` (xce.jobref.ArraySpec, for ``[*]``) and ``name`` (for
+    ``singleton()``) are the submitted job's."""
     tree = parse(text)
+    names = "last" if ctl.config.job_dep_last_sub else "all"
+
+    def singleton(at: int) -> Any:
+        """Slurm's ``singleton``: after every unfinished job of the user's of the same name (None: none)."""
+        if name is None:
+            raise DependError(text, at + 1, "singleton waits for your earlier jobs of the same name: give this "
+                              "job a name (--job-name)")
+        with ctl._begin():
+            ids = sorted({r.array_id or r.id for r in ctl.conn.execute(
+                sa.select(jobs.c.id, jobs.c.array_id).where(jobs.c.user == p.name, jobs.c.name == name,
+                                                            jobs.c.state.not_in(_FINISHED)))})
+        out = None
+        for jobid in ids:
+            cond = ("cond", "ended", str(jobid), at, None)
+            out = cond if out is None else ("and", out, cond)
+        return out
+
+    def one(word: str, rows: list[dict[str, Any]], ref, each: bool, at: int, code) -> Any:
+        first = rows[0]
+        if each:
+            if first["array_id"] is None:
+                raise DependError(text, at + 1, f"job {first['id']} is not an array ([*] pairs each element of "
+                                  f"this array with the same element of another)")
+            theirs = tuple(sorted(r["array_index"] for r in rows))
+            if array is None or tuple(array.indexes) != theirs:
+                mine = "this job is not an array" if array is None else f"this array's are {format_indexes(array.indexes)}"
+                raise DependError(text, at + 1, f"job {first['array_id']}[*] pairs arrays of the same indexes: its "
+                                  f"are {format_indexes(theirs)}, {mine}")
+            shown = f"{first['array_id']}[*]"
+        elif first["array_id"] is None:
+            shown = str(first["id"])
+        elif ref.indexes is None and ref.id in (None, first["array_id"]):
+            shown = str(first["array_id"])  # the whole array
+        else:
+            shown = f"{first['array_id']}[{format_indexes(sorted(r['array_index'] for r in rows))}]"
+        return ("cond", word, shown, at, code)
 
     def walk(node: Any) -> Any:
         if node[0] == "cond":
             _, word, job, at, code = node
+            each = job.endswith("[*]")
+            job = job[:-3] if each else job
             try:
                 ref = parse_ref(job)
-                rows = refs.resolve(ctl, p, job)
+                if each and ref.indexes is not None:
+                    raise RefError(f"job {job}[*]: [*] follows a job id or name, not indexes")
+                found = refs.groups(ctl, p, job, names=names)
             except RefError as exc:
                 raise DependError(text, at + 1, str(exc)) from None
             except (NotFound, Conflict) as exc:
                 raise DependError(text, at + 1, str(exc)) from None
             except FieldErrors as exc:
                 raise DependError(text, at + 1, exc.errors[0]["msg"]) from None
-            first = rows[0]
-            if first["array_id"] is None:
-                shown = str(first["id"])
-            elif ref.indexes is None and ref.id in (None, first["array_id"]):
-                shown = str(first["array_id"])  # the whole array
-            else:
-                shown = f"{first['array_id']}[{format_indexes(sorted(r['array_index'] for r in rows))}]"
-            return ("cond", word, shown, at, code)
-        return (node[0], *[walk(n) for n in node[1:]])
+            out = one(word, found[0], ref, each, at, code)
+            for rows in found[1:]:  # a name several jobs carry: all of them must satisfy it (LSF)
+                out = ("and", out, one(word, rows, ref, each, at, code))
+            return out
+        if node[0] == "singleton":
+            return singleton(node[1])
+        if node[0] == "not":
+            inner = walk(node[1])
+            if inner is None:
+                raise DependError(text, 1, "!singleton() can never be met")
+            return ("not", inner)
+        left, right = walk(node[1]), walk(node[2])  # None: met already
+        if left is None or right is None:
+            return None if node[0] == "or" else left if right is None else right
+        return (node[0], left, right)
 
-    return _show(walk(tree))
+    resolved = walk(tree)
+    return None if resolved is None else _show(resolved)
 
 
 def _rows(ctl, job: str) -> list[dict[str, Any]]:
@@ -233,11 +292,15 @@ def _exit_matches(code: int | None, want: tuple[str, int] | None) -> bool:
     return {"==": code == n, "!=": code != n, ">": code > n, ">=": code >= n, "<": code < n, "<=": code <= n}[op]
 
 
-def _judge(ctl, node: Any, cache: dict[str, list[dict[str, Any]]]) -> tuple[str, list[str]]:
-    """(MET | WAIT | NEVER, the conditions that decide it) for one (sub)expression."""
+def _judge(ctl, node: Any, cache: dict[str, list[dict[str, Any]]], index: int | None) -> tuple[str, list[str]]:
+    """(MET | WAIT | NEVER, the conditions that decide it) for one (sub)expression; ``index`` is the
+    judged element's, which ``12[*]`` stands for."""
     kind = node[0]
     if kind == "cond":
-        _, word, job, _, code = node
+        _, word, job, at, code = node
+        if job.endswith("[*]"):  # without an element (a whole array being submitted): all of them
+            job = job[:-3] if index is None else f"{job[:-3]}[{index}]"
+            node = ("cond", word, job, at, code)
         rows = cache.get(job)
         if rows is None:
             rows = cache[job] = _rows(ctl, job)
@@ -261,11 +324,11 @@ def _judge(ctl, node: Any, cache: dict[str, list[dict[str, Any]]]) -> tuple[str,
             return NEVER, [f"{me}: job {job} ended without starting"]
         return (MET, []) if all(r["state"] != "PEND" for r in rows) else (WAIT, [me])
     if kind == "not":
-        state, why = _judge(ctl, node[1], cache)
+        state, why = _judge(ctl, node[1], cache, index)
         flipped = {MET: NEVER, NEVER: MET, WAIT: WAIT}[state]
         return flipped, [f"!{w}" for w in why] if flipped != MET else []
-    a, why_a = _judge(ctl, node[1], cache)
-    b, why_b = _judge(ctl, node[2], cache)
+    a, why_a = _judge(ctl, node[1], cache, index)
+    b, why_b = _judge(ctl, node[2], cache, index)
     if kind == "and":
         if NEVER in (a, b):
             return NEVER, (why_a if a == NEVER else []) + (why_b if b == NEVER else [])
@@ -283,7 +346,7 @@ def status(ctl, row: dict[str, Any]) -> tuple[str, str]:
     """(MET | WAIT | NEVER, the pend reason's text) for a job's stored dependency."""
     text = row["depend"]
     with ctl._begin():
-        state, why = _judge(ctl, parse(text), {})
+        state, why = _judge(ctl, parse(text), {}, row.get("array_index"))
     if state == MET:
         return MET, ""
     if state == NEVER:

@@ -354,7 +354,8 @@ def validate(ctl: Controller, req: SubmitRequest, user: str | None = None) -> di
         from types import SimpleNamespace
 
         try:  # jobs named by name are the submitter's own
-            expression = depend.resolve(ctl, SimpleNamespace(name=user, is_admin=False), req.depend)
+            expression = depend.resolve(ctl, SimpleNamespace(name=user, is_admin=False), req.depend, array,
+                                        req.name)
         except depend.DependError as exc:
             errors.append(field_error(_loc("depend"), str(exc), "value_error.depend", column=exc.column))
     if parsed is not None and not errors and not req.allow_pending_forever:

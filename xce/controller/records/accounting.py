@@ -11,11 +11,13 @@ tasks, from the scheduler-facing requirement (which already holds ``requests``).
 come in the worker's vocabulary and are mapped through the configuration's ``resource_names``.
 
 The drift report reads only consumable capacities: ``mem`` and domain-prefixed resources.
-``cpu_time`` is recorded but never reported: it is a cumulative counter, not a capacity anyone
-reserves, so "never declared" would be noise. Some resources are measured from a worker
+``cpu_ms`` (CPU time, milliseconds) is recorded but never reported: it is a cumulative counter, not a
+capacity anyone reserves, so "never declared" would be noise. The kernel's memory mark (``mem_peak``)
+counts toward the memory record's peak, and the split of CPU time into user and system is kept only
+in the job's usage (:mod:`xce.protocol.usage`). Some resources are measured from a worker
 counter of another name (:data:`DERIVED`). Every job, whether it declares ``xce.io/cpu-milli`` or
-not, gets that resource measured from ``cpu_time``: CPU time over the run time, in thousandths of a CPU (the run's
-average; a per-tick peak of a whole-second counter would be rounding noise). A job that declares
+not, gets that resource measured from ``cpu_ms``: CPU time over the run time, in thousandths of a CPU (the run's
+average; a per-tick peak of a cumulative counter would be noise). A job that declares
 ``xce.io/gpu`` gets it measured from ``gpu_util_milli`` (NVML's utilisation of the job's own devices,
 summed, in thousandths of a GPU): the mean over its ticks in whole GPUs, the declaration's unit,
 rounded half up, so 0.25 busy of 2 declared is 0 and 1.6 busy is 2; the exact mean stays in the
@@ -38,10 +40,13 @@ import sqlalchemy as sa
 from xce.accounting.drift import DriftReport, Thresholds, Unmeasured, UsageRecord, drift_report
 from xce.controller.store.schema import job_accounting, jobs
 from xce.endcodes import MEMLIMIT
+from xce.protocol import usage as proto
 
 MEMORY = "mem"
 CPU_MILLI = "xce.io/cpu-milli"
-CPU_TIME = "cpu_time"
+CPU_MS = proto.CPU_MS
+#: Tick names with no record of their own: the memory mark joins the memory record's peak.
+UNRECORDED = frozenset({proto.MEM_PEAK, proto.CPU_USER_MS, proto.CPU_SYS_MS})
 GPU = "xce.io/gpu"
 GPU_UTIL = "gpu_util_milli"
 
@@ -91,6 +96,8 @@ def measured(usage: dict[str, Any], names: dict[str, str]) -> dict[str, tuple[in
     sums = usage.get("sum")
     counts = usage.get("count", {})
     for wire, value in usage.get("peak", {}).items():
+        if wire in UNRECORDED:
+            continue
         res = names.get(wire, wire)
         peak[res] = max(peak.get(res, 0), int(value))
         if sums is not None and wire in sums:
@@ -100,7 +107,14 @@ def measured(usage: dict[str, Any], names: dict[str, str]) -> dict[str, tuple[in
             n = samples or 1
             total[res] = total.get(res, 0) + float(usage.get("mean", {}).get(wire, value)) * n
             count[res] = count.get(res, 0) + n
-    return {res: (peak[res], round(total[res] / count[res]) if count[res] else 0, count[res]) for res in peak}
+    out = {res: (peak[res], round(total[res] / count[res]) if count[res] else 0, count[res]) for res in peak}
+    mark = usage.get("peak", {}).get(proto.MEM_PEAK)
+    if mark is not None:  # the kernel's high-water mark, which samples miss between them
+        res = names.get(proto.MEMORY_RSS, proto.MEMORY_RSS)
+        top, mean, n = out.get(res, (0, 0, 0))
+        out[res] = (max(top, int(mark)), mean if n else int(mark),
+                    n or int(counts.get(proto.MEM_PEAK, samples or 1)))
+    return out
 
 
 def cpu_milli(usage: dict[str, Any], start: int, end: int) -> tuple[int, int, int] | None:
@@ -108,7 +122,7 @@ def cpu_milli(usage: dict[str, Any], start: int, end: int) -> tuple[int, int, in
     from its start to the tick that measured it (the last tick, not the end: the CPU time a process
     used after its last tick is never measured, and counting that time would dilute the figure)."""
     peak = usage.get("peak", {})
-    if CPU_TIME not in peak:
+    if CPU_MS not in peak:
         return None
     seen = int(usage.get("ts") or end or 0)
     if end:
@@ -116,8 +130,8 @@ def cpu_milli(usage: dict[str, Any], start: int, end: int) -> tuple[int, int, in
     seconds = (seen - start) / 1e9
     if seconds <= 0:
         return None
-    value = round(float(peak[CPU_TIME]) * 1000 / seconds)
-    return value, value, int(usage.get("count", {}).get(CPU_TIME, usage.get("samples", 1)))
+    value = round(float(peak[CPU_MS]) / seconds)  # ms of CPU per s of run: thousandths of a CPU
+    return value, value, int(usage.get("count", {}).get(CPU_MS, usage.get("samples", 1)))
 
 
 def gpus_busy(usage: dict[str, Any], start: int, end: int) -> tuple[int, int, int] | None:

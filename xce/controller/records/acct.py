@@ -8,7 +8,8 @@ twice.
 
 * wait: start - submit (a job killed before it started waited until it ended, and ran 0 s);
 * run: end - start; slot-hours: run x tasks;
-* CPU time: the job's measured total (user + system, whole seconds), memory peak in bytes.
+* CPU time: the job's measured total (user + system), in seconds to the millisecond (``cpu_s``) and
+  in milliseconds (``cpu_ms``); memory peak and average in bytes.
 
 Privacy follows :mod:`xce.controller.web.views`: everyone may total everyone's jobs (as ``xce jobs -u
 all`` shows them), but a job's command and working directory are shown only to its owner and
@@ -44,6 +45,10 @@ def _seconds(ns: int | None) -> float | None:
     return None if ns is None else round(ns / NS, 3)
 
 
+def _seconds_ms(ms: int | None) -> float | None:
+    return None if ms is None else round(ms / 1000, 3)
+
+
 def acct_row(row: dict[str, Any], killer: str | None = None) -> dict[str, Any]:
     """One finished job as ``xce acct`` shows it (seconds, bytes); ``killer``: who killed it, if anyone."""
     start, end, submit = row["start_time"], row["end_time"] or row["submit_time"], row["submit_time"]
@@ -51,11 +56,12 @@ def acct_row(row: dict[str, Any], killer: str | None = None) -> dict[str, Any]:
     run = end - start if start else 0
     return {
         "jobid": row["id"], "user": row["user"], "queue": row["queue"], "project": row["project"],
-        "job_type": row["job_type"], "state": row["state"], "tasks": row["tasks"],
+        "job_type": row["job_type"], "state": row["state"], "tasks": views.tasks_of(row),
         "array_id": row["array_id"], "array_index": row["array_index"],
         "submit_time": submit, "start_time": start, "end_time": row["end_time"],
         "wait_s": _seconds(max(0, wait)), "run_s": _seconds(max(0, run)),
-        "cpu_s": row.get("cpu_time"), "mem_peak": row.get("mem_peak"),
+        "cpu_s": _seconds_ms(row.get("cpu_ms")), "cpu_ms": row.get("cpu_ms"), "mem_peak": row.get("mem_peak"),
+        "mem_avg": row.get("mem_mean") if row.get("mem_samples") else None,
         "exit_code": row["exit_code"], "exit_signal": row["exit_signal"], "reason": row["reason"],
         "end": views.end_view(row, killer),
         "placement": views.placement(row), "command": json.loads(row["command"]) if row["command"] else [],

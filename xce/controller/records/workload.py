@@ -25,8 +25,8 @@ _COLUMNS = (jobs.c.id, jobs.c.user, jobs.c.queue, jobs.c.project, jobs.c.job_typ
             jobs.c.array_id, jobs.c.array_index, jobs.c.submit_time, jobs.c.start_time, jobs.c.end_time,
             jobs.c.exit_code, jobs.c.exit_signal, jobs.c.reason, jobs.c.cwd, jobs.c.placement, jobs.c.run_limit,
             jobs.c.name, jobs.c.depend, jobs.c.begin_time, jobs.c.end_code,
-            _mem.c.declared.label("mem_declared"), _mem.c.peak.label("mem_peak"),
-            _mem.c.samples.label("mem_samples"), _cpu.c.peak.label("cpu_time"))
+            _mem.c.declared.label("mem_declared"), _mem.c.peak.label("mem_peak"), _mem.c.mean.label("mem_mean"),
+            _mem.c.samples.label("mem_samples"), _cpu.c.peak.label("cpu_ms"))
 
 
 def finished_jobs(engine: sa.engine.Engine, *, since_ns: int, until_ns: int, queue: str | None = None,
@@ -38,7 +38,7 @@ def finished_jobs(engine: sa.engine.Engine, *, since_ns: int, until_ns: int, que
     One query read a page at a time (``yield_per``): a keyset loop (``id > last``) would make
     SQLite walk the state index and sort the whole window again for every page."""
     joined = jobs.outerjoin(_mem, sa.and_(_mem.c.jobid == jobs.c.id, _mem.c.resource == "mem")).outerjoin(
-        _cpu, sa.and_(_cpu.c.jobid == jobs.c.id, _cpu.c.resource == "cpu_time"))
+        _cpu, sa.and_(_cpu.c.jobid == jobs.c.id, _cpu.c.resource == "cpu_ms"))
     window = jobs.c[by]
     conds = [jobs.c.state.in_(FINISHED), window >= since_ns, window < until_ns]
     if queue is not None:

@@ -10,16 +10,16 @@ from typing import Any, Callable
 
 from markupsafe import Markup, escape
 
-#: CPU time is reported in whole seconds, so a rate between two neighbouring samples jumps between 0
-#: and several cores; the rate is taken over at least this many seconds instead.
+#: Samples are a report interval apart, a little more or less each time, so a rate between two
+#: neighbouring ones jitters; the rate is taken over at least this many seconds instead.
 CPU_WINDOW_S = 5.0
 
 
 def usage_lines(series: dict[str, Any] | None) -> dict[str, list[tuple[float, float]]]:
-    """Memory (bytes) and CPU (cores in use: growth of ``cpu_time`` over a window) against seconds since start."""
+    """Memory (bytes) and CPU (cores in use: growth of ``cpu_ms`` over a window) against seconds since start."""
     points = (series or {}).get("points") or []
     memory = [(float(t), float(v["memory_rss"])) for t, v in points if isinstance(v.get("memory_rss"), (int, float))]
-    cpu_points = [(float(t), float(v["cpu_time"])) for t, v in points if isinstance(v.get("cpu_time"), (int, float))]
+    cpu_points = [(float(t), float(v["cpu_ms"]) / 1000) for t, v in points if isinstance(v.get("cpu_ms"), (int, float))]
     cpu: list[tuple[float, float]] = []
     start = 0
     for t, c in cpu_points[1:]:

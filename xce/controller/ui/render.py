@@ -43,15 +43,22 @@ def span(start_ns: int | None, end_ns: int | None) -> str:
     return duration(((end_ns or time.time_ns()) - start_ns) / 1e9)
 
 
+def cpu_ms(amount: Any) -> str:
+    """CPU time to the millisecond below a minute (``0.950 s``), then as a duration."""
+    if not isinstance(amount, (int, float)) or isinstance(amount, bool):
+        return "–"
+    return f"{amount / 1000:.3f} s" if amount < 60_000 else duration(amount / 1000)
+
+
 def quantity(amount: Any, resource: str = "") -> str:
     if isinstance(amount, (list, tuple)):  # a host's features
         return " ".join(map(str, amount))
     if isinstance(amount, bool) or not isinstance(amount, (int, float)):
         return str(amount)
-    if resource in ("mem", "maxmem", "swp", "memory_rss") or resource.endswith("memory-bytes"):
+    if resource in ("mem", "maxmem", "swp", "memory_rss", "mem_peak") or resource.endswith("memory-bytes"):
         return human_bytes(amount)
-    if resource == "cpu_time":
-        return duration(amount)
+    if resource in ("cpu_ms", "cpu_user_ms", "cpu_sys_ms"):
+        return cpu_ms(amount)
     if isinstance(amount, float):
         return f"{amount:g}"
     return format_quantity(resource, amount)

@@ -1,5 +1,5 @@
-"""Requests no handler should ever see: NUL characters, bodies that are not UTF-8, and values too
-wide for the store.
+"""Requests no handler should ever see: NUL characters, bodies that are not UTF-8, numbers JSON
+does not have (NaN, Infinity, 1e999) and values too wide for the store.
 
 PostgreSQL refuses a NUL character in any text value and both engines refuse integers wider
 than 64 bits, each with an exception that would surface as HTTP 500. No name, path, command or
@@ -13,6 +13,8 @@ connection usable for the next request.
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -29,22 +31,28 @@ def _nul_error(loc: list[Any]) -> Response:
     return Response(json.dumps(body), 422, media_type="application/json")
 
 
-def _find_nul(obj: Any, loc: list[Any]) -> list[Any] | None:
-    if isinstance(obj, str):
-        return loc if "\0" in obj else None
+def _find(obj: Any, loc: list[Any], bad: Any, key_shown: Any) -> list[Any] | None:
+    """Where in a decoded JSON value the first key or leaf that ``bad`` refuses is (None: nowhere);
+    a refused key is named as ``key_shown`` writes it."""
     if isinstance(obj, dict):
         for k, v in obj.items():
-            if "\0" in k:
-                return [*loc, k.replace("\0", "\\u0000")]
-            found = _find_nul(v, [*loc, k])
+            if bad(k):
+                return [*loc, key_shown(k)]
+            found = _find(v, [*loc, k], bad, key_shown)
             if found is not None:
                 return found
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
-            found = _find_nul(v, [*loc, i])
+            found = _find(v, [*loc, i], bad, key_shown)
             if found is not None:
                 return found
+    elif bad(obj):
+        return loc
     return None
+
+
+def _find_nul(obj: Any, loc: list[Any]) -> list[Any] | None:
+    return _find(obj, loc, lambda x: isinstance(x, str) and "\0" in x, lambda k: k.replace("\0", "\\u0000"))
 
 
 _SURROGATE_MSG = "a lone UTF-16 surrogate (\\ud800-\\udfff without its pair) is not a character"
@@ -56,21 +64,8 @@ def _has_surrogate(text: str) -> bool:
 
 def _find_surrogate(obj: Any, loc: list[Any]) -> list[Any] | None:
     """Where a string holds half a surrogate pair (JSON can escape one; no store can keep it)."""
-    if isinstance(obj, str):
-        return loc if _has_surrogate(obj) else None
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if _has_surrogate(k):
-                return [*loc, k.encode("utf-8", "backslashreplace").decode()]
-            found = _find_surrogate(v, [*loc, k])
-            if found is not None:
-                return found
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            found = _find_surrogate(v, [*loc, i])
-            if found is not None:
-                return found
-    return None
+    return _find(obj, loc, lambda x: isinstance(x, str) and _has_surrogate(x),
+                 lambda k: k.encode("utf-8", "backslashreplace").decode())
 
 
 async def _refuse_surrogates(body: bytes, scope, receive, send) -> bool:
@@ -88,9 +83,45 @@ async def _refuse_surrogates(body: bytes, scope, receive, send) -> bool:
     return True
 
 
+class _NonFinite(str):
+    """A number as written that no float holds: NaN, Infinity, or one beyond 1.8e308."""
+
+
+def _float(text: str) -> float | _NonFinite:
+    value = float(text)
+    return value if math.isfinite(value) else _NonFinite(text)
+
+
+#: What may begin a non-finite number; only a body holding one is decoded here.
+_MAYBE_NONFINITE = re.compile(rb"NaN|Infinity|[0-9][eE]|[0-9]{309}")
+
+
+async def _refuse_non_finite(body: bytes, scope, receive, send) -> bool:
+    """Answer 422 (True) when the JSON body holds ``NaN``, ``Infinity`` or a number too large for a
+    float: Python's json reads them, no JSON peer writes them, and answering with one is a 500."""
+    if not _MAYBE_NONFINITE.search(body):
+        return False
+    try:
+        value = json.loads(body, parse_constant=_NonFinite, parse_float=_float)
+    except ValueError:
+        return False
+    found = _find(value, ["body"], lambda x: type(x) is _NonFinite, str)
+    if found is None:
+        return False
+    leaf: Any = value
+    for step in found[1:]:
+        leaf = leaf[step]
+    err = {"detail": [{"loc": found, "msg": f"{leaf} is not a number JSON allows (a finite number is expected)",
+                       "type": "value_error.number"}]}
+    await Response(json.dumps(err), 422, media_type="application/json")(scope, receive, send)
+    return True
+
+
 class RequestHygiene:
-    """ASGI middleware: 422 for a NUL in the path, the query string or the JSON body, and for a body
-    that is not UTF-8 (JSON's encoding; FastAPI would answer an undocumented 400)."""
+    """ASGI middleware: 422 for a NUL in the path, the query string or the JSON body, for a body
+    that is not UTF-8 (JSON's encoding; FastAPI would answer an undocumented 400) and for a number
+    that is not finite. It sits outside the fast lane (:mod:`xce.controller.api.fastlane`), so the
+    lane's routes and FastAPI's are refused the same bodies."""
 
     def __init__(self, app) -> None:
         self.app = app
@@ -127,6 +158,8 @@ class RequestHygiene:
                 await _nul_error(found)(scope, receive, send)
                 return
         if await _refuse_surrogates(body, scope, receive, send):
+            return
+        if body and await _refuse_non_finite(body, scope, receive, send):
             return
         await self.app(scope, asgibody.replaying(messages, receive), send)
 

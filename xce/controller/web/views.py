@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
@@ -22,6 +23,7 @@ from xce.controller.jobs.states import UNFINISHED
 from xce.controller.service import Controller
 from xce.controller.store.schema import job_history, jobs
 from xce.endcodes import KILLED
+from xce.protocol.usage import used
 
 
 def _j(text: str | None, default: Any) -> Any:
@@ -76,11 +78,36 @@ def name_matches(pattern: str, name: str | None) -> bool:
     return fnmatchcase(name, "".join({"[": "[[]", "?": "[?]"}.get(ch, ch) for ch in pattern))
 
 
+@lru_cache(maxsize=1024)
+def _request_tasks(text: str, tasks: int) -> int:
+    from xce.core.resreq import RequestSyntaxError, parse_request
+
+    try:
+        return parse_request(text, tasks).total_tasks
+    except (RequestSyntaxError, ValueError):
+        return tasks
+
+
+def tasks_of(row: dict[str, Any]) -> int:
+    """The job's slots: those it was placed on, else those its requirement asks for (a compound
+    ``{...} + 2*{...}`` asks for each part's, whatever ``-n`` said)."""
+    placed = _j(row.get("placement"), [])
+    if placed:
+        return sum(int(n) for _, n in placed)
+    text = row.get("sched_request") or row.get("request") or ""
+    return _request_tasks(text, int(row["tasks"])) if "{" in text else int(row["tasks"])
+
+
 def job_summary(row: dict[str, Any], killer: str | None = None) -> dict[str, Any]:
-    """``killer``: who killed it, for a KILLED job (:func:`ended_by` finds them for many jobs)."""
+    """``killer``: who killed it, for a KILLED job (:func:`ended_by` finds them for many jobs).
+    Beside the row: what the front-ends print with every job (the submission host, CPUs per task,
+    the per-slot reservations of ``requests``)."""
+    options = _j(row.get("options"), {})
     return {
         "jobid": row["id"], "user": row["user"], "queue": row["queue"], "project": row["project"],
-        "job_type": row["job_type"], "state": row["state"], "tasks": row["tasks"], "priority": row["priority"],
+        "job_type": row["job_type"], "state": row["state"], "tasks": tasks_of(row), "priority": row["priority"],
+        "submit_host": options.get("submit_host"), "cpus_per_task": int(options.get("cpus_per_task") or 1),
+        "requests": _j(row.get("requests"), {}),
         "command": _j(row["command"], []), "array_id": row["array_id"], "array_index": row["array_index"],
         "submit_time": row["submit_time"], "start_time": row["start_time"], "end_time": row["end_time"],
         "placement": placement(row), "reason": row["reason"], "exit_code": row["exit_code"],
@@ -115,13 +142,14 @@ def redact(view: dict[str, Any], p, show_all_jobs: bool) -> dict[str, Any]:
 def job_detail(row: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, Any]:
     ends = [h["actor"] for h in history if h["to_state"] == "EXIT"]
     d = job_summary(row, ends[-1] if ends else None)
+    usage = _j(row["usage"], {})
     d.update({
         "request": row["request"], "sched_request": row["sched_request"],
         "requests": _j(row["requests"], {}), "limits": _j(row["limits"], {}),
         "run_limit": row.get("run_limit"),
         "cwd": row["cwd"], "env": _j(row["env"], {}), "stdout": row["stdout"], "stderr": row["stderr"],
         "pend_reasons": _j(row["pend_reasons"], []), "exit_signal": row["exit_signal"],
-        "usage": _j(row["usage"], {}), "rerunnable": bool(row.get("rerunnable")),
+        "usage": usage, "used": used(usage), "rerunnable": bool(row.get("rerunnable")),
         "exclusive": bool(row.get("exclusive")), "spooled": row.get("script_id") is not None,
         "options": _j(row.get("options"), {}),
         "history": [{"ts": h["ts"], "from": h["from_state"], "to": h["to_state"], "reason": h["reason"],
@@ -139,13 +167,15 @@ def history_of(ctl: Controller, jobid: int) -> list[dict[str, Any]]:
 def list_jobs(ctl: Controller, *, user: str | list[str] | None, queue: str | None, states: list[str] | None,
               include_finished: bool, jobids: list[int] | None, limit: int, name: str | list[str] | None = None,
               ended_after: int | None = None, active_after: int | None = None,
-              submitted_before: int | None = None) -> dict[str, Any]:
+              submitted_before: int | None = None, with_usage: bool = False) -> dict[str, Any]:
     """Jobs by the filters ``xce jobs``, ``bjobs``, ``squeue`` and ``sacct`` need, in one query.
 
     Several users or names are any of them (``squeue -u a,b --name 'x*,y'``). ``active_after`` (ns)
     keeps jobs unfinished or ended since then, finished ones included: Slurm's ``sacct -S`` and the
     recently ended jobs ``squeue -t all`` shows; ``submitted_before`` is ``sacct -E``. Each summary
-    also carries what those listings print beside it: ``run_limit`` (s), ``exit_signal``, ``cwd``."""
+    also carries what those listings print beside it: ``run_limit`` (s), ``exit_signal``, ``cwd``,
+    ``stdout``/``stderr`` (private, as in a job's details) and, ``with_usage``, what it used
+    (``used``: :func:`xce.protocol.usage.used`; reading it costs a parse of the job's usage)."""
     q = sa.select(jobs)
     if ended_after is not None:
         q = q.where(jobs.c.end_time >= ended_after)
@@ -171,9 +201,13 @@ def list_jobs(ctl: Controller, *, user: str | list[str] | None, queue: str | Non
     with ctl.tx() as conn:
         rows = [dict(r) for r in conn.execute(q).mappings()]
         killers = ended_by(conn, rows[:limit])
-    return {"jobs": [{**job_summary(r, killers.get(r["id"])), "run_limit": r.get("run_limit"),
-                      "exit_signal": r.get("exit_signal"), "cwd": r.get("cwd")} for r in rows[:limit]],
-            "truncated": len(rows) > limit}
+    out = [{**job_summary(r, killers.get(r["id"])), "run_limit": r.get("run_limit"),
+            "exit_signal": r.get("exit_signal"), "cwd": r.get("cwd"), "stdout": r.get("stdout"),
+            "stderr": r.get("stderr")} for r in rows[:limit]]
+    if with_usage:
+        for view, r in zip(out, rows, strict=False):
+            view["used"] = used(_j(r.get("usage"), {}))
+    return {"jobs": out, "truncated": len(rows) > limit}
 
 
 def ids_of(ctl: Controller, refs: list[tuple[int, tuple[int, ...] | None]]) -> list[list[int] | None]:

@@ -13,6 +13,8 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from xce.protocol.usage import CPU_MS, CPU_SYS_MS, CPU_USER_MS, MEM_PEAK, MEMORY_RSS
+
 #: How long a kill keeps sweeping a container for processes that were forking while it killed.
 KILL_SWEEP_S = 5.0
 #: The name of the spawner's own group beside the jobs' (``job_<id>``) under a worker's.
@@ -48,11 +50,27 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """A job's usage as the container counts it (bytes; whole CPU seconds, user + system)."""
+    """A job's usage as the container counts it: memory in bytes (``memory_rss`` now, ``mem_peak`` the
+    kernel's high-water mark where it keeps one), CPU in milliseconds (user + system, and each where
+    the kernel splits them). Milliseconds, not seconds: a job of 0.95 s of CPU used 950 ms, not 0."""
 
     memory_rss: int
     mem_peak: int | None
-    cpu_time: int
+    cpu_ms: int
+    cpu_user_ms: int | None = None
+    cpu_sys_ms: int | None = None
+
+    def tick(self, *, ended: bool = False) -> dict[str, int]:
+        """The usage tick (:mod:`xce.protocol.usage`). ``ended``: the job's last,
+        read after its processes are gone: its memory now (none) would drag the average down, so only
+        the counters and the peak are sent."""
+        out = {} if ended else {MEMORY_RSS: self.memory_rss}
+        out[CPU_MS] = self.cpu_ms
+        for name, value in ((CPU_USER_MS, self.cpu_user_ms), (CPU_SYS_MS, self.cpu_sys_ms),
+                            (MEM_PEAK, self.mem_peak)):
+            if value is not None:
+                out[name] = value
+        return out
 
 
 class Containment(ABC):

@@ -154,8 +154,11 @@ class CgroupV1(Containment):
         rss = stat.get("total_rss", stat.get("rss", 0))
         peak = fs.read_int(mem / "memory.max_usage_in_bytes")
         acct = self._dir("cpuacct", jobid)
-        ns = fs.read_int(acct / "cpuacct.usage") if acct is not None else None
-        return Usage(memory_rss=rss, mem_peak=peak, cpu_time=(ns or 0) // 1_000_000_000)
+        if acct is None:
+            return Usage(memory_rss=rss, mem_peak=peak, cpu_ms=0)
+        ns = fs.read_int(acct / "cpuacct.usage") or 0  # nanoseconds
+        user, system = _split_cpu(acct)
+        return Usage(memory_rss=rss, mem_peak=peak, cpu_ms=ns // 1_000_000, cpu_user_ms=user, cpu_sys_ms=system)
 
     def oom_peak(self, jobid: int) -> int | None:
         mem = self._dir("memory", jobid)
@@ -195,3 +198,16 @@ class CgroupV1(Containment):
                 if not fs.rmdir(path, tries=1, quiet=True):
                     break
                 path = path.parent
+
+
+def _split_cpu(acct: Path) -> tuple[int | None, int | None]:
+    """User and system CPU in milliseconds: ``cpuacct.usage_user``/``usage_sys`` (nanoseconds, kernels
+    from 4.7), else ``cpuacct.stat`` (clock ticks of ``USER_HZ``)."""
+    user, system = fs.read_int(acct / "cpuacct.usage_user"), fs.read_int(acct / "cpuacct.usage_sys")
+    if user is not None and system is not None:
+        return user // 1_000_000, system // 1_000_000
+    stat = fs.keyed(acct / "cpuacct.stat")
+    if "user" not in stat or "system" not in stat:
+        return None, None
+    hz = os.sysconf("SC_CLK_TCK")
+    return stat["user"] * 1000 // hz, stat["system"] * 1000 // hz

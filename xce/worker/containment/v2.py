@@ -115,9 +115,12 @@ class CgroupV2(Containment):
         if current is None:
             return None
         anon = fs.keyed(d / "memory.stat").get("anon", current)
-        peak = fs.read_int(d / "memory.peak")
-        usec = fs.keyed(d / "cpu.stat").get("usage_usec", 0)
-        return Usage(memory_rss=anon, mem_peak=peak, cpu_time=usec // 1_000_000)
+        peak = fs.read_int(d / "memory.peak")  # kernels from 5.19
+        cpu = fs.keyed(d / "cpu.stat")  # microseconds
+        user, system = cpu.get("user_usec"), cpu.get("system_usec")
+        return Usage(memory_rss=anon, mem_peak=peak, cpu_ms=cpu.get("usage_usec", 0) // 1000,
+                     cpu_user_ms=None if user is None else user // 1000,
+                     cpu_sys_ms=None if system is None else system // 1000)
 
     def oom_peak(self, jobid: int) -> int | None:
         d = self.job_dir(jobid)
