@@ -55,7 +55,7 @@ def hog(slurm):
 
     jobid = submit(slurm, "-p", "fair", "--mem=200M", "--wrap", HOG)
     slurm.wait_state(str(jobid), ("RUN",))
-    wait_for(lambda: (slurm.detail(jobid).get("usage") or {}).get("peak", {}).get("cpu_time", 0) >= 2, 60,
+    wait_for(lambda: (slurm.detail(jobid)["used"].get("cpu_ms") or 0) >= 2000, 60,
              lambda: f"the job's CPU time to be measured: {slurm.detail(jobid)}")
     return jobid
 
@@ -66,15 +66,16 @@ def kib(text: str) -> int:
 
 
 def test_sstat_shows_the_running_jobs_memory_and_cpu(slurm, hog):
-    r = slurm("sstat", "-j", str(hog), "-P", "-o", "JobID,MaxRSS,AveRSS,AveCPU,NTasks,MaxRSSNode")
+    r = slurm("sstat", "-j", str(hog), "-P", "-o", "JobID,MaxRSS,AveRSS,AveCPU,NTasks,MaxRSSNode,TotalCPU")
     assert r.code == 0, r.err
     header, row = r.out.splitlines()
-    assert header == "JobID|MaxRSS|AveRSS|AveCPU|NTasks|MaxRSSNode"
-    jobid, maxrss, averss, avecpu, ntasks, node = row.split("|")
+    assert header == "JobID|MaxRSS|AveRSS|AveCPU|NTasks|MaxRSSNode|TotalCPU"
+    jobid, maxrss, averss, avecpu, ntasks, node, total = row.split("|")
     assert jobid == f"{hog}.batch" and ntasks == "1" and node == slurm.job(str(hog))["placement"][0]["host"]
     assert 55 * 1024 <= kib(maxrss) <= 150 * 1024  # 60 MiB held, plus the interpreter
     assert 0 < kib(averss) <= kib(maxrss)
     assert avecpu >= "00:00:02" and re.fullmatch(r"\d\d:\d\d:\d\d", avecpu)
+    assert total >= "00:02.000" and re.fullmatch(r"\d\d:\d\d\.\d\d\d", total)  # milliseconds, as sacct writes them
 
 
 def test_sstat_default_layout_and_options(slurm, hog):
@@ -133,7 +134,8 @@ def test_seff_of_a_running_job(slurm, hog):
     assert re.fullmatch(r"CPU Efficiency: \d+\.\d\d% of \d\d:\d\d:\d\d core-walltime", lines[6])
     used = float(re.fullmatch(r"Memory Utilized: (\d+\.\d\d) MB", lines[8]).group(1))
     assert 55 <= used <= 150
-    assert lines[9] == f"Memory Efficiency: {100 * used / 200:.2f}% of 200.00 MB"
+    efficiency = float(re.fullmatch(r"Memory Efficiency: (\d+\.\d\d)% of 200\.00 MB", lines[9]).group(1))
+    assert efficiency == pytest.approx(100 * used / 200, abs=0.01)  # of the 200M asked for
     assert lines[10] == "WARNING: Efficiency statistics may be misleading for RUNNING jobs."
 
 

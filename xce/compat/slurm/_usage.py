@@ -1,37 +1,43 @@
 """What a job has used, as sstat and seff read it from the job's view (``GET /v1/jobs/{id}``).
 
-The workers measure a job as a whole (its cgroup, summed over its hosts), every report interval:
-``usage.peak``/``usage.mean`` of ``memory_rss`` (bytes) and ``usage.last`` of ``cpu_time`` (whole
-seconds of user and system time, all its processes). XCE has no numbered steps, so these figures
-are the ``batch`` step's, the one step every job has; virtual memory, pages and disk I/O are not
-measured and are left empty rather than shown as zero."""
+The workers measure a job as a whole (its cgroup, summed over its hosts), every report interval;
+the view's ``used`` (:func:`xce.protocol.usage.used`) is the one reading of those figures every
+front-end shows: ``mem_peak`` (the highest memory, bytes), ``mem_avg`` (its mean over the
+reports), ``cpu_ms`` (CPU time so far, user + system, every process). XCE has no numbered steps,
+so these figures are the ``batch`` step's, the one step every job has; virtual memory, pages and
+disk I/O are not measured and are left empty rather than shown as zero."""
 
 from __future__ import annotations
 
 
-def _figure(job: dict, kind: str, name: str) -> float | None:
-    value = ((job.get("usage") or {}).get(kind) or {}).get(name)
-    return None if value is None else float(value)
+def _used(job: dict, name: str) -> int | None:
+    value = (job.get("used") or {}).get(name)
+    return None if value is None else int(value)
 
 
 def max_rss(job: dict) -> int | None:
-    """The highest resident memory seen (bytes), or None before the first report."""
-    value = _figure(job, "peak", "memory_rss")
-    return None if value is None else int(value)
+    """The highest memory seen (bytes), or None before the first report."""
+    return _used(job, "mem_peak")
 
 
 def ave_rss(job: dict) -> int | None:
-    value = _figure(job, "mean", "memory_rss")
-    return None if value is None else int(value)
+    return _used(job, "mem_avg")
 
 
-def cpu_seconds(job: dict) -> int | None:
+def cpu_seconds(job: dict) -> float | None:
     """CPU time used so far (user + system, every process of the job), or None before a report."""
-    value = _figure(job, "last", "cpu_time")
-    peak = _figure(job, "peak", "cpu_time")
-    if value is None and peak is None:
-        return None
-    return int(max(value or 0, peak or 0))
+    ms = _used(job, "cpu_ms")
+    return None if ms is None else ms / 1000
+
+
+def cpu_clock(seconds: float) -> str:
+    """sacct's and sstat's ``TotalCPU``: ``[D-]HH:MM:SS`` from an hour, ``MM:SS.mmm`` below."""
+    if seconds >= 3600:
+        from xce.formats import slurm_elapsed
+
+        return slurm_elapsed(seconds)
+    ms = int(round(seconds * 1000))
+    return f"{ms // 60000:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
 
 
 def requested_memory(job: dict) -> int:

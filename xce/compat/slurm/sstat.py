@@ -76,7 +76,7 @@ FIELDS = {
     "Nodelist": (20, lambda j, s, c: ",".join(fmt.nodes(j))),
     "NTasks": (8, lambda j, s, c: str(j.get("tasks") or 1)),
     "Pids": (20, lambda j, s, c: ""),
-    "TotalCPU": (10, lambda j, s, c: "" if usage.cpu_seconds(j) is None else fmt.elapsed(usage.cpu_seconds(j))),
+    "TotalCPU": (10, lambda j, s, c: "" if usage.cpu_seconds(j) is None else usage.cpu_clock(usage.cpu_seconds(j))),
 }
 #: sstat's default fields (its STAT_FIELDS), those this program has.
 DEFAULT = ("JobID,MaxVMSize,MaxVMSizeNode,MaxVMSizeTask,AveVMSize,MaxRSS,MaxRSSNode,MaxRSSTask,AveRSS,MaxPages,"
