@@ -127,6 +127,11 @@ class _Handles(dict):
         self._dropped(jobid)
         return jp
 
+    def take(self, jobid: int) -> Any:
+        """Let go of a run the state has let go of already (ended, or discarded for a newer run of
+        the same job, which the news of a drop would be taken for)."""
+        return super().pop(jobid, None)
+
 
 class Agent:
     """The shell around :class:`~xce.worker.state.WorkerState`: its threads carry out the state's
@@ -284,7 +289,7 @@ class Agent:
     def _discard(self, ins: Discard) -> list[Any]:
         """End a run the controller no longer has, without reporting its end: the job may run again
         (requeued), even here, and the end of the old run must not be taken for the new one's."""
-        jp = self.jobs.pop(ins.jobid, None)
+        jp = self.jobs.take(ins.jobid)
         if jp is None:
             return []
         log.warning("job %s is not running in the controller: killing what is left of it", jp.jobid)
@@ -310,7 +315,7 @@ class Agent:
             else:
                 log.warning("job %s ended while the worker was down; the controller will record it lost", rec.jobid)
             records[rec.jobid] = rec
-            found.append(Found(rec.jobid, alive, exited, dict(rec.limits), tuple(rec.gpus), rec.started))
+            found.append(Found(rec.jobid, alive, exited, dict(rec.limits), tuple(rec.gpus), rec.started, rec.run))
         for ins in self._feed(Restarted(tuple(found), time.time())):
             rec = records[ins.jobid]
             self.jobs[rec.jobid] = JobProcess.adopt(rec, self.box, self.journal.exit_path(rec.jobid))
@@ -443,7 +448,10 @@ class Agent:
         jp = self.jobs.get(ins.jobid)
         if jp is None:
             return []
-        self.journal.save(jp.record())
+        rec = jp.record()
+        held = self.state.jobs.get(ins.jobid)
+        rec.run = held.run if held is not None else None  # a restarted worker reports it for its run
+        self.journal.save(rec)
         return self._journal_news()
 
     def _forget(self, ins: Forget) -> list[Any]:
@@ -457,7 +465,7 @@ class Agent:
         return self._journal_news()
 
     def _release(self, ins: Release) -> list[Any]:
-        jp = self.jobs.pop(ins.jobid, None)
+        jp = self.jobs.take(ins.jobid)
         if jp is not None:
             self._ended[ins.jobid] = jp
         self.box.remove(ins.jobid)
@@ -611,7 +619,9 @@ class Agent:
             ticks[str(jp.jobid)] = tick
         if not any(jp.gpus for jp in running):
             self.gpu_sampler.close()
-        body = {"load": self.sampler.sample(), "usage": ticks}
+        with self._turn:  # the runs the state holds, starting ones too: none of them is declared lost
+            runs = self.state.runs()
+        body = {"load": self.sampler.sample(), "usage": ticks, "runs": runs}
         if self.tasks.address:
             body["task_address"] = self.tasks.address
         now = time.monotonic()
@@ -743,8 +753,10 @@ class Agent:
         elif r.status_code >= 400:
             log.warning("load report refused: HTTP %s %s", r.status_code, r.text[:300])
         else:
+            # The answer is about the runs this report named: a newer run started since is not touched.
+            runs = body.get("runs") or {}
             for jobid in r.json().get("kill", []):
-                self._feed(ActionArrived(actions.KillJob(jobid=int(jobid), grace_s=2.0,
+                self._feed(ActionArrived(actions.KillJob(jobid=int(jobid), run=runs.get(str(jobid)), grace_s=2.0,
                                                          reason=f"job {jobid} must not run on {self.name}")))
 
     def _wire(self, tick: dict[str, int]) -> dict[str, int]:
