@@ -49,7 +49,7 @@ from xce.protocol import actions
 from xce.providers.base import JobView
 from xce.worker import interactive, launch, measure, runner, spawner, usage
 from xce.worker.containment import Containment, Limits, ProcessGroup
-from xce.worker.jobstate import JobStateDir, still_alive
+from xce.worker.jobstate import JobRecord, JobStateDir, still_alive
 from xce.worker.runner import JobProcess, StartError
 from xce.worker.spool import Spool
 from xce.worker.state import (
@@ -306,6 +306,8 @@ class Agent:
         """Take back the jobs a previous run of this worker left running; forget the rest."""
         records, found = {}, []
         for rec in self.journal.load_all():
+            if rec.pid == 0:  # its start was under way: it runs if its spawner got as far as its command
+                self._find_leader(rec)
             alive = still_alive(rec)
             exited = not alive and self.journal.exit_status(rec.jobid) is not None
             if alive:
@@ -324,6 +326,22 @@ class Agent:
         for jobid in self.box.start(set(self.jobs)):
             log.warning("removed the container of job %s left by a previous run (its processes killed)", jobid)
         self.spool.keep_only(set(self.jobs))
+
+    def _find_leader(self, rec: JobRecord) -> None:
+        """A job journaled as starting (a worker killed while its spawner, which outlives it, started
+        it): its leader is the member of its container that leads its own process group. Found, the
+        job is adopted and reported as running, not declared lost; not found, it never ran."""
+        for pid in self.box.members(rec.jobid):
+            try:
+                if os.getpgid(pid) != pid:
+                    continue
+            except OSError:
+                continue
+            rec.pid = rec.pgid = pid
+            rec.create_time = process_start(pid) or 0.0
+            rec.started = rec.create_time or time.time()
+            log.warning("job %s was being started when the worker stopped: its leader is pid %s", rec.jobid, pid)
+            return
 
     # -- actions ---------------------------------------------------------------------------
     def handle(self, message: dict[str, Any]) -> None:
@@ -381,6 +399,10 @@ class Agent:
                 finally:
                     os.close(far)
             else:
+                # Journaled before its spawner may start it (the spawner outlives a killed worker):
+                # a restarted worker finds it and adopts it if it runs, so a job whose command has
+                # started is never declared lost for want of a record.
+                self.journal.save(JobRecord(jobid, 0, 0, 0.0, dict(ins.kept), list(ins.gpus), 0.0, a.run))
                 popen = launch.launch(spec)
         except StartError as exc:
             if near >= 0:
