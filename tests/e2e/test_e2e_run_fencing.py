@@ -74,3 +74,47 @@ def test_a_job_recorded_lost_after_its_worker_was_killed_right_after_the_dispatc
         if marker.exists():
             ran[jid] = [round((int(t) - at) / 1e9, 3) for t in marker.read_text().split()]
     assert not ran, f"{len(ran)} of {len(lost)} jobs recorded lost ran (their starts, s after the decision): {ran}"
+
+
+def _requeued_once_and_done(cluster, xce, jobid: int, name: str) -> None:
+    done = xce.wait_state(jobid, ("DONE", "EXIT"), 60)
+    moves = [f"{h['from']} -> {h['to']}: {h['reason']}" for h in _job(cluster, jobid)["history"]]
+    assert done["state"] == "DONE" and done["exit_code"] == 0, moves
+    assert not any("must not run" in m for m in moves), moves
+    # One run completed: the first was ended by the requeue, the second ran to its end.
+    assert (xce.cwd / f"ends.{jobid}").read_text().split() == ["ok"], moves
+    assert len((xce.cwd / f"runs.{jobid}").read_text().split()) == 2, moves
+    assert done["placement"][0]["host"] == name
+
+
+def test_a_rerunnable_job_requeued_off_a_stopped_worker_runs_again_there_once_and_ends_done(make_cluster):
+    """``kill -STOP`` the worker until its job is UNKWN, ``host down --requeue``, ``kill -CONT``: the
+    worker's news of the old run is answered for that run only, so the job, dispatched to the same
+    host again, is not killed by its own past (before this fix: RUN -> EXIT "job N must not run on H")."""
+    cluster, xce = make_cluster(workers=1, slots=1, worker_timeout=3.0)
+    name = cluster.worker_names[0]
+    jobid = xce.submit("--rerunnable", "-m", name, "--", "sh", "-c", RERUN)
+    xce.wait_state(jobid, "RUN", 20)
+    wait_for(lambda: (xce.cwd / f"runs.{jobid}").exists(), 20, "the first run to start")
+    cluster.kill(name, signal.SIGSTOP)
+    try:
+        xce.wait_state(jobid, "UNKWN", 20)
+        out = _admin(cluster, "host", "down", name, "--requeue")
+        assert f"Requeued (rerunnable): {jobid}" in out, out
+        assert xce.job(jobid)["state"] == "PEND"
+    finally:
+        cluster.kill(name, signal.SIGCONT)
+    _requeued_once_and_done(cluster, xce, jobid, name)
+
+
+def test_a_rerunnable_job_requeued_off_a_live_worker_runs_again_there_once_and_ends_done(make_cluster):
+    """``host down --requeue`` of a host whose worker never stopped: it keeps reporting the old run,
+    which is stopped, and the job's new run on the same host is left alone."""
+    cluster, xce = make_cluster(workers=1, slots=1, worker_timeout=3.0)
+    name = cluster.worker_names[0]
+    jobid = xce.submit("--rerunnable", "-m", name, "--", "sh", "-c", RERUN)
+    xce.wait_state(jobid, "RUN", 20)
+    wait_for(lambda: (xce.cwd / f"runs.{jobid}").exists(), 20, "the first run to start")
+    out = _admin(cluster, "host", "down", name, "--requeue")
+    assert f"Requeued (rerunnable): {jobid}" in out, out
+    _requeued_once_and_done(cluster, xce, jobid, name)
