@@ -37,13 +37,16 @@ def _lost_at(job: dict) -> int | None:
     return next((h["ts"] for h in job["history"] if h["to"] == "EXIT" and h["reason"].startswith("lost")), None)
 
 
-def test_a_job_recorded_lost_after_its_worker_was_killed_right_after_the_dispatch_never_starts(make_cluster):
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_a_job_recorded_lost_after_its_worker_was_killed_right_after_the_dispatch_never_starts(make_cluster, request,
+                                                                                             store):
     """20 SIGKILLs of a worker the moment the controller has dispatched three jobs to it. Whatever
     the moment, each job is adopted (its command started, even by the spawner after the worker
     died, and runs on) or recorded lost, and the command of a job recorded lost never starts (before
     this fix, the restarted worker fetched the lost job's start again and ran it 0.1-0.4 s after the
     decision, and a job its spawner started as the worker died was killed and recorded lost)."""
-    cluster, xce = make_cluster(workers=1, slots=3, worker_timeout=30.0)
+    db = request.getfixturevalue("pg_url") if store == "postgresql" else None
+    cluster, xce = make_cluster(workers=1, slots=3, worker_timeout=30.0, db=db)
     name = cluster.worker_names[0]
     lost: dict[int, int] = {}
     for i in range(20):
