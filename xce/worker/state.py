@@ -3,9 +3,10 @@
 :meth:`WorkerState.handle` does no I/O, reads no clock and starts no thread: the time comes in on
 the events that need it, and everything the worker must do comes out as instructions that its shell
 (:mod:`xce.worker.agent`) carries out, feeding what happens back in as events. So every rule of the
-worker (a start delivered twice starts once; a job's reports go in order, a batch the controller
-could not take goes again under the same idempotency key and a finished job's record stays until
-its end is taken; which GPUs a job gets; which journaled jobs a restarted worker takes back; when a
+worker (an action touches only the run of the job it names, and a start of a job's new run ends
+what is left of its old one first; a start delivered twice starts once; a job's reports go in
+order, each naming its run; a batch the controller could not take goes again under the same
+idempotency key and a finished job's record stays until its end is taken; which GPUs a job gets; which journaled jobs a restarted worker takes back; when a
 run limit warns and ends a job; what a journal that cannot be written does) is tested by feeding
 events, without processes, and a worker's stimuli recorded live replay to the same instructions
 (:mod:`xce.worker.stimuli`).
