@@ -221,10 +221,9 @@ def _earlier_runs(ctl: Controller, req: RegisterRequest) -> set[int]:
     """Jobs the worker runs under an id the controller has dispatched again since (requeued by
     ``host down --requeue`` and placed anew): what it runs is an earlier run, to be killed, and the
     job's current run is not there."""
-    runs = {int(k): v for k, v in (req.runs or {}).items() if int(k) in set(req.running or ())}
-    rows = ctl.jobs_by_id(sorted(runs))
-    return {jobid for jobid, run in runs.items()
-            if jobid in rows and rows[jobid]["start_time"] is not None and rows[jobid]["start_time"] != run}
+    held = {int(k): v for k, v in (req.runs or {}).items() if int(k) in set(req.running or ())}
+    rows = ctl.jobs_by_id(sorted(held))
+    return {jobid for jobid, run in held.items() if jobid in rows and runs.stale(rows[jobid], run)}
 
 
 def _reconcile(ctl: Controller, name: str, running: set[int], quiet: bool = False,
