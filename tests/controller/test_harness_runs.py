@@ -79,8 +79,28 @@ def test_a_worker_back_from_silence_keeps_the_runs_it_holds_even_those_still_sta
     h.dispatch(starting, ("h1", 1))
     h.dispatch(gone, ("h1", 1))
     run = _start_of(h, starting).run
+    h.tick()  # its next poll acknowledges both starts: it carried them out
     h.lost("h1")
     assert h.job(starting)["state"] == "UNKWN" and h.job(gone)["state"] == "UNKWN"
     fleet.report_load(h.ctl, "h1", LoadReport(load={"r1m": 0.5}, runs={str(starting): run}))
     assert h.job(starting)["state"] == "RUN"
     assert h.job(gone)["state"] == "EXIT" and h.job(gone)["reason"].startswith("lost: ended while worker h1")
+
+
+def test_a_worker_back_from_silence_carrying_out_a_start_it_fetched_does_not_have_it_declared_lost(h):
+    """The worker fetched a start, fell silent before it carried it out (SIGSTOP), and reports again
+    before it does: the report cannot know of the run, so the run is not lost; its start tells."""
+    h.silence("h1")  # its own polls, below
+    jobid = h.submit()
+    h.dispatch(jobid, ("h1", 1))
+    fetched = fleet.fetch_actions(h.ctl, "h1", 0, 1000)
+    h.lost("h1")
+    assert h.job(jobid)["state"] == "UNKWN"
+    fleet.report_load(h.ctl, "h1", LoadReport(load={"r1m": 0.5}))
+    assert h.job(jobid)["state"] == "UNKWN"
+    run = fetched["actions"][-1]["job"]["run"]
+    h.report("h1", jobid, "started", run=run, pid=10)
+    assert h.job(jobid)["state"] == "RUN"
+    fleet.fetch_actions(h.ctl, "h1", fetched["last_id"], 1000)  # carried out: acknowledged
+    h.report("h1", jobid, "finished", run=run, exit_code=0)
+    assert h.job(jobid)["state"] == "DONE"

@@ -237,8 +237,11 @@ def _reconcile(ctl: Controller, name: str, running: set[int], quiet: bool = Fals
     if quiet:
         placed = [j for j in placed if j["state"] == UNKWN]
         running = running & {j["id"] for j in placed}
-    undelivered = set(ctl.conn.execute(sa.select(actions.c.jobid).where(
-        actions.c.host == name, actions.c.kind == "start", actions.c.delivered.is_(None))).scalars())
+    # Starts the worker has not carried out: one never fetched is not lost (it is still to come), and
+    # a worker back without restarting may be carrying out one it fetched and has not acknowledged
+    # (its report was made before): neither is declared lost (xce.controller.hosts.runs).
+    taking = sa.select(actions.c.jobid).where(actions.c.host == name, actions.c.kind == "start")
+    undelivered = set(ctl.conn.execute(taking if quiet else taking.where(actions.c.delivered.is_(None))).scalars())
     lost = []
     for job in placed:
         if job["id"] in running:
@@ -695,7 +698,10 @@ def check_liveness(ctl: Controller, now_mono: float | None = None) -> list[str]:
                 reason = f"lost: worker {name}, one of its hosts, stopped reporting"
                 signal_kill(ctl, job, reason)
                 ctl.move(job, "lose", reason, "controller")
-            conn.execute(sa.delete(actions).where(actions.c.host == name, actions.c.kind == "start"))
+            # A start it fetched stays until it is acknowledged: the worker may be carrying it out.
+            unknown = [job["id"] for job in placed if job["state"] == UNKWN]
+            conn.execute(sa.delete(actions).where(actions.c.host == name, actions.c.kind == "start",
+                                                  actions.c.jobid.not_in(unknown)))
         ctl.publish(ctl.workers_push(silent))
     return silent
 
