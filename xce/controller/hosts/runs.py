@@ -14,7 +14,10 @@ controller's rules about runs are here:
   goes in the transaction that declares it (delivered or not), so a worker that fetches its actions
   again (a restarted one fetches from the beginning) finds none. The decision to call a run lost
   and the start of its command cannot both happen: the worker reports the runs it holds, those
-  still starting included, and a run it holds is not declared lost.
+  still starting included, and a run it holds is not declared lost; nor, on a worker back from
+  silence, is a run whose start it fetched and has not acknowledged (it may be carrying it out: its
+  report was made before), and a worker journals a start before its command can begin, so a
+  restarted one adopts what its spawner started as it died.
 """
 
 from __future__ import annotations
