@@ -169,7 +169,8 @@ class _Batch:
                 continue
             reason = f"preempted by job {d.preempting_jobid}"
             self.ctl.move(job, "preempt", reason, ACTOR, signal=d.signal)
-            spread.enqueue_all(self.ctl, job, SuspendJob(jobid=victim, signal=d.signal, reason=reason))
+            spread.enqueue_all(self.ctl, job, SuspendJob(jobid=victim, run=job["start_time"], signal=d.signal,
+                                                         reason=reason))
             done.append(victim)
         status = "applied" if not rejected else ("partial" if done else "rejected")
         return {"status": status, "suspended": done, "rejected": rejected}
@@ -186,7 +187,8 @@ class _Batch:
         if why:
             return {"status": "rejected", **self._reject(d.jobid, why)}
         self.ctl.move(job, "resume", "resumed by the scheduler", ACTOR)
-        spread.enqueue_all(self.ctl, job, ResumeJob(jobid=d.jobid, signal=d.signal, reason="resumed by the scheduler"))
+        spread.enqueue_all(self.ctl, job, ResumeJob(jobid=d.jobid, run=job["start_time"], signal=d.signal,
+                                                    reason="resumed by the scheduler"))
         return {"status": "applied"}
 
     def pend(self, d: core_decisions.Pend) -> dict[str, Any]:
