@@ -165,6 +165,18 @@ ROWS = [
     ("#SBATCH --ntasks-per-core=1", {"recorded": {"ntasks_per_core": "1"}, **TRUNC}),
     ("#SBATCH --gpu-bind=closest", {"recorded": {"gpu_bind": "closest"}, **TRUNC}),
     ("#SBATCH --time=10 # a comment", {"run_limit": 600, **TRUNC}),
+    # a relative working directory is under the submission directory (sbatch -D, bsub -cwd)
+    ("#SBATCH -D ./run", {"cwd": "/work/run", **TRUNC}),
+    ("#BSUB -cwd sub/../out", {"cwd": "/work/out"}),
+    ("#SBATCH --chdir=.", {**TRUNC}),
+    ("#SBATCH --tasks-per-node=2 -N 2", {"tasks": 4, "nodes": 2, **TRUNC}),  # sbatch's alias
+    # a bare -R is a select string, also when another -R joins it (LSF merges them)
+    ("#BSUB -R V100\n#BSUB -R 'rusage[mem=5M] span[hosts=1]'", {"request": "select[V100] rusage[mem=5M] span[hosts=1]"}),
+    ("#BSUB -R 'hname!=a && hname!=b'\n#BSUB -R span[ptile=1]",
+     {"request": "select[hname!=a && hname!=b] span[ptile=1]"}),
+    # LSF's GPU resources reserved in rusage[] are the job's GPUs
+    ("#BSUB -R 'rusage[ngpus_excl_p=1]'", {"requests": {"xce.io/gpu": 1}}),
+    ("#BSUB -R 'rusage[mem=2G:ngpus_shared=1]'", {"request": "rusage[mem=2G]", "requests": {"xce.io/gpu": 1}}),
 ]
 
 

@@ -402,6 +402,16 @@ def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None) -> tup
     return g["mem_per_gpu"] * gpus, False
 
 
+def _workdir(given: str | None, cwd: str) -> str:
+    """The job's working directory: a relative ``--chdir``/``-cwd`` (``.``, ``./run``) names a
+    directory under the one it was submitted from, as sbatch and bsub read it."""
+    import os
+
+    if not given:
+        return cwd
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(given)))
+
+
 def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str, str], cwd: str,
           host: str, warn) -> dict:
     from xce.cli.envcopy import EnvError, check_size, job_env
@@ -412,6 +422,14 @@ def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str,
         raise Refused("-W and --time both set a run limit; give one")
     if g.get("depend") is not None and g.get("dependency") is not None:
         raise Refused("give the dependency once: -w (LSF) or --dependency (Slurm), not both")
+    if g.get("request"):
+        from xce.cli.placement import gpu_rusage
+
+        texts, lsf_gpus = gpu_rusage(g["request"])
+        if lsf_gpus is not None:
+            if any(g.get(f) for f in ("gpus", "gpus_per_node", "gres", "gpus_per_task")):
+                raise Refused("give the job's GPUs one way (-gpu, or rusage[] of an LSF GPU resource)")
+            g = {**g, "request": texts, "gpus_per_node": str(lsf_gpus)}
     slots, cpus, host_slots, span, nodes = _slots(g, warn)
     if host_slots is None and not nodes and _per_host_needs_slots(g):
         # Slurm fills a node's CPUs before it takes the next (block distribution): a job without -N
@@ -420,7 +438,7 @@ def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str,
     gpus = _gpus_per_slot(g, slots, cpus, host_slots)
     mem, whole_hosts = _memory(g, cpus, host_slots, gpus)
     body: dict = {"command": command, "tasks": slots, "priority": g.get("priority") or 0,
-                  "job_type": g.get("job_type") or "", "cwd": g.get("cwd") or cwd}
+                  "job_type": g.get("job_type") or "", "cwd": _workdir(g.get("cwd"), cwd)}
     if script is not None:
         body["script"] = script
     if cpus != 1:

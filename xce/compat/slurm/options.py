@@ -175,6 +175,8 @@ SBATCH_OPTIONS = (
     Option("sockets-per-node", "", REQUIRED, KEEP, "sockets_per_node"),
     Option("spread-job", "", NONE, KEEP, "spread_job"),
     Option("switches", "", REQUIRED, KEEP, "switches"),
+    # Not in sbatch(1), but sbatch reads it (slurm_opt.c: "tasks-per-node", an alias of ntasks-per-node)
+    Option("tasks-per-node", "", REQUIRED, HONOUR, _same("--ntasks-per-node")),
     Option("test-only", "", NONE, REFUSE, "this cluster does not forecast start times"),
     Option("thread-spec", "", REQUIRED, KEEP, "thread_spec"),
     Option("threads-per-core", "", REQUIRED, KEEP, "threads_per_core"),
