@@ -174,6 +174,10 @@ ROWS = [
     ("#BSUB -R V100\n#BSUB -R 'rusage[mem=5M] span[hosts=1]'", {"request": "select[V100] rusage[mem=5M] span[hosts=1]"}),
     ("#BSUB -R 'hname!=a && hname!=b'\n#BSUB -R span[ptile=1]",
      {"request": "select[hname!=a && hname!=b] span[ptile=1]"}),
+    # GPUs given two ways that agree (Slurm takes both): the per-task count is reserved
+    ("#SBATCH -n 2 --gres=gpu:2 --gpus-per-task=1", {"tasks": 2, "request": "span[hosts=1]",
+                                                      "requests": {"xce.io/gpu": 1}, **TRUNC}),
+    ("#SBATCH -n 2 --gpus=2 --gpus-per-task=1", {"tasks": 2, "requests": {"xce.io/gpu": 1}, **TRUNC}),
     # LSF's GPU resources reserved in rusage[] are the job's GPUs
     ("#BSUB -R 'rusage[ngpus_excl_p=1]'", {"requests": {"xce.io/gpu": 1}}),
     ("#BSUB -R 'rusage[mem=2G:ngpus_shared=1]'", {"request": "rusage[mem=2G]", "requests": {"xce.io/gpu": 1}}),
@@ -215,6 +219,10 @@ REFUSED = [
     ("#SBATCH --cpus-per-gpu=2 --gpus=1", "1 GPU(s) of the job over 2 slots of the job: this cluster reserves them "
      "per slot (CPU), and 1 does not divide among 2 (ask for a multiple of that many GPUs, or as many slots as "
      "GPUs)"),
+    ("#SBATCH -n 2 --gres=gpu:4 --gpus-per-task=1", "GPUs per node (4) and --gpus-per-task 1 over 2 task(s) per "
+     "node ask for different GPUs; give one of them"),
+    ("#SBATCH -n 2 --gpus=3 --gpus-per-task=1", "--gpus 3 and --gpus-per-task 1 over 2 task(s) ask for different "
+     "GPUs; give one of them"),
     ("#SBATCH --gres=gpu:a100:1,gpu:v100:1", "--gres: GPUs of several models (a100, v100); a job's GPUs are of "
      "one model"),
     ("#XCE --gpu-model v100\n#SBATCH --gpus=a100:1", "the GPU model is given twice, differently (--gpu-model v100, "

@@ -368,7 +368,9 @@ def _gpus_per_slot(g: dict, slots: int, cpus: int, host_slots: int | None) -> in
     given = [f for f in ("gpus", "gpus_per_node", "gres", "gpus_per_task") if g.get(f)]
     if not given:
         return None
-    if len(given) > 1 and not (set(given) == {"gpus_per_node", "gres"}):
+    if g.get("gpus_per_task") and len(given) > 1:
+        _same_gpus(g, slots // cpus, host_slots // cpus if host_slots else None)
+    elif len(given) > 1 and not (set(given) == {"gpus_per_node", "gres"}):
         raise Refused(f"give the job's GPUs one way ({', '.join('--' + f.replace('_', '-') for f in given)} "
                       "were given)")
     fix = "ask for a multiple of that many GPUs, or as many slots as GPUs"
@@ -377,6 +379,24 @@ def _gpus_per_slot(g: dict, slots: int, cpus: int, host_slots: int | None) -> in
     if g.get("gpus"):
         return per_slot(gpu_spec(g["gpus"], "--gpus")[1], slots, "GPU(s) of the job", fix, "of the job")
     return per_slot(_node_gpus(g), host_slots, "GPU(s) per host", fix)
+
+
+def _same_gpus(g: dict, tasks: int, host_tasks: int | None) -> None:
+    """``--gpus-per-task`` with ``--gres=gpu:N``/``--gpus-per-node``/``--gpus``: Slurm takes them
+    together when they agree (``-n 2 --gpus-per-task=1 --gres=gpu:2`` on one node), so the per-task
+    count decides and the others must come to the same GPUs, or the job is refused naming them."""
+    from xce.cli.jobscript import Refused
+    from xce.cli.placement import gpu_spec
+
+    per_task = gpu_spec(g["gpus_per_task"], "--gpus-per-task")[1]
+    if g.get("gpus") and gpu_spec(g["gpus"], "--gpus")[1] != per_task * tasks:
+        raise Refused(f"--gpus {g['gpus']} and --gpus-per-task {g['gpus_per_task']} over {tasks} task(s) ask for "
+                      "different GPUs; give one of them")
+    if g.get("gpus_per_node") or g.get("gres"):
+        if host_tasks is None or _node_gpus(g) != per_task * host_tasks:
+            raise Refused(f"GPUs per node ({_node_gpus(g)}) and --gpus-per-task {g['gpus_per_task']} over "
+                          f"{host_tasks or 'an unknown number of'} task(s) per node ask for different GPUs; "
+                          "give one of them")
 
 
 def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None) -> tuple[int | None, bool]:
