@@ -381,6 +381,27 @@ def _gpus_per_slot(g: dict, slots: int, cpus: int, host_slots: int | None) -> in
     return per_slot(_node_gpus(g), host_slots, "GPU(s) per host", fix)
 
 
+def _gpus(g: dict, slots: int, cpus: int, host_slots: int | None) -> tuple[int | None, int | None]:
+    """The job's GPUs as (per slot, per host). Per slot where the count divides among the slots it
+    is given for; else per host, reserved once on each host the job uses (``rusage[xce.io/gpu=N/host]``),
+    where that is what was asked: GPUs per node (``--gres=gpu:N``, ``--gpus-per-node``, ``bsub -gpu
+    num=N``, per host in both systems), or GPUs per task or of the job whose tasks share one host
+    (``-c 8 --gpus-per-task=1``, ``-n 4 -R span[hosts=1] -gpu num=1``)."""
+    from xce.cli.jobscript import Refused
+    from xce.cli.placement import gpu_spec
+
+    try:
+        return _gpus_per_slot(g, slots, cpus, host_slots), None
+    except Refused:
+        if g.get("gpus_per_task") and host_slots == slots:
+            return None, gpu_spec(g["gpus_per_task"], "--gpus-per-task")[1] * (slots // cpus)
+        if g.get("gpus") and not g.get("gpus_per_task") and host_slots == slots:
+            return None, gpu_spec(g["gpus"], "--gpus")[1]
+        if (g.get("gpus_per_node") or g.get("gres")) and not g.get("gpus") and not g.get("gpus_per_task"):
+            return None, _node_gpus(g)
+        raise
+
+
 def _same_gpus(g: dict, tasks: int, host_tasks: int | None) -> None:
     """``--gpus-per-task`` with ``--gres=gpu:N``/``--gpus-per-node``/``--gpus``: Slurm takes them
     together when they agree (``-n 2 --gpus-per-task=1 --gres=gpu:2`` on one node), so the per-task
@@ -399,7 +420,8 @@ def _same_gpus(g: dict, tasks: int, host_tasks: int | None) -> None:
                           "give one of them")
 
 
-def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None) -> tuple[int | None, bool]:
+def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None,
+            host_gpus: int | None = None) -> tuple[int | None, bool]:
     """Slurm's memory options as memory per slot, and whether the job wants whole hosts (``--mem=0``)."""
     from xce.cli.jobscript import Refused
 
@@ -417,6 +439,8 @@ def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None) -> tup
         return -(-g["mem"] // host_slots), False
     if g.get("mem_per_cpu") is not None:
         return g["mem_per_cpu"], False
+    if host_gpus and host_slots:  # the host's GPUs' memory, spread over its slots
+        return -(-g["mem_per_gpu"] * host_gpus // host_slots), False
     if not gpus:
         raise Refused("--mem-per-gpu needs GPUs (--gpus, --gpus-per-task, --gpus-per-node or --gres)")
     return g["mem_per_gpu"] * gpus, False
@@ -455,8 +479,10 @@ def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str,
         # Slurm fills a node's CPUs before it takes the next (block distribution): a job without -N
         # whose amounts are per node runs on one host, which holds all its slots.
         span, host_slots = "span[hosts=1]", slots
-    gpus = _gpus_per_slot(g, slots, cpus, host_slots)
-    mem, whole_hosts = _memory(g, cpus, host_slots, gpus)
+    gpus, host_gpus = _gpus(g, slots, cpus, host_slots)
+    if host_gpus is not None:
+        span = " ".join(filter(None, (span, f"rusage[xce.io/gpu={host_gpus}/host]")))
+    mem, whole_hosts = _memory(g, cpus, host_slots, gpus, host_gpus)
     body: dict = {"command": command, "tasks": slots, "priority": g.get("priority") or 0,
                   "job_type": g.get("job_type") or "", "cwd": _workdir(g.get("cwd"), cwd)}
     if script is not None:

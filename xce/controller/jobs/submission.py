@@ -421,7 +421,8 @@ def fold_traits(ctl: Controller, req: SubmitRequest, text: str, errors: list[dic
             return None
         terms.append(constraint.expr)
     if req.gpu_model is not None:
-        per_task = max((n for p in parsed.primaries for r, n in p.rusage if r == feasible.GPU), default=0)
+        per_task = max((n for p in parsed.primaries for r, n in (*p.rusage, *p.rusage_host) if r == feasible.GPU),
+                       default=0)
         why = feasible.gpu_model_problem(facts, req.gpu_model, per_task) if judge else None
         if why is not None:
             errors.append(never_runnable(why))
