@@ -178,6 +178,15 @@ ROWS = [
     ("#SBATCH -n 2 --gres=gpu:2 --gpus-per-task=1", {"tasks": 2, "request": "span[hosts=1]",
                                                       "requests": {"xce.io/gpu": 1}, **TRUNC}),
     ("#SBATCH -n 2 --gpus=2 --gpus-per-task=1", {"tasks": 2, "requests": {"xce.io/gpu": 1}, **TRUNC}),
+    # GPUs that do not divide among a host's slots are reserved once per host
+    ("#SBATCH -c 4 --gpus-per-node=1", {"tasks": 4, "cpus_per_task": 4, "request": "rusage[xce.io/gpu=1/host]",
+                                        **TRUNC}),
+    ("#BSUB -n 4 -R 'span[hosts=1]' -gpu num=1", {"tasks": 4, "request": "rusage[xce.io/gpu=1/host] span[hosts=1]"}),
+    ("#SBATCH -c 8 --gpus-per-task=1", {"tasks": 8, "cpus_per_task": 8, "request": "rusage[xce.io/gpu=1/host]", **TRUNC}),
+    ("#SBATCH -N 2 --ntasks-per-node=1 -c 4 --gres=gpu:2", {"tasks": 8, "cpus_per_task": 4, "nodes": 2, **TRUNC,
+                                                           "request": "rusage[xce.io/gpu=2/host]"}),
+    ("#SBATCH --cpus-per-gpu=2 --gpus=1", {"tasks": 2, "cpus_per_task": 2, "request": "rusage[xce.io/gpu=1/host]",
+                                           **TRUNC}),
     # LSF's GPU resources reserved in rusage[] are the job's GPUs
     ("#BSUB -R 'rusage[ngpus_excl_p=1]'", {"requests": {"xce.io/gpu": 1}}),
     ("#BSUB -R 'rusage[mem=2G:ngpus_shared=1]'", {"request": "rusage[mem=2G]", "requests": {"xce.io/gpu": 1}}),
@@ -211,14 +220,8 @@ REFUSED = [
      "be honoured here), got '1-4'"),
     ("#SBATCH -N 2 -n 3 --mem=8G", "--mem is memory per node, and the tasks of this job cannot be spread evenly "
      "over its nodes: give --mem-per-cpu, or a task count that --nodes divides"),
-    ("#SBATCH -c 4 --gpus-per-node=1", "1 GPU(s) per host over 4 slots per host: this cluster reserves them per "
-     "slot (CPU), and 1 does not divide among 4 (ask for a multiple of that many GPUs, or as many slots as GPUs)"),
-    ("#BSUB -n 4 -R 'span[hosts=1]' -gpu num=1", "1 GPU(s) per host over 4 slots per host: this cluster reserves "
-     "them per slot (CPU), and 1 does not divide among 4 (ask for a multiple of that many GPUs, or as many slots "
-     "as GPUs)"),
-    ("#SBATCH --cpus-per-gpu=2 --gpus=1", "1 GPU(s) of the job over 2 slots of the job: this cluster reserves them "
-     "per slot (CPU), and 1 does not divide among 2 (ask for a multiple of that many GPUs, or as many slots as "
-     "GPUs)"),
+    ("#SBATCH -n 4 --gpus=2", "2 GPU(s) of the job over 4 slots of the job: this cluster reserves them per slot "
+     "(CPU), and 2 does not divide among 4 (ask for a multiple of that many GPUs, or as many slots as GPUs)"),
     ("#SBATCH -n 2 --gres=gpu:4 --gpus-per-task=1", "GPUs per node (4) and --gpus-per-task 1 over 2 task(s) per "
      "node ask for different GPUs; give one of them"),
     ("#SBATCH -n 2 --gpus=3 --gpus-per-task=1", "--gpus 3 and --gpus-per-task 1 over 2 task(s) ask for different "

@@ -390,6 +390,8 @@ def _gpus(g: dict, slots: int, cpus: int, host_slots: int | None) -> tuple[int |
     from xce.cli.jobscript import Refused
     from xce.cli.placement import gpu_spec
 
+    if g.get("gpus_per_task") and any(g.get(f) for f in ("gpus", "gpus_per_node", "gres")):
+        _same_gpus(g, slots // cpus, host_slots // cpus if host_slots else None)  # they must agree
     try:
         return _gpus_per_slot(g, slots, cpus, host_slots), None
     except Refused:
