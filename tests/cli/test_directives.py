@@ -187,6 +187,10 @@ ROWS = [
                                                            "request": "rusage[xce.io/gpu=2/host]"}),
     ("#SBATCH --cpus-per-gpu=2 --gpus=1", {"tasks": 2, "cpus_per_task": 2, "request": "rusage[xce.io/gpu=1/host]",
                                            **TRUNC}),
+    # --ntasks-per-gpu: N tasks for each GPU asked for, or a GPU for every N tasks
+    ("#SBATCH -N 1 --gpus-per-node=4 --ntasks-per-gpu=1 -c 2", {"tasks": 8, "cpus_per_task": 2, "nodes": 1,
+                                                               "request": "rusage[xce.io/gpu=4/host]", **TRUNC}),
+    ("#SBATCH -N 1 -n 4 --ntasks-per-gpu=2", {"tasks": 4, "nodes": 1, "request": "rusage[xce.io/gpu=2/host]", **TRUNC}),
     # LSF's GPU resources reserved in rusage[] are the job's GPUs
     ("#BSUB -R 'rusage[ngpus_excl_p=1]'", {"requests": {"xce.io/gpu": 1}}),
     ("#BSUB -R 'rusage[mem=2G:ngpus_shared=1]'", {"request": "rusage[mem=2G]", "requests": {"xce.io/gpu": 1}}),
@@ -214,8 +218,8 @@ REFUSED = [
      "refuses it too)"),
     ("#SBATCH --exclusive=user", "standard input line 2: --exclusive=user: this cluster shares hosts only between "
      "jobs of any user or none (plain --exclusive)"),
-    ("#SBATCH --ntasks-per-gpu=1", "standard input line 2: --ntasks-per-gpu: GPUs are reserved per slot here; "
-     "give --gpus-per-task instead"),
+    ("#SBATCH --ntasks-per-gpu=1 --gpus-per-task=1", "--ntasks-per-gpu is not compatible with --gpus-per-task "
+     "(as in sbatch)"),
     ("#SBATCH -N 1-4", "standard input line 2: --nodes: expected a host count such as 2 (a range MIN-MAX cannot "
      "be honoured here), got '1-4'"),
     ("#SBATCH -N 2 -n 3 --mem=8G", "--mem is memory per node, and the tasks of this job cannot be spread evenly "

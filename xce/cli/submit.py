@@ -313,6 +313,30 @@ def _slots(g: dict, warn) -> tuple[int, int, int | None, str | None, int | None]
     return slots, cpus, host_slots, span, nodes
 
 
+def _tasks_per_gpu(g: dict) -> dict:
+    """sbatch's ``--ntasks-per-gpu=N`` as the task count or the GPUs it implies: given GPUs and no
+    ``--ntasks``, N tasks for each of the job's GPUs; given ``--ntasks`` and no GPUs, one GPU for
+    every N tasks (sbatch(1)). Not with ``--gpus-per-task`` or ``--ntasks-per-node``, as in sbatch."""
+    from xce.cli.jobscript import Refused
+    from xce.cli.placement import gpu_spec
+
+    per_gpu = g.get("ntasks_per_gpu")
+    if not per_gpu:
+        return g
+    for field in ("gpus_per_task", "ntasks_per_node"):
+        if g.get(field):
+            raise Refused(f"--ntasks-per-gpu is not compatible with --{field.replace('_', '-')} (as in sbatch)")
+    if g.get("gpus"):
+        total = gpu_spec(g["gpus"], "--gpus")[1]
+    elif g.get("gpus_per_node") or g.get("gres"):
+        total = _node_gpus(g) * (g.get("nodes") or 1)
+    elif g.get("tasks"):
+        return {**g, "gpus": str(-(-g["tasks"] // per_gpu))}
+    else:
+        raise Refused("--ntasks-per-gpu needs GPUs (--gpus, --gpus-per-node or --gres) or a task count (--ntasks)")
+    return g if g.get("tasks") else {**g, "tasks": total * per_gpu}
+
+
 def _gpus_per_task(g: dict, tasks: int) -> int:
     from xce.cli.jobscript import Refused
     from xce.cli.placement import gpu_spec
@@ -476,6 +500,7 @@ def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str,
             if any(g.get(f) for f in ("gpus", "gpus_per_node", "gres", "gpus_per_task")):
                 raise Refused("give the job's GPUs one way (-gpu, or rusage[] of an LSF GPU resource)")
             g = {**g, "request": texts, "gpus_per_node": str(lsf_gpus)}
+    g = _tasks_per_gpu(g)
     slots, cpus, host_slots, span, nodes = _slots(g, warn)
     if host_slots is None and not nodes and _per_host_needs_slots(g):
         # Slurm fills a node's CPUs before it takes the next (block distribution): a job without -N
@@ -668,6 +693,9 @@ SUBMIT = Command(
             "here)."),
         Opt("gpus_per_node", ("--gpus-per-node",), metavar="[TYPE:]N", help=f"{_SLURM}: GPUs on each host."),
         Opt("gpus_per_task", ("--gpus-per-task",), metavar="[TYPE:]N", help=f"{_SLURM}: GPUs of each task."),
+        Opt("ntasks_per_gpu", ("--ntasks-per-gpu",), int, None, min=1, metavar="N",
+            help=f"{_SLURM}: N tasks for every GPU: without -n, the GPUs asked for x N tasks; with -n and no GPUs, "
+                 "one GPU for every N tasks."),
         Opt("gres", ("--gres",), multiple=True, metavar="gpu[:TYPE]:N", help=f"{_SLURM}: GPUs per host."),
         Opt("cpus_per_gpu", ("--cpus-per-gpu",), int, None, min=1, metavar="N",
             help=f"{_SLURM}: slots per GPU (with -c, -c says each task's slots)."),

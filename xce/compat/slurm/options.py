@@ -152,7 +152,7 @@ SBATCH_OPTIONS = (
     Option("nodes", "N", REQUIRED, HONOUR, _same("--nodes")),
     Option("ntasks", "n", REQUIRED, HONOUR, _same("-n")),
     Option("ntasks-per-core", "", REQUIRED, KEEP, "ntasks_per_core"),
-    Option("ntasks-per-gpu", "", REQUIRED, REFUSE, "GPUs are reserved per slot here; give --gpus-per-task instead"),
+    Option("ntasks-per-gpu", "", REQUIRED, HONOUR, _same("--ntasks-per-gpu")),
     Option("ntasks-per-node", "", REQUIRED, HONOUR, _same("--ntasks-per-node")),
     Option("ntasks-per-socket", "", REQUIRED, KEEP, "ntasks_per_socket"),
     Option("open-mode", "", REQUIRED, HONOUR, _same("--open-mode")),
