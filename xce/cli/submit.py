@@ -472,6 +472,38 @@ def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None,
     return g["mem_per_gpu"] * gpus, False
 
 
+#: The key of a body whose job waits for its namesakes (``--dependency=singleton``): taken out by
+#: :func:`after_namesakes`, where the submitting program can ask the controller for them.
+SINGLETON = "singleton"
+
+
+def _without_singleton(text: str) -> tuple[str, bool]:
+    """Slurm's dependency list without its ``singleton`` part, and whether there was one."""
+    from xce.cli.jobscript import Refused
+
+    sep = "?" if "?" in text else ","
+    parts = [p.strip() for p in text.split(sep)]
+    rest = [p for p in parts if p != "singleton"]
+    if len(rest) < len(parts) and sep == "?" and rest:
+        raise Refused(f"dependency {text!r}: singleton cannot be one of several alternatives ('?') here; use ','")
+    return sep.join(rest), len(rest) < len(parts)
+
+
+def after_namesakes(body: dict, earlier) -> dict:
+    """``--dependency=singleton`` (sbatch(1)): the job starts after every earlier job of the same
+    name and user has ended, so one of them runs at a time. ``earlier(name)`` gives the ids of the
+    caller's unfinished jobs of that name (the controller's answer); each becomes ``ended(ID)``,
+    AND-ed with the rest of the dependency. A body without singleton is returned as it is."""
+    import os
+
+    if not body.pop(SINGLETON, False):
+        return body
+    terms = [f"ended({i})" for i in earlier(body.get("name") or os.path.basename(body["command"][0]))]
+    if terms:
+        body["depend"] = " && ".join(([f"({body['depend']})"] if body.get("depend") else []) + terms)
+    return body
+
+
 def _workdir(given: str | None, cwd: str) -> str:
     """The job's working directory: a relative ``--chdir``/``-cwd`` (``.``, ``./run``) names a
     directory under the one it was submitted from, as sbatch and bsub read it."""
@@ -531,10 +563,13 @@ def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str,
     if g.get("dependency") is not None:
         from xce.jobref import RefError, from_slurm
 
+        rest, singleton = _without_singleton(g["dependency"])
         try:
-            depend = from_slurm(g["dependency"])
+            depend = from_slurm(rest) if rest else None
         except RefError as exc:
             raise Refused(str(exc)) from None
+        if singleton:
+            body[SINGLETON] = True
     if depend is not None:
         body["depend"] = depend
     for flag in ("hold", "allow_pending_forever", "rerunnable"):
@@ -611,6 +646,9 @@ def submit(**given) -> None:
         from xce.cli import interactive as terminal
 
         body = terminal.prepare(body)
+    if body.get(SINGLETON):
+        client = connect(url, token, state_dir)
+        body = after_namesakes(body, lambda name: [j["jobid"] for j in call(client.get, "/v1/jobs", name=name)["jobs"]])
     res = call(connect(url, token, state_dir).post, "/v1/jobs", body)
     if interactive:
         return terminal.follow(connect(url, token, state_dir), res, raw=bool(merged.get("pty")))

@@ -230,3 +230,18 @@ def test_export_none_gives_slurms_variables_and_the_hosts_login_path_not_the_wor
     from xce.worker.runner import DEFAULT_PATH
 
     assert out == [f"PATH={DEFAULT_PATH}", "MINE=unset", "CONF=/etc/slurm.conf"]
+
+
+def test_singleton_waits_for_the_earlier_jobs_of_its_name_and_user(slurm):
+    """sbatch(1), --dependency=singleton: the job starts after any previously launched job of the same
+    name and user has ended; one of another name is not waited for."""
+    first = submitted(slurm, "-J", "hourly", "--hold", "--wrap", "true")
+    other = submitted(slurm, "-J", "daily", "--hold", "--wrap", "true")
+    second = submitted(slurm, "-J", "hourly", "--dependency=singleton", "--wrap", "true")
+    alone = submitted(slurm, "-J", "weekly", "--dependency=singleton", "--wrap", "true")  # no namesake: runs
+    assert slurm.wait_state(str(alone), ("DONE",))["state"] == "DONE"
+    assert slurm.job(str(second))["state"] == "PEND"  # rounds ran since; it waits for the held namesake
+    assert f"ended({first})" in str(slurm.detail(second)["pend_reasons"])
+    assert slurm("scontrol", "release", str(first)).code == 0
+    assert slurm.wait_state(str(second), ("DONE",))["state"] == "DONE"
+    assert slurm("scancel", str(other)).code == 0
