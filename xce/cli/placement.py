@@ -5,8 +5,9 @@ XCE reserves resources per slot (``--request`` and ``rusage[]`` are per task, a 
 Slurm counts memory and GPUs per node, per CPU or per task, LSF's ``-gpu`` per host. A per-host
 amount needs the slots each host gets: from ``--nodes``, ``--ntasks-per-node``, a written
 ``span[hosts=1]`` or ``span[ptile=N]``, or, for a Slurm job without ``--nodes``, one host (Slurm
-fills a node's CPUs before it takes another). Memory per slot is rounded up to the byte; GPUs must
-divide evenly, or the submission is refused with what to write instead.
+fills a node's CPUs before it takes another). Memory per slot is rounded up to the byte; GPUs that
+do not divide evenly are reserved once per host where that is what was asked
+(``rusage[xce.io/gpu=N/host]``, :func:`xce.cli.submit._gpus`), or refused with what to write instead.
 
 Standard library only (the submit command's start-up stays cheap).
 """
