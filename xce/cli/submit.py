@@ -306,6 +306,8 @@ def _slots(g: dict, warn) -> tuple[int, int, int | None, str | None, int | None]
         host_slots = slots // nodes if slots % nodes == 0 else None
     elif written == ("hosts", 1) or tasks == 1:
         host_slots = slots
+        if tasks == 1 and slots > 1 and not written:  # a task's CPUs are on one host, as in Slurm
+            span = "span[hosts=1]"
     elif written and written[0] == "ptile":
         host_slots = written[1]
     else:
