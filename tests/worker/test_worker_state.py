@@ -222,6 +222,14 @@ def test_gpus_go_lowest_free_first_per_task_here_and_a_short_host_refuses_the_st
     assert c.gpus == ("0", "1", "3")  # numerically: 10 after 3
 
 
+def test_gpus_per_host_are_given_once_on_each_host_of_the_job_whatever_its_tasks_there():
+    ws = _worker("0", "1", "2")
+    (a,) = ws.handle(_start(1, host_requests={"xce.io/gpu": 1}, tasks=8, placement=[("h1", 8)]))
+    assert a.gpus == ("0",)
+    (b,) = ws.handle(_start(2, host_requests={"xce.io/gpu": 2}, tasks=4, placement=[("h0", 2), ("h1", 2)]))
+    assert b.gpus == ("1", "2") and b.secondary
+
+
 def test_a_restarted_worker_takes_back_its_jobs_that_run_or_left_their_status():
     ws = _worker("0", "1")
     now = 1000.0

@@ -78,6 +78,8 @@ class StartJob(Action):
     #: environment variables (``LSB_HOSTS``, ``SLURM_NODELIST``...). Empty: all on this host.
     placement: list[tuple[str, int]] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)  # per task: the devices (xce.io/gpu) it holds
+    #: Per host, on top of ``requests`` (``rusage[xce.io/gpu=N/host]``: ``--gres=gpu:N``, ``-gpu num=N``).
+    host_requests: dict[str, int] = field(default_factory=dict)
     limits: dict[str, int] = field(default_factory=dict)  # the kernel and provider limits of its container
     run_limit: int | None = None  # seconds, enforced by the worker (none: no limit)
     process_limit: int | None = None  # its queue's cap on processes (pids.max)

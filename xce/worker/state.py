@@ -376,7 +376,9 @@ class WorkerState:
             out.append(Discard(jobid))
         placement = a.placement or [(self.host, a.tasks)]
         limits = {k: int(v) for k, v in a.limits.items() if isinstance(v, int)}
-        want = int(a.requests.get("xce.io/gpu", 0) or 0) * sum(int(n) for h, n in placement if h == self.host)
+        here = sum(int(n) for h, n in placement if h == self.host)
+        want = int(a.requests.get("xce.io/gpu", 0) or 0) * here + (int(a.host_requests.get("xce.io/gpu", 0) or 0)
+                                                                   if here else 0)
         busy = {g for job in self.jobs.values() for g in job.gpus}
         free = [g for g in sorted(self.gpu_ids, key=int) if g not in busy]  # lowest first: reproducible
         if len(free) < want:
