@@ -128,18 +128,26 @@ def test_a_dropped_keep_alive_connection_is_retried_once():
     assert len(srv.requests) == 2
 
 
-def test_garbage_and_refusals_are_unreachable():
+def test_garbage_and_refusals_are_unreachable(monkeypatch, capsys):
+    """Another service on the port is reported at once (waiting will not mend it); a refused
+    connection (a controller restarting) is retried for XCE_RETRY_S, said once, then reported."""
+    import xce.cli.client as client_mod
+
     srv = Server([b"SSH-2.0-OpenSSH\r\n\r\n"])
     try:
+        started = time.monotonic()
         with pytest.raises(Unreachable, match="not an HTTP answer"):
             Client(f"http://127.0.0.1:{srv.port}", "t").get("/")
+        assert time.monotonic() - started < 5 and "retrying" not in capsys.readouterr().err
     finally:
         srv.close()
     free = socket.create_server(("127.0.0.1", 0))
     port = free.getsockname()[1]
     free.close()
+    monkeypatch.setattr(client_mod, "RETRY_S", 0.5)
     with pytest.raises(Unreachable, match="Connection refused"):
         Client(f"http://127.0.0.1:{port}", "t").get("/")
+    assert capsys.readouterr().err.count("retrying for up to 0.5s") == 1
 
 
 def test_truncated_answer_is_an_error_not_a_short_body():

@@ -1,67 +1,26 @@
 """GPU drift on a live cluster (issue 24): a job declaring ``xce.io/gpu=2`` whose devices are barely
 busy is reported by ``xce drift`` far below its declaration.
 
-The machine running the tests has no GPU, so the worker imports a stand-in ``pynvml`` (a file on its
-``PYTHONPATH``) that answers with two devices and a fixed utilisation per device read from a JSON
+The machine running the tests has no GPU, so the worker imports a stand-in ``pynvml``
+(:mod:`xce.testing.fakegpu`, on its ``PYTHONPATH``) that answers with three devices and a fixed utilisation per device read from a JSON
 file; the worker's provider, its hand-out of devices, its usage ticks, the controller's records and
 the CLI are real. ``bench/gpu_check.py`` does the same against a real GPU."""
 
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
+from xce.testing import fakegpu
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-FAKE_PYNVML = '''\
-"""A stand-in for nvidia-ml-py: devices and their utilisation (percent) from the JSON in $XCE_FAKE_NVML."""
-import json
-import os
-import types
-
-
-class NVMLError(Exception):
-    pass
-
-
-def _util():
-    with open(os.environ["XCE_FAKE_NVML"]) as f:
-        return json.load(f)["util"]
-
-
-def nvmlInit():
-    if not os.environ.get("XCE_FAKE_NVML"):
-        raise NVMLError("Driver Not Loaded")
-
-
-def nvmlShutdown():
-    pass
-
-
-def nvmlDeviceGetCount():
-    return len(_util())
-
-
-def nvmlDeviceGetHandleByIndex(index):
-    if not 0 <= index < len(_util()):
-        raise NVMLError("Invalid Argument")
-    return index
-
-
-def nvmlDeviceGetUtilizationRates(handle):
-    return types.SimpleNamespace(gpu=_util()[handle], memory=0)
-'''
 
 
 def test_a_job_leaving_its_gpus_idle_is_far_below_in_drift(make_cluster, tmp_path, monkeypatch):
-    fake = tmp_path / "fake-nvml"
-    fake.mkdir()
-    (fake / "pynvml.py").write_text(FAKE_PYNVML)
-    (fake / "devices.json").write_text(json.dumps({"util": [10, 5, 100]}))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(fake), os.environ.get("PYTHONPATH")])))
-    monkeypatch.setenv("XCE_FAKE_NVML", str(fake / "devices.json"))
+    for key, value in fakegpu.environment(tmp_path / "fake-nvml", 3, util=[10, 5, 100]).items():
+        monkeypatch.setenv(key, value)
     cluster, xce = make_cluster(workers=1, slots=2, report_interval=0.5)
 
     (host,) = json.loads(xce("hosts", "--json").stdout)["hosts"]

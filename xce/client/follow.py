@@ -221,7 +221,10 @@ class Session:
             if isinstance(exc, _ssl_errors()):  # ssl is imported by then, if the URL is https
                 raise Unreachable(f"cannot reach the controller at {where} securely: {exc}", transient=False) from None
             reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-            raise Unreachable(f"cannot reach the controller at {where}: {reason}") from None
+            # Refused, reset, timed out: what a restarting controller gives. Not an HTTP answer at
+            # all (another service on the port) is not mended by waiting.
+            transient = isinstance(exc, (ConnectionError, TimeoutError)) or getattr(exc, "retryable", False)
+            raise Unreachable(f"cannot reach the controller at {where}: {reason}", transient=transient) from None
 
     def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
                 timeout: float | None = None, key: str | None = None) -> Any:

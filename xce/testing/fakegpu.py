@@ -57,12 +57,14 @@ def nvmlDeviceGetUtilizationRates(handle):
 '''
 
 
-def environment(directory: Path, count: int, name: str = "NVIDIA A100-SXM4-40GB") -> dict[str, str]:
-    """Write the stand-in and a file of ``count`` idle devices into ``directory`` (readable by all);
-    the variables that make a worker started with them see those devices."""
+def environment(directory: Path, count: int, name: str = "NVIDIA A100-SXM4-40GB",
+                util: list[int] | None = None) -> dict[str, str]:
+    """Write the stand-in and a file of ``count`` devices into ``directory`` (readable by all), each
+    as busy as ``util`` says (percent; idle by default); the variables that make a worker started
+    with them see those devices."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "pynvml.py").write_text(FAKE_PYNVML)
-    (directory / "devices.json").write_text(json.dumps({"util": [0] * count, "name": name}))
+    (directory / "devices.json").write_text(json.dumps({"util": util or [0] * count, "name": name}))
     for p in (directory, directory / "pynvml.py", directory / "devices.json"):
         p.chmod(0o755 if p.is_dir() else 0o644)
     return {"PYTHONPATH": os.pathsep.join(filter(None, [str(directory), os.environ.get("PYTHONPATH")])),

@@ -30,7 +30,8 @@ class Site:
         self.cluster.start()
         env = {k: v for k, v in self.cluster.env().items()
                if not k.startswith(("LSF_", "LSB_", "SLURM_", "SBATCH_", "SQUEUE_", "SACCT_"))}
-        r = subprocess.run([*XCE, "compat", "install", str(self.bin)], env=env, capture_output=True, text=True,
+        # The clients run as this user (root): launchers only it runs.
+        r = subprocess.run([*XCE, "compat", "install", "--only-me", str(self.bin)], env=env, capture_output=True, text=True,
                            timeout=60)
         assert r.returncode == 0, r.stderr
         r = subprocess.run([*XCE, "compat", "lsf-conf", str(self.base / "lsf")], env=env, capture_output=True,
