@@ -13,7 +13,7 @@ import sys
 
 from xce.compat.lsf import _jobs, _table
 from xce.compat.lsf._args import EXIT_FAIL, Usage, last, main_of, parse
-from xce.formats import lsf_short
+from xce.formats import lsf_short, printable
 
 USAGE = """Usage: bjobs [-h] [-V] [-w | -l] [-a] [-d] [-p] [-r] [-s] [-noheader] [-json]
              [-o "field_name[:[-]output_width] ... [delimiter='character']"]
@@ -46,7 +46,7 @@ def _default_lines(jobs: list[dict], header: bool, wide: bool) -> list[str]:
         hosts = _jobs.hosts(job)
         first = (":".join(hosts) if wide else hosts[0]) if hosts else ""
         values = [_jobs.job_id(job), job["user"], _table.FIELDS["stat"][2](job), job["queue"],
-                  job.get("submit_host") or "-", first, _jobs.job_name(job), lsf_short(job["submit_time"])]
+                  job.get("submit_host") or "-", first, printable(_jobs.job_name(job)), lsf_short(job["submit_time"])]
         cells = []
         for (_, width), value, cut in zip(_DEFAULT, values, (False, True, False, True, True, True, True, False), strict=True):
             if width == 0:
