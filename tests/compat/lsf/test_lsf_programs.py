@@ -403,3 +403,23 @@ def test_no_listing_prints_another_users_control_characters_raw(lsf, tmp_path):
             assert "\\x1b[2J\\x1b]0;owned\\x07\\r\\x9b31m\\x7f\\u202eevil" in r.out, (argv, r.out)
     shown = json.loads(lsf("bjobs", "-json", "-o", "cmd", str(jobid)).out)["RECORDS"][0]["COMMAND"]
     assert shown == f"true '{HOSTILE}'"  # JSON's own escapes: a parser reads the text as it was
+
+
+def test_bhosts_l_is_lsfs_long_host_layout(lsf):
+    host = lsf.cluster.worker_names[0]
+    wait_for(lambda: lsf.cluster.request("GET", "/v1/hosts")["hosts"][0]["load"].get("mem"), 30, "a load report")
+    r = lsf("bhosts", "-l", host)
+    assert r.code == 0, r.err
+    lines = r.lines
+    assert lines[:2] == [f"HOST  {host}",
+                         "STATUS           CPUF  JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV DISPATCH_WINDOW"]
+    assert lines[2].split() == ["ok", "1.00", "-", "2", "0", "0", "0", "0", "0", "-"]
+    at = lines.index(" CURRENT LOAD USED FOR SCHEDULING:")
+    assert lines[at + 1].split() == ["r15s", "r1m", "r15m", "ut", "pg", "io", "ls", "it", "tmp", "swp", "mem", "slots"]
+    total = lines[at + 2].split()
+    assert total[0] == "Total" and re.fullmatch(r"\d+%", total[4]) and re.fullmatch(r"\d+M|\d+\.\dG", total[11])
+    assert total[12] == "2" and lines[at + 3].split()[0] == "Reserved"
+    at = lines.index(" LOAD THRESHOLD USED FOR SCHEDULING:")
+    assert [line.split()[0] for line in lines[at + 2:at + 4]] == ["loadSched", "loadStop"]
+    assert lsf("bhosts", "-l").out == r.out  # one host: the same block
+    assert lsf("bhosts", "-l", "nosuch").err == "nosuch: No such host\n"
