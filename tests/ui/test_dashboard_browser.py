@@ -175,7 +175,9 @@ def test_on_a_phone_the_jobs_list_shows_each_jobs_name_and_why_it_waits(cluster,
     b.wait(lambda: "waiting" in b.text(f"{row} td.reason"), 30, f"job {jobid}'s waiting reason")
     for cell in ("td.name", "td.reason"):
         assert b.wait(lambda cell=cell: _inside(b, b.css(f"{row} {cell}")), 10, f"{cell} on screen")
-    assert "phone-fit" in b.text(f"{row} td.name") and "Name" in b.text(f"{row} td.name")  # labelled
+    assert b.text(f"{row} td.name") == "phone-fit"
+    label = b.driver.execute_script("return getComputedStyle(arguments[0], '::before').content", b.css(f"{row} td.name"))
+    assert label == '"Name"'  # each cell shows its column's name beside it
     overflow = b.driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 1
     b.screenshot(tmp_path / "phone-jobs.png")
