@@ -23,6 +23,17 @@ NOT_STARTED = "NOT_STARTED"  # it could not start: no such command, no working d
 
 CODES = (DONE, EXIT, KILLED, RUNLIMIT, MEMLIMIT, NODE_FAIL, PREEMPTED, NOT_STARTED)
 
+#: The exit code of a job that never started and has none of its own: the shell's "the command
+#: could not be run" (127). LSF and Slurm run a job's command through a shell, so theirs show it
+#: for a job that could not start; every command of XCE shows it too (:func:`exit_code_of`).
+NOT_STARTED_EXIT = 127
+
+
+def exit_code_of(exit_code: int | None, code: str | None) -> int | None:
+    """The exit code every command shows for a job: its own, or :data:`NOT_STARTED_EXIT` for a
+    job that never started (``code`` NOT_STARTED) and so has none."""
+    return NOT_STARTED_EXIT if exit_code is None and code == NOT_STARTED else exit_code
+
 #: The word of an end the controller decides, by the state move that ends the job
 #: (:mod:`xce.controller.jobs.states`); a caller that knows better passes ``end_code`` itself.
 OF_MOVE = {"finish": DONE, "fail": EXIT, "kill": KILLED, "lose": NODE_FAIL}

@@ -16,6 +16,30 @@ from __future__ import annotations
 
 import time
 
+# -- other people's text ------------------------------------------------------------------------
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with every control or format character (ESC, CR, BEL, DEL, C1 controls, bidi
+    overrides...) shown as its escape (``\\x1b``): job names, commands, paths and reasons are other
+    users' text, and on a terminal raw escapes would be obeyed (clear it, retitle it, hide lines,
+    fake output). ``keep`` lists the ones left as they are (the newlines of a multi-line form).
+    The one rule for all of XCE's output: ``xce``'s tables and the LSF and Slurm front-ends."""
+    if text.isprintable() or (keep and text.translate(_dropping(keep)).isprintable()):
+        return text
+    return "".join(c if c.isprintable() or c in keep else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+_DROP: dict[str, dict[int, None]] = {}
+
+
+def _dropping(keep: str) -> dict[int, None]:
+    table = _DROP.get(keep)
+    if table is None:
+        table = _DROP[keep] = dict.fromkeys(map(ord, keep))
+    return table
+
+
 # -- sizes --------------------------------------------------------------------------------------
 
 

@@ -155,3 +155,34 @@ def test_the_overview_fits_a_phone_screen(cluster, people, browser, tmp_path):
     assert overflow <= 1  # wide tables scroll inside their box; the page itself never scrolls sideways
     assert b.css("#hosts").is_displayed() and b.css("nav").is_displayed()
     b.screenshot(tmp_path / "phone.png")
+
+
+def _inside(b, element) -> bool:
+    """Whether ``element`` is shown and lies across the window's width, not left or right of it."""
+    rect = b.driver.execute_script("const r = arguments[0].getBoundingClientRect();"
+                                   "return [r.left, r.right, r.width, window.innerWidth];", element)
+    left, right, width, inner = rect
+    return element.is_displayed() and width > 0 and left >= 0 and right <= inner + 1
+
+
+def test_on_a_phone_the_jobs_list_shows_each_jobs_name_and_why_it_waits(cluster, people, browser, tmp_path):
+    b = browser
+    b.resize(390, 844)
+    log_in(b, people.token("me"))
+    jobid = people.submit("me", ["sleep", "1"], name="phone-fit", hold=True)
+    b.get(f"/ui/jobs?user={getpass.getuser()}")
+    row = f'#jobs tr[data-jobid="{jobid}"]'
+    b.wait(lambda: "waiting" in b.text(f"{row} td.reason"), 30, f"job {jobid}'s waiting reason")
+    for cell in ("td.name", "td.reason"):
+        assert b.wait(lambda cell=cell: _inside(b, b.css(f"{row} {cell}")), 10, f"{cell} on screen")
+    assert b.text(f"{row} td.name") == "phone-fit"
+    label = b.driver.execute_script("return getComputedStyle(arguments[0], '::before').content", b.css(f"{row} td.name"))
+    assert label == '"Name"'  # each cell shows its column's name beside it
+    overflow = b.driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1
+    b.screenshot(tmp_path / "phone-jobs.png")
+    b.get(f"/ui/jobs/{jobid}")
+    b.wait(lambda: b.all("#pend-reasons td.reason"), 30, "the job's pending reasons")
+    assert _inside(b, b.css("#pend-reasons td.reason")) and "held" in b.text("#pend-reasons td.reason")
+    b.screenshot(tmp_path / "phone-job.png")
+    assert _severe(b) == []

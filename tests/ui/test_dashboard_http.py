@@ -292,3 +292,57 @@ def test_a_jobs_page_shows_what_it_used(ctl):
     used = page.split('id="used"', 1)[1].split("</dl>", 1)[0]
     assert "0.950 s (user 0.900 s, system 0.050 s)" in used, used
     assert re.search(r"peak 320(\.0)? ?Mi?B?, average 200(\.0)? ?Mi?B?, now 300(\.0)? ?Mi?B?", used), used
+
+
+class _Cells(HTMLParser):
+    """The header cells of ``table#jobs`` and, per job row, each cell's data-label and text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.headers: list[str] = []
+        self.rows: dict[str, list[list[str]]] = {}
+        self._where: str | None = None
+        self._row: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "th":
+            self._where = "th"
+            self.headers.append("")
+        elif tag == "tr" and a.get("data-jobid"):
+            self._row = a["data-jobid"]
+            self.rows[self._row] = []
+        elif tag == "td" and self._row:
+            self._where = "td"
+            self.rows[self._row].append([a.get("data-label") or "", ""])
+
+    def handle_endtag(self, tag):
+        if tag in ("th", "td"):
+            self._where = None
+        elif tag == "tr":
+            self._row = None
+
+    def handle_data(self, data):
+        if self._where == "th":
+            self.headers[-1] += data.strip(" \n▲▼")  # the sorted column's arrow
+        elif self._where == "td":
+            self.rows[self._row][-1][1] += data.strip()
+
+
+def test_the_jobs_list_names_each_job_and_labels_every_cell_for_a_phone(ctl):
+    """A Name column; and every cell says its column, which a phone's layout shows beside it (the
+    stylesheet lays the rows out as cards there, the waiting reason on a line of its own)."""
+    r = api(ctl, "ann", "POST", "/v1/jobs", {"command": ["sleep", "100"], "name": "nightly-fit"})
+    r.raise_for_status()
+    jobid = r.json()["jobid"]
+    cells = _Cells()
+    cells.feed(session(ctl, "ann").get("/ui/jobs", params={"user": "ann"}).text)
+    assert cells.headers[:2] == ["Job", "Name"] and cells.headers[-1] == "Reason"
+    row = cells.rows[str(jobid)]
+    assert [label for label, _ in row] == cells.headers  # each cell labelled with its own column
+    shown = dict(row)
+    assert shown["Name"] == "nightly-fit" and shown["Job"] == str(jobid)
+    assert shown["Reason"] == "submitted", shown  # no scheduler here: it waits, as submitted
+    css = httpx.get(f"{ctl.url}/ui/static/ui.css").text
+    phone = css[css.rindex("@media (max-width: 640px)"):]
+    assert "table.stack" in phone and "attr(data-label)" in phone

@@ -1,7 +1,10 @@
 """``xce acct``: finished jobs of a window and their totals, like LSF's ``bacct`` and Slurm's ``sacct``.
 
 A job counts in the window it ended in. Times take the grammar of ``xce workload export``: a
-duration ago (``7d``, ``36h``) or an ISO date/time (UTC unless it names a zone).
+duration ago (``7d``, ``36h``) or an ISO date/time (UTC unless it names a zone). ``--csv`` writes
+times as ISO 8601 in UTC (``2026-12-03T13:03:27.512Z``), which spreadsheets and data frames read as
+times, and durations in seconds; a job that never started shows the exit code every command shows
+for it (:func:`xce.endcodes.exit_code_of`).
 """
 
 from __future__ import annotations
@@ -17,10 +20,30 @@ CSV_FIELDS = ("jobid", "user", "queue", "project", "job_type", "state", "exit_co
               "submit_time", "start_time", "end_time", "wait_s", "run_s", "cpu_s", "mem_peak", "cpu_ms", "mem_avg")
 
 
+#: The ``--csv`` columns that are times (nanoseconds in the API).
+CSV_TIMES = frozenset({"submit_time", "start_time", "end_time"})
+
+
+def _exit_code(job: dict[str, Any]) -> int | None:
+    from xce.endcodes import exit_code_of
+
+    return exit_code_of(job["exit_code"], (job.get("end") or {}).get("code"))
+
+
 def _exit(job: dict[str, Any]) -> str:
     if job["exit_signal"]:
         return str(job["exit_signal"])
-    return "-" if job["exit_code"] is None else str(job["exit_code"])
+    code = _exit_code(job)
+    return "-" if code is None else str(code)
+
+
+def _csv_value(job: dict[str, Any], field: str) -> Any:
+    from xce.formats import utc_millisecond
+
+    value = _exit_code(job) if field == "exit_code" else job[field]
+    if value is None:
+        return ""
+    return utc_millisecond(value / 1e9) if field in CSV_TIMES else value
 
 
 def _cpu(seconds: float | None) -> str:
@@ -60,7 +83,7 @@ def acct(since: str | None, until: str | None, user: str | None, queue: str | No
         w = csv.writer(sys.stdout, lineterminator="\n")
         w.writerow(CSV_FIELDS)
         for job in res["jobs"]:
-            w.writerow(["" if job[f] is None else job[f] for f in CSV_FIELDS])
+            w.writerow([_csv_value(job, f) for f in CSV_FIELDS])
         return
     from xce.cli.output import table
     from xce.formats import compact, size
@@ -96,7 +119,7 @@ ACCT = Command(
         Opt("queue", ("-q", "--queue"), help="Only jobs of this queue."),
         Opt("project", ("-P", "--project"), help="Only jobs charged to this project."),
         JSON,
-        Opt("as_csv", ("--csv",), bool, False, help="Print one CSV line per job (with a header line)."),
+        Opt("as_csv", ("--csv",), bool, False, help="Print one CSV line per job (with a header line): times in ISO 8601, UTC; durations in seconds."),
         *common_options(),
     ],
     acct,

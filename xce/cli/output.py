@@ -1,5 +1,5 @@
-"""Text for people: aligned tables, and other users' text made safe to print (times and sizes
-are :mod:`xce.formats`).
+"""Text for people: aligned tables, and other users' text made safe to print (the rule, times
+and sizes are :mod:`xce.formats`).
 
 Tables go through rich when stdout is a terminal (colours, wrapping to the width); when piped
 they are plain aligned columns, which ``grep``/``awk`` read and which costs no rich import in
@@ -10,19 +10,11 @@ from __future__ import annotations
 
 import sys
 
+from xce.formats import printable  # noqa: F401  (the one escaping rule; commands import it from here)
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # for annotations only: typing would cost every client command its imports (re, ...)
     from typing import Any, Sequence
-
-
-def printable(text: str, keep: str = "") -> str:
-    """``text`` with every control or format character (ESC, CR, BEL, C1 controls, bidi overrides...)
-    shown as its escape (``\\x1b``): job names, commands and types are other users' text, and on
-    a terminal raw escapes would be obeyed (retitle it, hide lines, fake output). ``keep`` lists the
-    ones left as they are (the newlines of a multi-line form)."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c in keep else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def placement(items: list[dict[str, Any]]) -> str:

@@ -216,11 +216,21 @@ class Connection:
                 raise TransportError("the controller closed the connection in the middle of an answer")
 
     def _read_exact(self, n: int) -> bytes:
-        while len(self._buf) < n:
-            if not self._fill():
+        """``n`` bytes, received into one buffer of that size: appending chunk after chunk to the
+        bytes read so far would copy a large answer (a listing of 10,000 jobs) once per chunk."""
+        have = len(self._buf)
+        if have >= n:
+            out, self._buf = self._buf[:n], self._buf[n:]
+            return out
+        out = bytearray(n)
+        out[:have], self._buf = self._buf, b""
+        view = memoryview(out)
+        while have < n:
+            got = self._sock.recv_into(view[have:])  # type: ignore[union-attr]
+            if not got:
                 raise TransportError("the controller closed the connection in the middle of an answer")
-        out, self._buf = self._buf[:n], self._buf[n:]
-        return out
+            have += got
+        return bytes(out)
 
     def _read_response(self, method: str) -> Response:
         head = self._read_until(b"\r\n\r\n", first=True).decode("latin-1")

@@ -95,7 +95,7 @@ def test_a_command_runs_with_the_shell_and_a_script_on_stdin_brings_its_directiv
         assert lsf.wait_state(jobid, "DONE", "EXIT")["state"] == "DONE"
     assert (tmp_path / f"line.{line}").read_text() == "a\n3\n"
     assert (tmp_path / f"script.{spooled}").read_text() == "from the script\n"
-    assert lsf("bjobs", "-o", "job_name", "-noheader", str(spooled)).out == "fromstdin \n"
+    assert lsf("bjobs", "-o", "job_name", "-noheader", str(spooled)).out == "fromstdin\n"
 
 
 @pytest.mark.parametrize("env_option, seen", [([], "from-submitter:"), (["-env", "none, GREETING=hi"], ":hi"),
@@ -187,8 +187,8 @@ def test_bsub_says_job_not_submitted(lsf, argv, err):
 # -- bjobs -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv, expected", [
-    (["-o", "jobid stat exit_code", "-noheader", "{done}"], ["{done:<7} DONE  -        "]),
-    (["-o", "jobid stat exit_code", "{failed}"], ["JOBID   STAT  EXIT_CODE", "{failed:<7} EXIT  3        "]),
+    (["-o", "jobid stat exit_code", "-noheader", "{done}"], ["{done:<7} DONE  -"]),
+    (["-o", "jobid stat exit_code", "{failed}"], ["JOBID   STAT  EXIT_CODE", "{failed:<7} EXIT  3"]),
     (["-o", "id stat delimiter='|'", "-noheader", "{done}", "{failed}"], ["{done}|DONE", "{failed}|EXIT"]),
     (["-o", 'jobid stat delimiter=","', "{held}"], ["JOBID,STAT", "{held},PSUSP"]),
     (["-o", "jobid stat exit_reason delimiter='|'", "-noheader", "{killed}"],
@@ -198,7 +198,7 @@ def test_bsub_says_job_not_submitted(lsf, argv, err):
     (["-o", "jobid jobindex delimiter=' '", "-noheader", "{sweep}[2]"], ["{sweep} 2"]),
     (["-o", "jobid:3 stat:-6 queue:4 delimiter=' '", "-noheader", "{sweep}[1-2]"],
      ["{sweep} DONE normal", "{sweep} DONE normal"]),
-    (["-o", "jobid:-9 stat:-6 queue:4", "-noheader", "{done}"], ["{done:>9}   DONE *mal"]),
+    (["-o", "jobid:-9 stat:-6 queue:4", "-noheader", "{done}"], ["{done:>9}   DONE norm"]),
     (["-o", "jobid:-9 stat:-6 queue:4", "-noheader", "-w", "{done}"], ["{done:>9}   DONE normal"]),
     (["-o", "user slots max_req_proc nreq_slot proj_name exec_host delimiter='|'", "-noheader", "{failed}"],
      ["{user}|1|1|1|default|{host}"]),
@@ -211,6 +211,19 @@ def test_bjobs_lines(lsf, jobs, argv, expected):
     r = lsf("bjobs", *[a.format(**names) for a in argv])
     assert r.code == 0, r.err
     assert r.lines == [e.format(**names) for e in expected]
+
+
+def test_bjobs_o_pads_every_column_but_the_last_and_cuts_as_lsf_does(lsf, jobs):
+    """Each column padded to its width, the last not (``grep -c ' DONE$'`` counts it); a field
+    alone is never cut, ``FIELD:`` has its recommended width, ``FIELD:W`` at most W: cut at the end,
+    a job name at the start behind ``*``."""
+    done = str(jobs["done"])
+    r = lsf("bjobs", "-o", "jobid stat", done)
+    assert r.lines == ["JOBID   STAT", f"{done:<7} DONE"]
+    assert len([line for line in r.lines if line.endswith(" DONE")]) == 1
+    r = lsf("bjobs", "-noheader", "-o", "name:4 queue:3 cmd:5 cmd: cmd", str(jobs["killed"]))
+    assert r.lines == ["*led nor sleep sleep 300       sleep 300"]
+    assert lsf("bjobs", "-noheader", "-o", "stat:-6", done).lines == ["  DONE"]
 
 
 def test_bjobs_default_columns(lsf, jobs):
@@ -303,7 +316,7 @@ def test_bstop_holds_a_pending_job_and_bresume_releases_it(lsf):
     assert lsf("bstop", str(pend)).lines == [f"Job <{pend}> is being stopped"]
     assert lsf("bjobs", "-o", "stat", "-noheader", str(pend)).out == "PSUSP\n"
     assert lsf("bresume", str(pend)).lines == [f"Job <{pend}> is being resumed"]
-    assert lsf("bjobs", "-o", "stat", "-noheader", str(pend)).out == "PEND \n"
+    assert lsf("bjobs", "-o", "stat", "-noheader", str(pend)).out == "PEND\n"
     changed = lsf("bmod", "-J", "renamed", "-q", "short", str(pend))
     assert changed.lines == [f"Parameters of job <{pend}> are being changed"]
     assert lsf("bjobs", "-o", "name queue delimiter=' '", "-noheader", str(pend)).lines == ["renamed short"]
@@ -358,3 +371,55 @@ def test_probes(lsf):
     assert lsf("bparams").lines[0] == "Default Queues:  normal"
     bad = lsf("badmin", "hclose", "x")
     assert bad.code == 255 and "xceadmin" in bad.err
+
+
+# -- other users' text -----------------------------------------------------------------------------
+
+#: What a hostile command line may hold: ESC sequences (clear the screen, retitle the terminal, a
+#: CSI in its one-byte C1 form), BEL, CR (overwrite the line), DEL and a right-to-left override.
+HOSTILE = "\x1b[2J\x1b]0;owned\x07\r\x9b31m\x7f\u202eevil"
+
+
+def _raw_controls(text: str) -> list[str]:
+    import unicodedata
+
+    return sorted({repr(c) for c in text if c != "\n" and unicodedata.category(c) in ("Cc", "Cf")})
+
+
+def test_no_listing_prints_another_users_control_characters_raw(lsf, tmp_path):
+    jobid = lsf.submit("-o", f"{tmp_path}/out{HOSTILE}.%J", f"true '{HOSTILE}'")
+    lsf.wait_state(jobid, "DONE")
+    listings = [["bjobs", "-a", "-u", "all"], ["bjobs", "-w", str(jobid)], ["bjobs", "-l", str(jobid)],
+                ["bjobs", "-o", "jobid name cmd stat", str(jobid)],
+                ["bjobs", "-o", "jobid name:12 cmd:-8 delimiter='|'", str(jobid)],
+                ["bjobs", "-json", "-o", "jobid name cmd", str(jobid)],
+                ["bhist", str(jobid)], ["bhist", "-l", str(jobid)], ["bhist", "-w", "-a"],
+                ["bacct", "-l", str(jobid)], ["bacct", "-l", "-u", "all"]]
+    for argv in listings:
+        r = lsf(*argv)
+        assert r.code == 0, (argv, r.err)
+        assert not _raw_controls(r.out) and not _raw_controls(r.err), (argv, r.out)
+        if argv[1] in ("-w", "-l") or argv[1:3] == ["-o", "jobid name cmd stat"]:  # the whole command: shown, escaped
+            assert "\\x1b[2J\\x1b]0;owned\\x07\\r\\x9b31m\\x7f\\u202eevil" in r.out, (argv, r.out)
+    shown = json.loads(lsf("bjobs", "-json", "-o", "cmd", str(jobid)).out)["RECORDS"][0]["COMMAND"]
+    assert shown == f"true '{HOSTILE}'"  # JSON's own escapes: a parser reads the text as it was
+
+
+def test_bhosts_l_is_lsfs_long_host_layout(lsf):
+    host = lsf.cluster.worker_names[0]
+    wait_for(lambda: lsf.cluster.request("GET", "/v1/hosts")["hosts"][0]["load"].get("mem"), 30, "a load report")
+    r = lsf("bhosts", "-l", host)
+    assert r.code == 0, r.err
+    lines = r.lines
+    assert lines[:2] == [f"HOST  {host}",
+                         "STATUS           CPUF  JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV DISPATCH_WINDOW"]
+    assert lines[2].split() == ["ok", "1.00", "-", "2", "0", "0", "0", "0", "0", "-"]
+    at = lines.index(" CURRENT LOAD USED FOR SCHEDULING:")
+    assert lines[at + 1].split() == ["r15s", "r1m", "r15m", "ut", "pg", "io", "ls", "it", "tmp", "swp", "mem", "slots"]
+    total = lines[at + 2].split()
+    assert total[0] == "Total" and re.fullmatch(r"\d+%", total[4]) and re.fullmatch(r"\d+M|\d+\.\dG", total[11])
+    assert total[12] == "2" and lines[at + 3].split()[0] == "Reserved"
+    at = lines.index(" LOAD THRESHOLD USED FOR SCHEDULING:")
+    assert [line.split()[0] for line in lines[at + 2:at + 4]] == ["loadSched", "loadStop"]
+    assert lsf("bhosts", "-l").out == r.out  # one host: the same block
+    assert lsf("bhosts", "-l", "nosuch").err == "nosuch: No such host\n"

@@ -93,10 +93,36 @@ def usage_exit(prog: str, usage: str, first: str = "") -> int:
     return EXIT_FAIL
 
 
+class Printable:
+    """A program's standard output or error with other users' text made safe to print
+    (:func:`xce.formats.printable`: a job's command, name, paths and reasons may hold ESC, CR, BEL...):
+    every line any LSF program writes goes through it, whichever form wrote it."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        from xce.formats import printable
+
+        return self.stream.write(printable(text, "\n"))
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
 def main_of(prog: str, usage: str, body):
-    """``main(argv) -> int`` for a program: usage errors and refusals as LSF reports them, no traceback."""
+    """``main(argv) -> int`` for a program: usage errors and refusals as LSF reports them, no
+    traceback; what it prints made safe (:class:`Printable`)."""
 
     def main(argv: list[str]) -> int:
+        out, err = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = Printable(out), Printable(err)
+        try:
+            return _run(argv)
+        finally:
+            sys.stdout, sys.stderr = out, err
+
+    def _run(argv: list[str]) -> int:
         if argv[:1] in (["-h"], ["-help"], ["--help"]):
             sys.stderr.write(usage.rstrip("\n") + "\n")
             return 0

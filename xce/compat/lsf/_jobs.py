@@ -11,6 +11,8 @@ from xce.compat.lsf._client import request
 
 #: LSF's CLEAN_PERIOD: finished jobs ``bjobs -a``/``-d`` still list without being named.
 CLEAN_PERIOD_S = 3600
+#: The most jobs one answer of ``GET /v1/jobs`` holds (the API's bound); more are read page by page.
+PAGE = 100_000
 
 
 def job_id(job: dict) -> str:
@@ -91,9 +93,11 @@ def listing(client, *, ids: list[str] | None = None, user: str | None = None, qu
 
     ``finished``: ``no`` (unfinished only), ``recent`` (also those that ended within the clean
     period: ``since``, unfinished or ended since then), ``only`` (ended within the clean period),
-    ``all``. Named jobs are found whatever their state. ``usage``: each with what it used. Always
-    one request."""
-    params: dict = {"user": user, "queue": queue, "name": name, "state": states, "usage": "true" if usage else None}
+    ``all``. Named jobs are found whatever their state. ``usage``: each with what it used. One
+    request, and one more per further :data:`PAGE` jobs (``after`` the last id of the page before),
+    so that a listing is never cut short; a controller that cannot page says so instead."""
+    params: dict = {"user": user, "queue": queue, "name": name, "state": states, "usage": "true" if usage else None,
+                    "limit": PAGE}
     if ids:
         params["job"] = ids
     elif finished == "only":
@@ -102,7 +106,16 @@ def listing(client, *, ids: list[str] | None = None, user: str | None = None, qu
         params["all"] = "true"
     elif finished == "recent":
         params["since"] = int(time.time()) - CLEAN_PERIOD_S
-    return request(client, "GET", "/v1/jobs", params=params)["jobs"]
+    answer = request(client, "GET", "/v1/jobs", params=params)
+    found = answer["jobs"]
+    while answer.get("truncated") and answer["jobs"]:
+        last = answer["jobs"][-1]["jobid"]
+        answer = request(client, "GET", "/v1/jobs", params={**params, "after": last})
+        if answer["jobs"] and answer["jobs"][0]["jobid"] <= last:
+            raise Failed(f"more than {len(found)} jobs match and this controller cannot list them page by page: "
+                         f"narrow the listing (-u, -q, -J, a state)")
+        found += answer["jobs"]
+    return found
 
 
 def me() -> str:

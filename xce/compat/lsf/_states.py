@@ -52,8 +52,11 @@ def exit_code(job: dict) -> str:
     """LSF's exit code of an EXIT job (a signal as 128 + its number); empty for any other."""
     if job["state"] != "EXIT":
         return ""
-    if job.get("exit_code") not in (None, 0):
-        return str(job["exit_code"])
+    from xce.endcodes import exit_code_of
+
+    own = exit_code_of(job.get("exit_code"), end_code(job))
+    if own not in (None, 0):
+        return str(own)
     sig = job.get("exit_signal")
     if sig:
         number = SIGNALS.get(sig if str(sig).startswith("SIG") else f"SIG{sig}")
@@ -61,6 +64,4 @@ def exit_code(job: dict) -> str:
             number = int(sig)
         if number is not None:
             return str(128 + number)
-    if end_code(job) == "NOT_STARTED":
-        return "127"
-    return "" if job.get("exit_code") is None else str(job["exit_code"])
+    return "" if own is None else str(own)

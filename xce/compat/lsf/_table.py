@@ -1,18 +1,21 @@
 """``bjobs -o "FIELD[:[-]WIDTH] ... [delimiter='C']"``, ``-noheader``, ``-w`` and ``-json``: LSF's
 field names, default widths and layout, for whichever program lists jobs.
 
-A column is its value left-justified to its width (``:-W`` right-justifies), columns one space
-apart; an empty value is ``-``; a value wider than its column is cut on the left behind a ``*``
-as LSF cuts it, except under ``-w`` and for job ids. With a delimiter the values are joined by it,
-unpadded. ``-json`` writes LSF's layout: ``{"COMMAND":"bjobs","JOBS":n,"RECORDS":[...]}`` with
-the field names upper-case as keys and every value a string (empty, never ``-``).
+As LSF's ``-o``: a field named alone has unlimited width (padded to its recommended width, never
+cut), ``FIELD:`` has its recommended width, ``FIELD:W`` at most W characters; a longer value is cut
+at its end, except ``JOB_NAME``, whose start LSF replaces with ``*``; ``-w`` cuts nothing, nor is a
+job id ever cut (a clipped id names another job). Values are
+left-justified (``:-W`` right-justifies), columns one space apart, the last one not padded (a
+client matching ``RUN$`` finds it); an empty value is ``-``. With a delimiter the values are joined
+by it, unpadded. ``-json`` writes LSF's layout: ``{"COMMAND":"bjobs","JOBS":n,"RECORDS":[...]}``
+with the field names upper-case as keys and every value a string (empty, never ``-``).
 """
 
 from __future__ import annotations
 
 from xce.compat.lsf import _jobs, _states
 from xce.compat.lsf._args import Usage
-from xce.formats import lsf_short
+from xce.formats import lsf_short, printable
 
 
 def _exec_host(job: dict) -> str:
@@ -99,12 +102,15 @@ DEFAULT = ("jobid", "user", "stat", "queue", "from_host", "exec_host", "job_name
 
 
 class Column:
-    __slots__ = ("field", "header", "width", "right", "value")
+    """A field as ``-o`` asks for it: ``width`` pads it, ``limit`` (None: unlimited) cuts it."""
 
-    def __init__(self, field: str, width: int | None = None, right: bool = False) -> None:
+    __slots__ = ("field", "header", "width", "limit", "right", "value")
+
+    def __init__(self, field: str, width: int | None = None, right: bool = False, limited: bool = False) -> None:
         self.field = field
         self.header, default, self.value = FIELDS[field]
         self.width = default if width is None else width
+        self.limit = self.width if limited or width is not None else None
         self.right = right
 
 
@@ -125,7 +131,7 @@ def parse_format(text: str) -> tuple[list[Column], str | None]:
         body = text[:at]
     columns = []
     for word in body.split():
-        name, _, width = word.partition(":")
+        name, colon, width = word.partition(":")
         field = ALIASES.get(name.lower(), name.lower())
         if field not in FIELDS:
             raise Usage(f"{name}: Illegal field name in -o")
@@ -133,31 +139,34 @@ def parse_format(text: str) -> tuple[list[Column], str | None]:
         digits = width.lstrip("-").rstrip("SKMGTPE")
         if width and not digits.isdigit():
             raise Usage(f"{word}: Illegal field width in -o")
-        columns.append(Column(field, int(digits) if digits else None, right))
+        columns.append(Column(field, int(digits) if digits else None, right, limited=bool(colon)))
     if not columns:
         raise Usage(f"-o \"{text}\": no field named")
     return columns, delimiter
 
 
-def cell(value: str, width: int, right: bool, wide: bool, cut: bool = True) -> str:
+def cell(value: str, column: Column, wide: bool, last: bool = False) -> str:
+    """One column's text: cut to its limit (as LSF cuts it), then padded, the last one not on the right."""
     value = value or "-"
-    if len(value) > width and cut and not wide:
-        value = "*" + value[len(value) - width + 1:]
-    return value.rjust(width) if right else value.ljust(width)
+    if column.limit is not None and len(value) > column.limit and not wide and column.field != "jobid":
+        value = "*" + value[len(value) - column.limit + 1:] if column.field == "job_name" else value[:column.limit]
+    if column.right:
+        return value.rjust(column.width)
+    return value if last else value.ljust(column.width)
 
 
 def lines(columns: list[Column], jobs: list[dict], *, header: bool, delimiter: str | None, wide: bool) -> list[str]:
     out = []
+    end = len(columns) - 1
     if header:
         out.append(delimiter.join(c.header for c in columns) if delimiter is not None else
-                   " ".join(cell(c.header, c.width, c.right, True) for c in columns))
+                   " ".join(cell(c.header, c, True, i == end) for i, c in enumerate(columns)))
     for job in jobs:
-        values = [c.value(job) for c in columns]
+        values = [printable(c.value(job)) for c in columns]  # escaped before widths are counted
         if delimiter is not None:
             out.append(delimiter.join(v or "-" for v in values))
         else:
-            out.append(" ".join(cell(v, c.width, c.right, wide, c.field not in ("jobid", "stat"))
-                                for c, v in zip(columns, values, strict=True)))
+            out.append(" ".join(cell(v, c, wide, i == end) for i, (c, v) in enumerate(zip(columns, values, strict=True))))
     return out
 
 

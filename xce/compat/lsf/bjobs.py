@@ -13,7 +13,7 @@ import sys
 
 from xce.compat.lsf import _jobs, _table
 from xce.compat.lsf._args import EXIT_FAIL, Usage, last, main_of, parse
-from xce.formats import lsf_short
+from xce.formats import lsf_short, printable
 
 USAGE = """Usage: bjobs [-h] [-V] [-w | -l] [-a] [-d] [-p] [-r] [-s] [-noheader] [-json]
              [-o "field_name[:[-]output_width] ... [delimiter='character']"]
@@ -40,24 +40,33 @@ def _states(opts: dict) -> str | None:
     return ",".join(views) or None
 
 
+def _fit(value: str, width: int, cut: bool) -> str:
+    """A default column: padded to its width; longer, cut on the left behind ``*`` where ``cut``
+    (LSF's way), else shown whole."""
+    if len(value) <= width:
+        return value.ljust(width)
+    return "*" + value[len(value) - width + 1:] if cut else value
+
+
 def _default_lines(jobs: list[dict], header: bool, wide: bool) -> list[str]:
+    """One line a job (its further hosts on lines of their own unless ``wide``): a loop that runs
+    10,000 times for ``bjobs -u all`` at a site, so each line is one format with the submit times
+    formatted once a minute."""
     out = [" ".join(h.ljust(w) for h, w in _DEFAULT).rstrip()] if header else []
+    cut = not wide
+    minutes: dict[int, str] = {}
+    stat = _table.FIELDS["stat"][2]
     for job in jobs:
         hosts = _jobs.hosts(job)
         first = (":".join(hosts) if wide else hosts[0]) if hosts else ""
-        values = [_jobs.job_id(job), job["user"], _table.FIELDS["stat"][2](job), job["queue"],
-                  job.get("submit_host") or "-", first, _jobs.job_name(job), lsf_short(job["submit_time"])]
-        cells = []
-        for (_, width), value, cut in zip(_DEFAULT, values, (False, True, False, True, True, True, True, False), strict=True):
-            if width == 0:
-                cells.append(value)
-            elif len(value) > width and (wide or not cut):
-                cells.append(value)
-            else:
-                cells.append(value if len(value) <= width else "*" + value[len(value) - width + 1:])
-                cells[-1] = cells[-1].ljust(width)
-        out.append(" ".join(cells))
-        if not wide:
+        minute = job["submit_time"] // 60_000_000_000
+        submitted = minutes.get(minute)
+        if submitted is None:
+            submitted = minutes[minute] = lsf_short(job["submit_time"])
+        out.append(f"{_fit(_jobs.job_id(job), 7, False)} {_fit(job['user'], 7, cut)} {_fit(stat(job), 5, False)} "
+                   f"{_fit(job['queue'], 10, cut)} {_fit(job.get('submit_host') or '-', 11, cut)} "
+                   f"{_fit(first, 11, cut)} {_fit(printable(_jobs.job_name(job)), 10, cut)} {submitted}")
+        if not wide and len(hosts) > 1:
             out += [" " * _EXEC_AT + h for h in hosts[1:]]
     return out
 

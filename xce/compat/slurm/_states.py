@@ -63,8 +63,10 @@ def signal_number(name: str | None) -> int:
 
 def exit_code(job: dict) -> str:
     """``code:signal`` as Slurm writes a job's ``ExitCode`` (``0:15`` after a SIGTERM, ``1:0``)."""
+    from xce.endcodes import exit_code_of
+
     sig = signal_number(job.get("exit_signal"))
-    code_ = job.get("exit_code")
+    code_ = exit_code_of(job.get("exit_code"), (job.get("end") or {}).get("code"))
     if code_ is None or code_ < 0 or (sig and code_ >= 128):
         code_ = 0
     return f"{code_}:{sig}"
