@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from xce.compat.lsf import tables
 from xce.compat.lsf._args import Failed, main_of, parse
 
 USAGE = "Usage: bhosts [-h] [-V] [-w | -l | -e] [-x] [-X] [host_name ... | host_group ... | cluster_name ...]"
@@ -23,7 +24,7 @@ def status(h: dict) -> str:
 
 
 def run(argv: list[str]) -> int:
-    opts, names = parse(argv, frozenset({"w", "l", "e", "x", "X", "s"}), frozenset({"R", "o"}))
+    opts, names = parse(argv, *tables.BHOSTS.lsf())
     from xce.compat.lsf._client import connect, request
 
     hosts = request(connect(), "GET", "/v1/hosts")["hosts"]
@@ -44,4 +45,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = main_of("bhosts", USAGE, run)
+main = tables.with_help(main_of("bhosts", USAGE, run), "bhosts")
