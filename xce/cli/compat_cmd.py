@@ -40,6 +40,20 @@ def install_cmd(directory, only_me: bool) -> None:
     print(f"{len(LAUNCHERS) - len(PROGRAMS)} other LSF and Slurm command names there say that XCE does not "
           "provide them, so that none falls through to another scheduler's")
     print(f'Put them first on PATH where XCE is the scheduler: export PATH="{where}:$PATH"')
+    _install_manuals(where)
+
+
+def _install_manuals(where: str) -> None:
+    """Their man pages and xce's where ``man`` looks (``../share/man`` of each PATH directory); a
+    directory that cannot take them is said, and the commands stay installed."""
+    from xce.cli.manpage import install
+
+    try:
+        pages = install(where)
+    except OSError as exc:
+        print(f"xce compat install: warning: manual pages not written: {exc}", file=sys.stderr)
+        return
+    print(f"Manual pages in {pages[0].parent} and {pages[-1].parent} (man sbatch, man bjobs, man xce)")
 
 
 def path_cmd() -> None:
