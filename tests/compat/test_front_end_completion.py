@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from xce.cluster import LocalCluster
-from xce.compat.optable import of
+from xce.compat.manual import of
 
 XCE = Path(sys.executable).parent / "xce"
 

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from xce.compat.optable import REFUSE, of
+from xce.compat.manual import of
+from xce.compat.optable import REFUSE
 from xce.compat.programs import LSF, PROGRAMS, SLURM
 
 #: No controller answers here: a refusal must come before any request.

@@ -251,7 +251,8 @@ def answer(root: Group, words: list[str]) -> int:
 def front_end_candidates(prog: str, done: list[str], current: str) -> list[str]:
     """What may come next on a front-end's command line (its option table; getopt's rules for
     Slurm, one dash per option for LSF), after the words ``done``."""
-    from xce.compat.optable import NONE, REQUIRED, of
+    from xce.compat.manual import of
+    from xce.compat.optable import NONE, REQUIRED
 
     try:
         table = of(prog)

@@ -142,7 +142,7 @@ def render_front_end(table) -> str:
 
 def front_end_pages() -> dict[str, str]:
     """Each LSF and Slurm front-end's page, by its file name."""
-    from xce.compat.optable import of
+    from xce.compat.manual import of
     from xce.compat.programs import PROGRAMS
 
     return {f"{name}.1": render_front_end(of(name)) for name in PROGRAMS}

@@ -93,15 +93,3 @@ class Program:
             lines += ["", self.notes]
         return "\n".join(lines) + "\n"
 
-
-def of(name: str) -> Program:
-    """The declaration of the front-end ``name`` (KeyError for a name XCE does not provide)."""
-    from xce.compat.programs import LSF, SLURM
-
-    if name in SLURM:
-        from xce.compat.slurm.tables import program
-    elif name in LSF:
-        from xce.compat.lsf.tables import program
-    else:
-        raise KeyError(name)
-    return program(name)

@@ -83,4 +83,4 @@ def run(argv: list[str]) -> int:
     return EXIT_FAIL if missing else 0
 
 
-main = tables.with_help(main_of("bacct", USAGE, run), "bacct")
+main = tables.with_help(main_of("bacct", USAGE, run), "bacct", USAGE)

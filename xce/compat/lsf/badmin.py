@@ -26,4 +26,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = tables.with_help(main_of("badmin", USAGE, run), "badmin")
+main = tables.with_help(main_of("badmin", USAGE, run), "badmin", USAGE)

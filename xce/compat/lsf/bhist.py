@@ -60,4 +60,4 @@ def run(argv: list[str]) -> int:
     return EXIT_FAIL if missing else 0
 
 
-main = tables.with_help(main_of("bhist", USAGE, run), "bhist")
+main = tables.with_help(main_of("bhist", USAGE, run), "bhist", USAGE)

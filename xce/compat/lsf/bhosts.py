@@ -45,4 +45,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = tables.with_help(main_of("bhosts", USAGE, run), "bhosts")
+main = tables.with_help(main_of("bhosts", USAGE, run), "bhosts", USAGE)

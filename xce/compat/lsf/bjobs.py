@@ -129,4 +129,4 @@ def _jobs_client():
     return connect()
 
 
-main = tables.with_help(main_of("bjobs", USAGE, run), "bjobs")
+main = tables.with_help(main_of("bjobs", USAGE, run), "bjobs", USAGE)

@@ -51,4 +51,4 @@ def _signal(text: str | None) -> str | None:
     return sig.name
 
 
-main = tables.with_help(main_of("bkill", USAGE, run), "bkill")
+main = tables.with_help(main_of("bkill", USAGE, run), "bkill", USAGE)

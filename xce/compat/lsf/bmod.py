@@ -68,4 +68,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = tables.with_help(main_of("bmod", USAGE, run), "bmod")
+main = tables.with_help(main_of("bmod", USAGE, run), "bmod", USAGE)

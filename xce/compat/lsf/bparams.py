@@ -29,4 +29,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = tables.with_help(main_of("bparams", USAGE, run), "bparams")
+main = tables.with_help(main_of("bparams", USAGE, run), "bparams", USAGE)

@@ -59,4 +59,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = tables.with_help(main_of("bqueues", USAGE, run), "bqueues")
+main = tables.with_help(main_of("bqueues", USAGE, run), "bqueues", USAGE)

@@ -24,4 +24,4 @@ def run(argv: list[str]) -> int:
     return status
 
 
-main = tables.with_help(main_of("brequeue", USAGE, run), "brequeue")
+main = tables.with_help(main_of("brequeue", USAGE, run), "brequeue", USAGE)

@@ -12,4 +12,4 @@ def run(argv: list[str]) -> int:
     return _act.program("resume", argv, *tables.BRESUME.lsf(), fallback="release")
 
 
-main = tables.with_help(main_of("bresume", USAGE, run), "bresume")
+main = tables.with_help(main_of("bresume", USAGE, run), "bresume", USAGE)

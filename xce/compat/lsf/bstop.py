@@ -12,4 +12,4 @@ def run(argv: list[str]) -> int:
     return _act.program("suspend", argv, *tables.BSTOP.lsf(), fallback="hold")
 
 
-main = tables.with_help(main_of("bstop", USAGE, run), "bstop")
+main = tables.with_help(main_of("bstop", USAGE, run), "bstop", USAGE)

@@ -142,4 +142,4 @@ def _wait(client, jobid: int) -> int:
         return 130
 
 
-main = tables.with_help(main_of("bsub", USAGE, run), "bsub")
+main = tables.with_help(main_of("bsub", USAGE, run), "bsub", USAGE)

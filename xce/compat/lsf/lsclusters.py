@@ -31,4 +31,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = tables.with_help(main_of("lsclusters", USAGE, run), "lsclusters")
+main = tables.with_help(main_of("lsclusters", USAGE, run), "lsclusters", USAGE)

@@ -93,4 +93,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = tables.with_help(main_of("lshosts", USAGE, run), "lshosts")
+main = tables.with_help(main_of("lshosts", USAGE, run), "lshosts", USAGE)

@@ -20,4 +20,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = tables.with_help(main_of("lsid", USAGE, run), "lsid")
+main = tables.with_help(main_of("lsid", USAGE, run), "lsid", USAGE)

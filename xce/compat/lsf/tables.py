@@ -309,9 +309,8 @@ BSUB_COMPLETE = {"-q": "queues", "-m": "hosts", "-o": "file", "-oo": "file", "-e
                  "-cwd": "dir", "-u": "users"}
 
 
-def bsub() -> Program:
+def bsub(usage: str) -> Program:
     from xce.compat.lsf import options as o
-    from xce.compat.lsf.bsub import USAGE
 
     flags = []
     for row in o.BSUB_OPTIONS:
@@ -322,7 +321,7 @@ def bsub() -> Program:
             does = HONOUR
         flags.append(Flag(row.name[1:], takes=REQUIRED if row.takes else 0, metavar=metavar, help=text, does=does,
                           complete=BSUB_COMPLETE.get(row.name)))
-    return Program("bsub", "lsf", USAGE, "submits a job to LSF", flags, operand="command", complete="file")
+    return Program("bsub", "lsf", usage, "submits a job to LSF", flags, operand="command", complete="file")
 
 
 STATIC = {"bjobs": BJOBS, "bkill": BKILL, "bstop": BSTOP, "bresume": BRESUME, "brequeue": BREQUEUE, "bmod": BMOD,
@@ -330,25 +329,23 @@ STATIC = {"bjobs": BJOBS, "bkill": BKILL, "bstop": BSTOP, "bresume": BRESUME, "b
           "lsclusters": LSCLUSTERS, "lshosts": LSHOSTS, "badmin": BADMIN}
 
 
-def program(name: str) -> Program:
-    """One LSF front-end's declaration, its usage lines read from its module's ``USAGE``."""
-    import importlib
-
+def program(name: str, usage: str) -> Program:
+    """One LSF front-end's declaration, with its usage lines (its module's ``USAGE``)."""
     if name == "bsub":
-        return bsub()
+        return bsub(usage)
     table = STATIC[name]
-    table.usage = importlib.import_module(f"xce.compat.lsf.{name}").USAGE
+    table.usage = usage
     return table
 
 
-def with_help(main, prog: str):
+def with_help(main, prog: str, usage: str):
     """``main`` with LSF's ``-h``: the usage and every option, on standard error, exit 0 (a usage
     error still prints the usage alone)."""
     import sys
 
     def run(argv: list[str]) -> int:
         if argv[:1] in (["-h"], ["-help"], ["--help"]):
-            sys.stderr.write(program(prog).help_text())
+            sys.stderr.write(program(prog, usage).help_text())
             return 0
         return main(argv)
 

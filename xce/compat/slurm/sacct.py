@@ -285,7 +285,7 @@ def main(argv: list[str]) -> int:
             elif name == "partition":
                 partitions += [p.strip() for p in (value or "").split(",") if p.strip()]
             elif name in ("help", "usage"):
-                tables.show_help(PROG, {name})
+                tables.show_help(PROG, {name}, REFUSED)
                 return 0
             elif name == "version":
                 sys.stdout.write("slurm 22.05.8\n")

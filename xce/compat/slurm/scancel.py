@@ -59,7 +59,7 @@ def main(argv: list[str]) -> int:
             if bad:
                 return _err(f"Invalid job state specified: {bad}")
         elif opt in ("help", "usage"):
-            tables.show_help(PROG, {opt})
+            tables.show_help(PROG, {opt}, REFUSED)
             return 0
         elif opt == "version":
             sys.stdout.write("slurm 22.05.8\n")

@@ -43,7 +43,7 @@ def main(argv: list[str]) -> int:
     if names & {"help", "usage"}:
         from xce.compat.slurm.tables import show_help
 
-        show_help(PROG, names)
+        show_help(PROG, names, REFUSED)
         return 0
     if "version" in names:
         sys.stdout.write("slurm 22.05.8\n")

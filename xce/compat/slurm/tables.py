@@ -384,39 +384,27 @@ def _alloc_program(name: str, usage: str, summary: str, own, dropped=()) -> Prog
 
 
 def srun() -> Program:
-    from xce.compat.slurm.srun import REFUSED
-
-    p = _alloc_program("srun", "Usage: srun [OPTIONS(0)... [executable(0) [args(0)...]]] [ : [OPTIONS(N)...]] "
+    return _alloc_program("srun", "Usage: srun [OPTIONS(0)... [executable(0) [args(0)...]]] [ : [OPTIONS(N)...]] "
                        "executable(N) [args(N)...]", "run a parallel job", SRUN_OWN, SRUN_DROPPED)
-    p.refused.update(REFUSED)
-    return p
 
 
 def salloc() -> Program:
-    from xce.compat.slurm.salloc import REFUSED
-
-    p = _alloc_program("salloc", "Usage: salloc [OPTIONS(0)...] [ : [OPTIONS(N)...]] [command(0) [args(0)...]]",
+    return _alloc_program("salloc", "Usage: salloc [OPTIONS(0)...] [ : [OPTIONS(N)...]] [command(0) [args(0)...]]",
                        "obtain a job allocation and run a command in it", SALLOC_OWN)
-    p.refused.update(REFUSED)
-    return p
 
 
-def show_help(name: str, asked: set[str]) -> None:
-    """``--help`` (every option) or ``--usage`` (the usage line) on standard output."""
+def show_help(name: str, asked: set[str], refused: dict[str, str] | None = None) -> None:
+    """``--help`` (every option, ``refused`` marked so) or ``--usage`` (the usage line) on standard output."""
     import sys
 
-    table = program(name)
+    table = program(name, refused)
     sys.stdout.write(table.help_text() if "help" in asked else table.usage + "\n")
 
 
-def program(name: str) -> Program:
-    """The declaration of one Slurm front-end, with its parser's refusals."""
-    import importlib
-
-    if name in BUILT:
-        return BUILT[name]()
-    table = STATIC[name]
-    table.refused.update(getattr(importlib.import_module(f"xce.compat.slurm.{name}"), "REFUSED", {}))
+def program(name: str, refused: dict[str, str] | None = None) -> Program:
+    """The declaration of one Slurm front-end, with the reasons its parser refuses options."""
+    table = BUILT[name]() if name in BUILT else STATIC[name]
+    table.refused.update(refused or {})
     return table
 
 
