@@ -145,3 +145,29 @@ def test_compat_install_puts_the_pages_where_man_finds_them(tmp_path):
     by_manpath = subprocess.run(["man", "-w", "bjobs"], capture_output=True, text=True, timeout=60,
                                 env={**env, "MANPATH": str(tmp_path / "compat" / "share" / "man")})
     assert by_manpath.stdout.strip().endswith("/man1/bjobs.1"), by_manpath.stderr
+
+
+@pytest.mark.parametrize("prog", PROGRAMS)
+def test_every_front_end_declares_its_options_with_a_help_line(prog):
+    from xce.compat.manual import declared
+
+    assert declared(prog), f"{prog} has no option table (xce/compat/slurm/tables.py or lsf/tables.py)"
+    table = of(prog)
+    assert table.summary and table.usage.startswith(f"Usage: {prog}")
+    assert all(flag.help for flag in table.flags), [f.name for f in table.flags if not f.help]
+
+
+def test_a_program_without_a_table_still_gets_a_page_from_its_module():
+    """(a program merged before its table: its page and completion come from its getopt names)"""
+    import types
+
+    from xce.cli.manpage import render_front_end
+    from xce.compat.manual import _undeclared
+
+    module = types.ModuleType("sdemo")
+    module.__doc__ = "``sdemo``: show a demonstration.\n\nMore."
+    module.LONGS, module.SHORTS = {"jobs": 1, "noheader": 0}, {"j": "jobs", "h": "noheader"}
+    table = _undeclared("squeue", module)
+    assert table.summary == "show a demonstration"
+    assert [table.left(f) for f in table.flags] == ["-j, --jobs=value", "-h, --noheader"]
+    assert "\\-\\-noheader" in render_front_end(table)

@@ -123,7 +123,7 @@ SCONTROL = Program(
         Flag("help", "h", help="equivalent to \"help\" command"),
         Flag("hide", help="equivalent to \"hide\" command", does=IGNORE),
         Flag("oneliner", "o", help="equivalent to \"oneliner\" command"),
-        Flag("quiet", "Q", help="equivalent to \"quiet\" command", does=IGNORE),
+        Flag("quiet", "Q", help="equivalent to \"quiet\" command"),
         Flag("usage", "u", help="show a brief summary of the commands"),
         Flag("verbose", "v", help="equivalent to \"verbose\" command", does=IGNORE),
         Flag("version", "V", help="equivalent to \"version\" command"),
