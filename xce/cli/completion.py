@@ -258,7 +258,7 @@ def front_end_candidates(prog: str, done: list[str], current: str) -> list[str]:
         table = of(prog)
     except KeyError:
         return []
-    slurm = table.system == "slurm"
+    slurm = not table.single_dash  # getopt's rules, else one dash per option
     longs = {f.name: f for f in table.flags}
     shorts = {f.short: f for f in table.flags if f.short}
     stop = prog in ("sbatch", "srun", "salloc", "bsub")  # the first operand is the script or command
@@ -302,7 +302,8 @@ def front_end_candidates(prog: str, done: list[str], current: str) -> list[str]:
         if slurm:
             words = [f"--{f.name}" for f in table.flags] + [f"-{f.short}" for f in table.flags if f.short]
         else:
-            words = [f"-{f.name}" for f in table.flags] + ["-h", "-V"]
+            words = [f"-{f.name}" for f in table.flags]
+            words += [w for w in ("-h", "-V") if table.system == "lsf" and w not in words]
         return _filter(words, current)
     return _filter(_kind(table.complete, None, None), current)
 

@@ -15,7 +15,7 @@ import importlib
 import re
 
 from xce.compat.optable import NONE, REQUIRED, Flag, Program
-from xce.compat.programs import LSF, PROGRAMS, SLURM
+from xce.compat.programs import PROGRAMS, SLURM
 
 
 def declared(name: str) -> bool:
@@ -54,5 +54,5 @@ def _undeclared(name: str, module) -> Program:
     else:  # the options its usage names: [-f], [-q queue_name]
         found = dict(re.findall(r"(?<![\w-])-(\w+)(?: ([a-z_]+))?", usage))
         flags = [Flag(n, takes=REQUIRED if v else NONE, metavar=v) for n, v in found.items()]
-        system = "lsf" if name in LSF else system
-    return Program(name, system, usage, summary, flags, refused=getattr(module, "REFUSED", None))
+    return Program(name, system, usage, summary, flags, refused=getattr(module, "REFUSED", None),
+                   single_dash=longs is None)

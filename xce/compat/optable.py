@@ -35,11 +35,15 @@ class Program:
     operands are (``operand``: a metavar; ``complete``: what a shell offers for them), and the
     reason for each option it refuses (``refused``: name -> reason, the parser's own table)."""
 
-    __slots__ = ("name", "system", "usage", "summary", "flags", "operand", "complete", "refused", "notes")
+    __slots__ = ("name", "system", "usage", "summary", "flags", "operand", "complete", "refused", "notes",
+                 "single_dash")
 
     def __init__(self, name: str, system: str, usage: str, summary: str, flags, *, operand: str = "",
-                 complete=None, refused: dict[str, str] | None = None, notes: str = ""):
+                 complete=None, refused: dict[str, str] | None = None, notes: str = "",
+                 single_dash: bool | None = None):
         self.name, self.system, self.usage, self.summary = name, system, usage, summary
+        #: Options written with one dash each (LSF's, and a few contributed Slurm tools like seff).
+        self.single_dash = system == "lsf" if single_dash is None else single_dash
         self.flags = tuple(flags)
         self.operand, self.complete, self.refused, self.notes = operand, complete, dict(refused or {}), notes
 
@@ -67,7 +71,7 @@ class Program:
 
     def left(self, flag: Flag) -> str:
         """The option as its help line writes it: ``-p, --partition=partition`` or ``-q queue_name``."""
-        if self.system == "lsf":
+        if self.single_dash:
             return f"-{flag.name}" + (f" {flag.metavar or 'value'}" if flag.takes else "")
         value = flag.metavar or "value"
         arg = {NONE: "", REQUIRED: f"={value}", OPTIONAL: f"[={value}]"}[flag.takes]
@@ -83,9 +87,9 @@ class Program:
     def help_text(self) -> str:
         """``--help`` as the real program prints it: the usage, then every option on a line."""
         lines = [self.usage.rstrip("\n"), ""]
-        if self.system == "lsf":
+        if self.single_dash:
             lines.append("Options:")
-        width = 32 if self.system == "slurm" else 24
+        width = 24 if self.single_dash else 32
         for left, right in self.rows():
             text = f"  {left}"
             lines.append(f"{text:<{width}}{right}" if len(text) < width else f"{text}\n{'':<{width}}{right}")
