@@ -86,6 +86,10 @@ def test_hosts_users_and_job_ids_come_from_the_cluster(site):
     assert tab(site, "bkill ") == [site["jobid"]]
     assert tab(site, "xce kill ") == [site["jobid"]]
     assert tab(site, "xce jobs -q ") == site["queues"]
+    assert tab(site, "scontrol show j") == ["job"]
+    assert tab(site, "scontrol show job ") == [site["jobid"]]
+    assert tab(site, "scontrol -o show node ") == site["hosts"]
+    assert tab(site, "scontrol release ") == [site["jobid"]]
 
 
 def test_options_come_from_each_programs_table(site):

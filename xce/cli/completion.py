@@ -263,13 +263,13 @@ def front_end_candidates(prog: str, done: list[str], current: str) -> list[str]:
     shorts = {f.short: f for f in table.flags if f.short}
     stop = prog in ("sbatch", "srun", "salloc", "bsub")  # the first operand is the script or command
     pending = None  # the option whose value the next word is
-    operands = 0
+    operands: list[str] = []
     for word in done:
         if pending is not None:
             pending = None
             continue
         if word == "--" or not word.startswith("-") or word == "-":
-            operands += 1
+            operands.append(word.lower())
             if stop:
                 return [FILES]
             continue
@@ -305,7 +305,10 @@ def front_end_candidates(prog: str, done: list[str], current: str) -> list[str]:
             words = [f"-{f.name}" for f in table.flags]
             words += [w for w in ("-h", "-V") if table.system == "lsf" and w not in words]
         return _filter(words, current)
-    return _filter(_kind(table.complete, None, None), current)
+    kind = table.complete
+    if isinstance(kind, dict):  # a grammar of words (scontrol show job ID): what follows those given
+        kind = kind.get(tuple(operands), kind.get((operands[0],) if operands else (), None))
+    return _filter(_kind(kind, None, None), current)
 
 
 def answer_front_end(words: list[str]) -> int:

@@ -7,7 +7,9 @@ LSF: the word after its one dash), how it takes a value, a help line, and what i
 cluster: ``HONOUR`` (it works as in the real program), ``KEEP`` (accepted and kept with the job: it
 cannot matter here), ``IGNORE`` (accepted, no effect here), ``REFUSE`` (the command is refused with
 the reason). ``complete`` names the values a shell may offer for it: ``jobs``, ``queues`` (Slurm's
-partitions), ``hosts``, ``users`` from the live cluster, ``file``, or a tuple of words.
+partitions), ``hosts``, ``users`` from the live cluster, ``file``, or a tuple of words; a program's
+operands may also be a grammar, a dict from the words given so far to what follows
+(``scontrol show job`` is followed by job ids).
 
 Standard library only, and cheap to import: every status program's start pays for it.
 """

@@ -128,7 +128,11 @@ SCONTROL = Program(
         Flag("verbose", "v", help="equivalent to \"verbose\" command", does=IGNORE),
         Flag("version", "V", help="equivalent to \"version\" command"),
     ), operand="COMMAND",
-    complete=("show", "requeue", "requeuehold", "hold", "uhold", "release", "version"),
+    complete={(): ("show", "requeue", "requeuehold", "hold", "uhold", "release", "version"),
+              ("show",): ("config", "job", "partition", "node", "hostnames"),
+              ("show", "job"): "jobs", ("show", "partition"): "queues", ("show", "node"): "hosts",
+              ("requeue",): "jobs", ("requeuehold",): "jobs", ("hold",): "jobs", ("uhold",): "jobs",
+              ("release",): "jobs"},
     notes="Commands:\n  show config | show job [ID] | show partition [NAME] | show node [NAME] | show hostnames [LIST]\n"
           "  requeue ID | requeuehold ID | hold ID | uhold ID | release ID | version\n"
           "Any other command is refused as Slurm refuses an invalid keyword.")
