@@ -119,3 +119,20 @@ def test_without_a_controller_completion_offers_nothing_quietly_and_quickly(site
     live = subprocess.run([str(XCE), "__complete-values", "hosts"], capture_output=True, text=True, timeout=30,
                           env=site["env"])
     assert live.stdout.split() == site["hosts"]
+
+
+def test_zsh_completes_the_front_ends_and_xce_from_the_same_answers(site, tmp_path):
+    """zsh's completion system is stood in for by functions that print what would be offered."""
+    script = subprocess.run([str(XCE), "completion", "zsh"], capture_output=True, text=True, timeout=60,
+                            env=site["env"], check=True).stdout
+    (tmp_path / "c.zsh").write_text(script)
+    probe = (f"compdef() {{ : }}\ncompadd() {{ [[ $1 == -- ]] && shift; print -l -- \"$@\" }}\n"
+             f"_files() {{ print -- FILES }}\nsource {shlex.quote(str(tmp_path / 'c.zsh'))}\n"
+             "words=(sbatch -p ''); CURRENT=3; _xce_compat_complete; print -- ---\n"
+             "words=(bkill ''); CURRENT=2; _xce_compat_complete; print -- ---\n"
+             "words=(squeue --par); CURRENT=2; _xce_compat_complete; print -- ---\n"
+             "words=(xce submit -q ''); CURRENT=4; _xce_complete\n")
+    out = subprocess.run(["zsh", "-f", "-c", probe], capture_output=True, text=True, timeout=60, env=site["env"])
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    parts = [p.split() for p in out.stdout.split("---\n")]
+    assert parts == [site["queues"], [site["jobid"]], ["--partition"], site["queues"]]
