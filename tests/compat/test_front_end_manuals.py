@@ -27,7 +27,7 @@ def run(prog: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
                           input=stdin, env={**env, **NOWHERE})
 
 
-@pytest.mark.parametrize("prog", SLURM)
+@pytest.mark.parametrize("prog", [p for p in SLURM if not of(p).single_dash])
 def test_slurm_help_is_the_usage_then_every_option(prog):
     r = run(prog, "--help")
     assert r.returncode == 0 and r.stderr == "", r.stderr
@@ -48,6 +48,13 @@ def test_sbatch_help_lists_its_options_as_sbatch_does():
     assert re.search(r"^      --mail-user=user +.*\(kept with the job, no effect here\)$", out, re.M)
     assert re.search(r"^      --bb=<spec> +.*\(refused here: burst buffers are not offered here\)$", out, re.M)
     assert len(out.splitlines()) > 100
+
+
+def test_seff_help_is_the_contributed_scripts_and_names_every_option():
+    r = run("seff", "-h")
+    assert r.returncode == 0 and r.stdout.startswith("Usage: seff [Options] <Jobid>\n")
+    for flag in of("seff").flags:
+        assert re.search(rf"^ +-{flag.name} ", r.stdout, re.M), flag.name
 
 
 @pytest.mark.parametrize("prog", LSF)
@@ -84,8 +91,8 @@ def _refused(prog: str) -> list[list[str]]:
     return out
 
 
-@pytest.mark.parametrize("prog", ["sbatch", "srun", "salloc", "squeue", "sacct", "sinfo", "scancel", "bsub", "bjobs",
-                                  "bkill"])
+@pytest.mark.parametrize("prog", ["sbatch", "srun", "salloc", "squeue", "sacct", "sinfo", "scancel", "sattach", "bsub",
+                                  "bjobs", "bkill", "lsload"])
 def test_every_option_the_help_calls_refused_is_refused_before_anything_is_asked(prog):
     cases = _refused(prog)
     assert cases, f"{prog} refuses nothing?"

@@ -196,6 +196,21 @@ LSHOSTS = _p("lshosts", "displays hosts and their static resource information", 
 BADMIN = _p("badmin", "administrative tool for LSF (showconf only here)", (), operand="showconf",
             complete=("showconf",), notes="Subcommands: showconf mbd | showconf sbd [host_name ...]")
 
+BPEEK = _p("bpeek", "displays the stdout and stderr output of an unfinished job", (
+    _f("f", "follow the output as it is written (tail -f)"),
+    _v("q", "queue_name", "the most recent job of yours in this queue", complete="queues"),
+    _v("m", "host_name", "the most recent job of yours on this host", complete="hosts"),
+    _v("J", "job_name", "the most recent job of yours with this name"),
+), operand="job_id", complete="jobs")
+LSLOAD = _p("lsload", "displays load information for hosts", (
+    _f("w", "wide format"), _f("l", "long format: every load index"),
+    _f("N", "normalized CPU run queue lengths", IGNORE), _f("E", "effective CPU run queue lengths", IGNORE),
+    _f("x", "only hosts in an exception state", IGNORE), _f("s", "shared resources", REFUSE),
+    _v("R", "res_req", "only hosts that satisfy this resource requirement", REFUSE),
+    _v("I", "index_list", "only these load indices (r15s:ut:mem ...)"),
+    _v("n", "num_hosts", "at most this many hosts"),
+), operand="host_name", complete="hosts")
+
 #: bsub's help lines: option (with its dash) -> (metavar, text).
 BSUB_HELP = {
     "-a": ("\"esub_application ...\"", "external submission applications"),
@@ -326,7 +341,7 @@ def bsub(usage: str) -> Program:
 
 STATIC = {"bjobs": BJOBS, "bkill": BKILL, "bstop": BSTOP, "bresume": BRESUME, "brequeue": BREQUEUE, "bmod": BMOD,
           "bhist": BHIST, "bacct": BACCT, "bqueues": BQUEUES, "bhosts": BHOSTS, "bparams": BPARAMS, "lsid": LSID,
-          "lsclusters": LSCLUSTERS, "lshosts": LSHOSTS, "badmin": BADMIN}
+          "lsclusters": LSCLUSTERS, "lshosts": LSHOSTS, "badmin": BADMIN, "bpeek": BPEEK, "lsload": LSLOAD}
 
 
 def program(name: str, usage: str) -> Program:

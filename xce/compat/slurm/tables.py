@@ -166,6 +166,73 @@ SCANCEL = Program("scancel", "slurm", "Usage: scancel [OPTIONS] [job_id[_array_i
     Flag("version", "V", help="output version information and exit"),
 ), operand="job_id", complete="jobs")
 
+SSTAT = Program("sstat", "slurm", "Usage: sstat [options] -j <job(.stepid)>",
+                "display the resource usage of running jobs", (
+    Flag("allsteps", "a", help="print all steps for the given job(s) when no step is specified"),
+    Flag("format", "o", REQUIRED, "field_list", "comma separated list of fields (use \"--helpformat\" for a list)"),
+    Flag("fields", "", REQUIRED, "field_list", "same as --format"),
+    Flag("helpformat", "e", help="print a list of fields that can be specified with the '--format' option"),
+    Flag("jobs", "j", REQUIRED, "job(.step)", "comma separated list of jobs or job steps", complete="jobs"),
+    Flag("noheader", "n", help="no header will be added to the beginning of output"),
+    Flag("noconvert", help="don't convert units from their original type (e.g. 2048M won't be converted to 2G)"),
+    Flag("parsable", "p", help="output will be '|' delimited with a '|' at the end"),
+    Flag("parsable2", "P", help="output will be '|' delimited without a '|' at the end"),
+    Flag("pidformat", "i", help="predefined format to list the pids running for each job step", does=IGNORE),
+    Flag("verbose", "v", help="primarily for debugging purposes", does=IGNORE),
+    Flag("help", "h", help="print this description of use"), Flag("usage", help="display a command usage summary"),
+    Flag("version", "V", help="print version"),
+), operand="job", complete="jobs")
+
+SPRIO = Program("sprio", "slurm", "Usage: sprio [OPTIONS]", "view the factors that comprise a job's scheduling "
+                "priority", (
+    Flag("noheader", "h", help="no headers on output"),
+    Flag("jobs", "j", REQUIRED, "job_number", "comma separated list of jobs to view", complete="jobs"),
+    Flag("long", "l", help="long report"),
+    Flag("norm", "n", help="display normalized values"),
+    Flag("format", "o", REQUIRED, "format", "format specification"),
+    Flag("partition", "p", REQUIRED, "partition", "comma separated list of partitions to view", complete="queues"),
+    Flag("user", "u", REQUIRED, "user_name", "comma separated list of users to view", complete="users"),
+    Flag("weights", "w", help="show the weights for each priority factor"),
+    _CLUSTERS, Flag("sort", "S", REQUIRED, "fields", "comma separated list of fields to sort on", IGNORE),
+    Flag("verbose", "v", help="display more information", does=IGNORE),
+    Flag("help", help="show this help message"), Flag("usage", help="display a brief summary of sprio options"),
+    Flag("version", "V", help="output version information and exit"),
+))
+
+SSHARE = Program("sshare", "slurm", "Usage: sshare [OPTION]", "list the shares of associations (fair share here)", (
+    Flag("all", "a", help="list all users"),
+    Flag("accounts", "A", REQUIRED, "accounts", "display specific accounts (comma separated list)"),
+    Flag("users", "u", REQUIRED, "users", "display specific users (comma separated list)", complete="users"),
+    Flag("long", "l", help="include normalized usage in output"),
+    Flag("parsable", "p", help="'|' delimited output with a trailing '|'"),
+    Flag("parsable2", "P", help="'|' delimited output without a trailing '|'"),
+    Flag("noheader", "n", help="omit header from output"),
+    _CLUSTERS, Flag("verbose", "v", help="display more information", does=IGNORE),
+    Flag("help", "h", help="print this description of use"), Flag("usage", help="display a brief usage summary"),
+    Flag("version", "V", help="print version information"),
+))
+
+SATTACH = Program("sattach", "slurm", "Usage: sattach [options] <jobid.stepid>",
+                  "attach to a job step's terminal (a job started with a terminal here)", (
+    Flag("pty", help="put this terminal in raw mode, as for a pseudo-terminal"),
+    Flag("quiet", "Q", help="quiet mode (suppress informational messages)"),
+    Flag("label", "l", help="prepend task number to lines of stdout & stderr"),
+    Flag("layout", help="print task layout info and exit (do not attach to tasks)"),
+    Flag("input-filter", "", REQUIRED, "taskid", "send stdin to only the specified task"),
+    Flag("output-filter", "", REQUIRED, "taskid", "only print stdout from the specified task"),
+    Flag("error-filter", "", REQUIRED, "taskid", "only print stderr from the specified task"),
+    Flag("verbose", "v", help="verbose mode (multiple -v's increase verbosity)", does=IGNORE),
+    Flag("help", "h", help="show this help message"), Flag("usage", "u", help="display brief usage message"),
+    Flag("version", "V", help="output version information and exit"),
+), operand="jobid.stepid", complete="jobs",
+    refused={n: "not offered: the job has one terminal, attached whole"
+             for n in ("label", "layout", "input-filter", "output-filter", "error-filter")})
+
+SEFF = Program("seff", "slurm", "Usage: seff [Options] <Jobid>", "the CPU and memory efficiency of a finished job", (
+    Flag("h", help="help menu"), Flag("v", help="version"), Flag("d", help="debug mode: display raw Slurm data",
+                                                                   does=IGNORE),
+), operand="Jobid", complete="jobs", single_dash=True)
+
 #: srun's own options (beside sbatch's job options).
 SRUN_OWN = (
     Flag("accel-bind", "", REQUIRED, "type", "bind tasks to closest accelerators", IGNORE),
@@ -412,5 +479,6 @@ def program(name: str, refused: dict[str, str] | None = None) -> Program:
     return table
 
 
-STATIC = {"squeue": SQUEUE, "sacct": SACCT, "sinfo": SINFO, "scontrol": SCONTROL, "scancel": SCANCEL}
+STATIC = {"squeue": SQUEUE, "sacct": SACCT, "sinfo": SINFO, "scontrol": SCONTROL, "scancel": SCANCEL, "sstat": SSTAT,
+          "sprio": SPRIO, "sshare": SSHARE, "sattach": SATTACH, "seff": SEFF}
 BUILT = {"sbatch": sbatch, "srun": srun, "salloc": salloc}
