@@ -178,3 +178,22 @@ def test_a_program_without_a_table_still_gets_a_page_from_its_module():
     assert table.summary == "show a demonstration"
     assert [table.left(f) for f in table.flags] == ["-j, --jobs=value", "-h, --noheader"]
     assert "\\-\\-noheader" in render_front_end(table)
+
+
+@pytest.mark.parametrize("prog", [p for p in (*SLURM, *LSF) if p not in ("seff", "bsub", "sbatch")])
+def test_the_parser_reads_the_table_the_help_prints(prog):
+    """A module that declares its getopt names (or LSF flags) itself, beside its table, would let
+    the help and the parser disagree: they must be the table's."""
+    import importlib
+
+    from xce.compat.slurm import tables as slurm
+
+    module = importlib.import_module(PROGRAMS[prog])
+    table = of(prog)
+    if prog in ("srun", "salloc"):
+        own = slurm.SRUN_OWN if prog == "srun" else slurm.SALLOC_OWN
+        assert (module.EXTRA, module.SHORTS) == slurm.own_names(own)
+    elif prog in SLURM:
+        assert (module.LONGS, module.SHORTS) == table.getopt()
+    elif hasattr(module, "FLAGS"):
+        assert (module.FLAGS, getattr(module, "VALUED", frozenset())) == table.lsf()
