@@ -396,6 +396,7 @@ JOB_HELP = {
     "sockets-per-node": ("S", "number of sockets per node to allocate"),
     "spread-job": ("", "spread job across as many nodes as possible"),
     "switches": ("max-switches{@max-time-to-wait}", "optimum switches and max time to wait for optimum"),
+    "tasks-per-node": ("n", "same as --ntasks-per-node"),
     "test-only": ("", "validate batch script but do not submit"),
     "thread-spec": ("threads", "count of reserved threads"),
     "threads-per-core": ("T", "number of threads per core to allocate"),
