@@ -64,7 +64,8 @@ screenshots: $(STAMP) system-packages
 docs-reference: $(STAMP)
 	$(VENV)/bin/python -m xce.config.reference > docs/reference/configuration.md
 
-# xce.1 and xceadmin.1, rendered from the commands' declaration (build output: never committed).
+# xce.1, xceadmin.1 and a page per LSF/Slurm front-end, rendered from the declarations (build output: never
+# committed; `make setup` installs them where man finds them, through `xce compat install`).
 MAN_DIR ?= build/man
 man: $(STAMP)
 	$(VENV)/bin/python -m xce.cli.manpage $(MAN_DIR)

@@ -21,7 +21,7 @@ def pages(tmp_path_factory):
     done = subprocess.run([sys.executable, "-m", "xce.cli.manpage", str(out)], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["xce.1", "xceadmin.1"]
+    assert {"xce.1", "xceadmin.1", "sbatch.1", "bsub.1"} <= {p.name for p in out.iterdir()}
     return out
 
 

@@ -115,8 +115,9 @@ ACCT = Command(
             help="Start of the window: a duration ago (7d, 36h, 90m) or an ISO date/time (UTC by default). "
                  "Default: all finished jobs kept."),
         Opt("until", ("-E", "--until"), metavar="WHEN", help="End of the window (default: now)."),
-        Opt("user", ("-u", "--user"), metavar="USER", help="Only this user's jobs, or 'all' (default: your own)."),
-        Opt("queue", ("-q", "--queue"), help="Only jobs of this queue."),
+        Opt("user", ("-u", "--user"), metavar="USER", help="Only this user's jobs, or 'all' (default: your own).",
+            complete="users"),
+        Opt("queue", ("-q", "--queue"), help="Only jobs of this queue.", complete="queues"),
         Opt("project", ("-P", "--project"), help="Only jobs charged to this project."),
         JSON,
         Opt("as_csv", ("--csv",), bool, False, help="Print one CSV line per job (with a header line): times in ISO 8601, UTC; durations in seconds."),

@@ -40,6 +40,22 @@ def install_cmd(directory, only_me: bool) -> None:
     print(f"{len(LAUNCHERS) - len(PROGRAMS)} other LSF and Slurm command names there say that XCE does not "
           "provide them, so that none falls through to another scheduler's")
     print(f'Put them first on PATH where XCE is the scheduler: export PATH="{where}:$PATH"')
+    _install_manuals(where)
+
+
+def _install_manuals(where: str, quiet: bool = False) -> None:
+    """Their man pages and xce's where ``man`` looks (``../share/man`` of each PATH directory); a
+    directory that cannot take them is said, and the commands stay installed."""
+    from xce.cli.manpage import install
+
+    try:
+        pages = install(where)
+    except OSError as exc:
+        print(f"xce compat: warning: manual pages not written: {exc}", file=sys.stderr)
+        return
+    if quiet:  # `xce compat path` prints the directory alone
+        return
+    print(f"Manual pages in {pages[0].parent} and {pages[-1].parent} (man sbatch, man bjobs, man xce)")
 
 
 def path_cmd() -> None:
@@ -49,6 +65,7 @@ def path_cmd() -> None:
     where = default_dir()
     if stale(where):
         where = _install_or_fail(None)
+        _install_manuals(where, quiet=True)
     sys.stdout.write(where + "\n")
     if (why := out_of_reach()) is not None:
         print(f"xce compat path: warning: only you can run these commands: {why}", file=sys.stderr)

@@ -107,13 +107,14 @@ def _limit_text(seconds: int | None) -> str:
     return f"run limit {hms(seconds)}"
 
 
-_JOBS = Arg("jobids", _job, many=True, required=False, metavar="JOB",
+_JOBS = Arg("jobids", _job, many=True, required=False, metavar="JOB", complete="jobs",
              help="Job ids, ID[INDEX] or ID[1-5] (array elements), or job names; 0: all of your unfinished jobs.")
-_SCOPE = (Opt("queue", ("-q", "--queue"), help="Only jobs of this queue (alone: all of yours in it)."),
+_SCOPE = (Opt("queue", ("-q", "--queue"), help="Only jobs of this queue (alone: all of yours in it).",
+              complete="queues"),
           Opt("name", ("-J", "--job-name"),
               help="Only jobs of this name, '*' matching any run of characters (alone: all of yours with it).",
               metavar="NAME"),
-          Opt("user", ("-u", "--user"), metavar="USER",
+          Opt("user", ("-u", "--user"), metavar="USER", complete="users",
               help="Admins: with 0, -q or -J, this user's jobs instead of yours; 'all' for everyone's."))
 
 
@@ -138,9 +139,10 @@ COMMAND_SPECS = [
     Command("modify", "Change a job's priority, queue, project or run limit; while it pends also its name, tasks, "
             "requirement, requests, limits, output files, begin time and dependency, checked as at submission "
             "(LSF bmod, Slurm scontrol update).",
-            [Arg("jobid", ref_arg, metavar="JOB", help="Job id, ID[INDEX] (an array element) or job name."),
+            [Arg("jobid", ref_arg, metavar="JOB", help="Job id, ID[INDEX] (an array element) or job name.",
+                 complete="jobs"),
              Opt("priority", ("--priority",), int, None, help="New user priority."),
-             Opt("queue", ("-q", "--queue"), help="Move to this queue."),
+             Opt("queue", ("-q", "--queue"), help="Move to this queue.", complete="queues"),
              Opt("project", ("-P", "--project"), help="Charge this project."),
              Opt("name", ("-J", "--job-name"), help="New name (pending jobs).", metavar="NAME"),
              Opt("tasks", ("-n", "--tasks"), int, None, min=1, metavar="N", help="New task count (pending jobs)."),

@@ -226,11 +226,11 @@ def jobs(jobids: list[str] | None, all_: bool, user: str | None, queue: str | No
 JOBS = Command(
     "jobs", "List jobs (your unfinished ones by default).",
     [
-        Arg("jobids", ref_arg, many=True, required=False, metavar="JOB",
+        Arg("jobids", ref_arg, many=True, required=False, metavar="JOB", complete="jobs",
             help="Only these jobs: ids, ID[INDEX], ID[1-5] (array elements), names."),
         Opt("all_", ("-a", "--all"), bool, False, help="Include finished jobs (DONE, EXIT)."),
-        Opt("user", ("-u", "--user"), help="A user, or 'all' (default: you)."),
-        Opt("queue", ("-q", "--queue"), help="Only this queue."),
+        Opt("user", ("-u", "--user"), help="A user, or 'all' (default: you).", complete="users"),
+        Opt("queue", ("-q", "--queue"), help="Only this queue.", complete="queues"),
         Opt("state", ("-s", "--state"), help="Only these states, e.g. PEND,RUN."),
         Opt("long", ("-l", "--long"), bool, False, help="Details: pend reasons, history, placement, usage."),
         Opt("name", ("-J", "--job-name"), help="Only jobs of this name; '*' matches any run of characters.",
@@ -287,7 +287,7 @@ def hist(jobids: list[str], as_json: bool, url: str | None, token: str | None, s
 
 HIST = Command(
     "hist", "Every state change of jobs with its time, and the time spent in each state (LSF bhist -l).",
-    [Arg("jobids", ref_arg, many=True, metavar="JOB", help="Jobs: ids, ID[INDEX], ID[1-5], names."),
+    [Arg("jobids", ref_arg, many=True, metavar="JOB", help="Jobs: ids, ID[INDEX], ID[1-5], names.", complete="jobs"),
      JSON, *common_options()],
     hist, quick_exit=True, examples=("xce hist 12", "xce hist sweep[3] --json"),
 )

@@ -83,6 +83,10 @@ def main(argv: list[str] | None = None) -> None:
         from xce.cli.completion import answer
 
         raise SystemExit(answer(XCE, args[1:]))
+    if args[:1] in (["__complete-compat"], ["__complete-values"]):  # the front-ends' and live values
+        from xce.cli.completion import answer_front_end, print_values
+
+        raise SystemExit((answer_front_end if args[0] == "__complete-compat" else print_values)(args[1:]))
     XCE.main(args)
 
 

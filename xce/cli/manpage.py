@@ -1,9 +1,13 @@
-"""``xce.1`` and ``xceadmin.1``: manual pages rendered from the same declaration as ``--help``
-(:mod:`xce.cli.spec`), so a site's ``man xce`` cannot drift from what the commands take.
+"""Manual pages rendered from the declarations ``--help`` prints, so that ``man`` cannot drift from
+what a command takes: ``xce.1`` and ``xceadmin.1`` from :mod:`xce.cli.spec`, and one page for each
+LSF and Slurm front-end (``sbatch.1``, ``bjobs.1`` ...) from its option table
+(:mod:`xce.compat.optable`), each option marked as the front-end treats it here.
 
-``python -m xce.cli.manpage [DIR]`` (``make man``) writes both pages into DIR (``build/man``
-unless given). The pages are build output, never committed: a release or a site's package runs
-this and installs them under ``share/man/man1`` (docs/admin-guide.md).
+``python -m xce.cli.manpage [DIR]`` (``make man``) writes every page into DIR (``build/man``
+unless given). The pages are build output, never committed. ``xce compat install`` writes them
+where ``man`` finds them (:func:`install`): man-db looks in ``../share/man`` of each directory on
+PATH, so the front-ends' pages go beside their launchers' directory and ``xce``'s beside its
+``bin`` (docs/compat.md).
 
 Each page has every command that ``--help`` lists (groups walked to their leaves, ``xce sim run``
 under its full name), with its usage line, help text, arguments, options by section, and
@@ -12,6 +16,7 @@ examples. Hidden commands and options stay out, as they do in ``--help``.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -98,18 +103,83 @@ def render(program: Program, see_also: tuple[str, ...] = ()) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(directory: str | Path = DEFAULT_DIR) -> list[Path]:
+def _header(name: str, summary: str) -> list[str]:
+    from xce import __version__
+
+    return [f".TH {name.upper()} 1 \"\" \"{name} (XCE {escape(__version__)})\" \"XCE Manual\"",
+            ".SH NAME", f"{name} \\- {escape(summary)}"]
+
+
+_DOES = {"slurm": "Slurm's", "lsf": "IBM Spectrum LSF's"}
+
+
+def render_front_end(table) -> str:
+    """One front-end's page from its option table (:class:`xce.compat.optable.Program`)."""
+    from xce.compat.programs import LSF, SLURM
+
+    name, system = table.name, table.system
+    lines = [*_header(name, f"{table.summary} (XCE's {name})"), ".SH SYNOPSIS", ".nf",
+             escape(table.usage.removeprefix("Usage: ")), ".fi", ".SH DESCRIPTION",
+             ".PP", escape(f"This {name} is XCE's: it reads {_DOES[system]} {name} command line and answers from "
+                          "the XCE cluster, in the real program's words and layout, so that scripts and workflow "
+                          "tools written for it run unchanged."),
+             ".PP", escape("Every option the real program has is listed. One marked (accepted, no effect here) "
+                           "or (kept with the job, no effect here) is taken and cannot change anything on this "
+                           "cluster; one marked (refused here) ends the command with the reason, and nothing is "
+                           "done. Any other option works as in the real program."),
+             ".SH OPTIONS"]
+    for left, right in table.rows():
+        lines += _item(left, right)
+    if table.notes:
+        lines += [".SH NOTES", ".nf", escape(table.notes), ".fi"]
+    lines += [".SH EXIT STATUS", ".PP",
+              escape("0 when done; 1 (Slurm) or 255 (LSF) when the command line is wrong, a job is not found, "
+                     "the cluster refused or could not be reached, as the real program exits.")]
+    others = sorted(n for n in (SLURM if system == "slurm" else LSF) if n != name)
+    lines += [".SH SEE ALSO", ", ".join(f"\\fB{escape(p)}\\fR(1)" for p in ("xce", *others))]
+    return "\n".join(lines) + "\n"
+
+
+def front_end_pages() -> dict[str, str]:
+    """Each LSF and Slurm front-end's page, by its file name."""
+    from xce.compat.manual import of
+    from xce.compat.programs import PROGRAMS
+
+    return {f"{name}.1": render_front_end(of(name)) for name in PROGRAMS}
+
+
+def xce_pages() -> dict[str, str]:
     from xce.cli.admin import XCEADMIN
     from xce.cli.main import XCE
 
-    out = Path(directory)
+    return {f"{p.name}.1": render(p, (other,)) for p, other in ((XCE, "xceadmin"), (XCEADMIN, "xce"))}
+
+
+def _write(out: Path, pages: dict[str, str]) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for program, other in ((XCE, "xceadmin"), (XCEADMIN, "xce")):
-        path = out / f"{program.name}.1"
-        path.write_text(render(program, (other,)), encoding="utf-8")
+    for file, text in pages.items():
+        path = out / file
+        if not path.exists() or path.read_text(encoding="utf-8", errors="replace") != text:
+            tmp = path.with_name(f".{file}.{os.getpid()}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
         written.append(path)
     return written
+
+
+def write(directory: str | Path = DEFAULT_DIR) -> list[Path]:
+    """Every page (xce, xceadmin and each front-end) into one directory."""
+    return _write(Path(directory), {**xce_pages(), **front_end_pages()})
+
+
+def install(launchers: str) -> list[Path]:
+    """The pages where ``man`` finds them: the front-ends' in ``../share/man/man1`` of the launchers'
+    directory, xce's and xceadmin's in ``share/man/man1`` of this installation (man-db maps each
+    ``bin`` on PATH to ``../share/man``)."""
+    beside = Path(launchers).resolve().parent / "share" / "man" / "man1"
+    ours = Path(sys.prefix) / "share" / "man" / "man1"
+    return _write(beside, front_end_pages()) + _write(ours, xce_pages())
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -674,7 +674,7 @@ SUBMIT = Command(
     [
         Arg("command", many=True, required=False, help="The command and its arguments, or a job script and its "
             "arguments (spooled: it may be deleted once submitted)."),
-        Opt("queue", ("-q", "--queue"), help="Queue (default: the cluster's default queue)."),
+        Opt("queue", ("-q", "--queue"), help="Queue (default: the cluster's default queue).", complete="queues"),
         Opt("tasks", ("-n", "--tasks"), int, None, help="Number of tasks (slots; with -c each task is that many "
             "slots). Default 1.", min=1, metavar="N"),
         Opt("request", ("-R", "--resreq"), multiple=True, metavar="REQ",
@@ -716,7 +716,7 @@ SUBMIT = Command(
         Opt("rerunnable", ("--rerunnable",), bool, False, negate=("--no-rerunnable",),
             help="If its host is declared down (xceadmin host down --requeue), run the job again elsewhere."),
         Opt("exclusive", ("-x", "--exclusive"), bool, False, help="Whole hosts: no other job on them while it runs."),
-        Opt("hosts", ("-m", "--hosts"), multiple=True, metavar="HOSTS",
+        Opt("hosts", ("-m", "--hosts"), multiple=True, metavar="HOSTS", complete="hosts",
             help="Only on these hosts or host groups: names separated by spaces or commas, node[1-3,5] ranges."),
         Opt("exclude", ("--exclude",), multiple=True, metavar="HOSTS", help="Never on these hosts (as --hosts)."),
         Opt("nodes", ("--nodes",), parse_nodes, None, metavar="N", help="On exactly N hosts, tasks spread evenly."),

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import sys
 
-from xce.compat.lsf import _jobs
+from xce.compat.lsf import _jobs, tables
 from xce.compat.lsf._args import EXIT_FAIL, last, main_of, parse
 
 USAGE = """Usage: bacct [-h] [-V] [-b | -l [-aff] [-gpu]] [-d] [-e] [-w] [-q queue_name ...] [-P project_name ...]
              [-u user_name ... | -u all] [jobId | "jobId[index_list]" ...]"""
-FLAGS = frozenset({"b", "l", "d", "e", "w", "aff", "gpu", "UF", "x"})
-VALUED = frozenset({"q", "P", "u", "C", "D", "S", "m", "f", "N", "sla", "app", "g", "G", "U", "R"})
+#: What the parser reads, -h prints and man shows (:mod:`xce.compat.lsf.tables`).
+FLAGS, VALUED = tables.BACCT.lsf()
 
 
 def _figures(d: dict) -> tuple[float, int, int]:
@@ -83,4 +83,4 @@ def run(argv: list[str]) -> int:
     return EXIT_FAIL if missing else 0
 
 
-main = main_of("bacct", USAGE, run)
+main = tables.with_help(main_of("bacct", USAGE, run), "bacct", USAGE)

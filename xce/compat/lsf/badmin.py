@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from xce.compat.lsf import tables
 from xce.compat.lsf._args import EXIT_FAIL, Usage, main_of
 
 USAGE = "Usage: badmin [-h] [-V] showconf mbd | showconf sbd [host_name ...]"
@@ -25,4 +26,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = main_of("badmin", USAGE, run)
+main = tables.with_help(main_of("badmin", USAGE, run), "badmin", USAGE)

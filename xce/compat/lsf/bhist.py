@@ -6,14 +6,14 @@ from __future__ import annotations
 import sys
 import time
 
-from xce.compat.lsf import _jobs
+from xce.compat.lsf import _jobs, tables
 from xce.compat.lsf._args import EXIT_FAIL, last, main_of, parse
 
 USAGE = """Usage: bhist [-h] [-V] [-l [-aff] [-hostfile]] [-b] [-w] [-a | -d | -p | -r | -s] [-t]
              [-J job_name] [-q queue_name] [-u user_name | -u all] [-n num_logfiles]
              [jobId | "jobId[index_list]" ...]"""
-FLAGS = frozenset({"l", "b", "w", "a", "d", "p", "r", "s", "t", "aff", "hostfile", "UF"})
-VALUED = frozenset({"J", "q", "u", "n", "C", "D", "S", "T", "m", "P", "N", "f", "G"})
+#: What the parser reads, -h prints and man shows (:mod:`xce.compat.lsf.tables`).
+FLAGS, VALUED = tables.BHIST.lsf()
 #: A bhist of everything (``bhist -l -a``) reads at most this many jobs' histories.
 MOST = 1000
 
@@ -60,4 +60,4 @@ def run(argv: list[str]) -> int:
     return EXIT_FAIL if missing else 0
 
 
-main = main_of("bhist", USAGE, run)
+main = tables.with_help(main_of("bhist", USAGE, run), "bhist", USAGE)

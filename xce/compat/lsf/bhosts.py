@@ -6,6 +6,7 @@ index the worker does not measure (pg, io, ls, it, tmp) is ``-``."""
 
 from __future__ import annotations
 
+from xce.compat.lsf import tables
 from xce.compat.lsf._args import Failed, main_of, parse
 
 USAGE = "Usage: bhosts [-h] [-V] [-w | -l | -e] [-x] [-X] [host_name ... | host_group ... | cluster_name ...]"
@@ -73,7 +74,7 @@ def long_block(h: dict) -> list[str]:
 
 
 def run(argv: list[str]) -> int:
-    opts, names = parse(argv, frozenset({"w", "l", "e", "x", "X", "s"}), frozenset({"R", "o"}))
+    opts, names = parse(argv, *tables.BHOSTS.lsf())
     from xce.compat.lsf._client import connect, request
 
     hosts = request(connect(), "GET", "/v1/hosts")["hosts"]
@@ -94,4 +95,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = main_of("bhosts", USAGE, run)
+main = tables.with_help(main_of("bhosts", USAGE, run), "bhosts", USAGE)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from xce.compat.lsf import _jobs, _table
+from xce.compat.lsf import _jobs, _table, tables
 from xce.compat.lsf._args import EXIT_FAIL, Usage, last, main_of, parse
 from xce.formats import lsf_short, printable
 
@@ -21,9 +21,8 @@ USAGE = """Usage: bjobs [-h] [-V] [-w | -l] [-a] [-d] [-p] [-r] [-s] [-noheader]
              [-UF] [-X] [-W] [-hms] [-G user_group] [-g job_group] [-app application_profile]
              [-sla service_class_name] [jobId | "jobId[index_list]" ...]"""
 
-FLAGS = frozenset({"a", "d", "p", "r", "s", "w", "l", "noheader", "json", "UF", "X", "W", "hms", "A", "sum",
-                   "x", "N", "aps", "pe", "pi", "psum"})
-VALUED = frozenset({"o", "J", "q", "u", "m", "P", "G", "g", "app", "sla", "Lp", "U"})
+#: What the parser reads, -h prints and man shows (:mod:`xce.compat.lsf.tables`).
+FLAGS, VALUED = tables.BJOBS.lsf()
 _REFUSED = {"A": "array summaries", "sum": "summaries", "aps": "APS ordering", "N": "host normalisation",
             "U": "advance reservations", "Lp": "license projects"}
 SEPARATOR = "-" * 78
@@ -139,4 +138,4 @@ def _jobs_client():
     return connect()
 
 
-main = main_of("bjobs", USAGE, run)
+main = tables.with_help(main_of("bjobs", USAGE, run), "bjobs", USAGE)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from xce.compat.lsf import _act, _jobs
+from xce.compat.lsf import _act, _jobs, tables
 from xce.compat.lsf._args import EXIT_FAIL, Usage, last, main_of, parse
 
 USAGE = _act.usage_text("bkill", "[-l] [-r] [-s signal_value | -s signal_name] ")
-FLAGS = frozenset({"l", "r", "b", "d", "stat"})
-VALUED = frozenset({"s", "J", "q", "u", "m", "g", "sla", "app", "C"})
+#: What the parser reads, -h prints and man shows (:mod:`xce.compat.lsf.tables`).
+FLAGS, VALUED = tables.BKILL.lsf()
 SIGNAL_NAMES = ("HUP INT QUIT ILL TRAP ABRT EMT FPE KILL BUS SEGV SYS PIPE ALRM TERM URG STOP TSTP CONT CHLD "
                 "TTIN TTOU IO XCPU XFSZ VTALRM PROF WINCH USR1 USR2")
 
@@ -51,4 +51,4 @@ def _signal(text: str | None) -> str | None:
     return sig.name
 
 
-main = main_of("bkill", USAGE, run)
+main = tables.with_help(main_of("bkill", USAGE, run), "bkill", USAGE)

@@ -4,14 +4,15 @@ at submission; ``Parameters of job <N> are being changed`` as LSF answers."""
 
 from __future__ import annotations
 
+from xce.compat.lsf import tables
 from xce.compat.lsf._args import Failed, Usage, last, main_of, parse
 
 USAGE = """Usage: bmod [-h] [-V] [-q "queue_name ..."] [-P project_name] [-J job_name] [-n num_tasks]
             [-R "res_req"] [-W [hour:]minute | -Wn] [-o out_file | -on] [-e err_file | -en]
             [-b [[year:][month:]day:]hour:minute | -bn] [-w "dependency_expression" | -wn]
             [-sp priority | -spn] [-M mem_limit | -Mn] jobId | "jobId[index]\""""
-FLAGS = frozenset({"Wn", "wn", "bn", "spn", "Mn", "on", "en", "Jn", "Pn"})
-VALUED = frozenset({"q", "P", "J", "n", "R", "W", "o", "oo", "e", "eo", "b", "w", "sp", "M"})
+#: What the parser reads, -h prints and man shows (:mod:`xce.compat.lsf.tables`).
+FLAGS, VALUED = tables.BMOD.lsf()
 
 
 def _body(opts: dict) -> dict:
@@ -67,4 +68,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = main_of("bmod", USAGE, run)
+main = tables.with_help(main_of("bmod", USAGE, run), "bmod", USAGE)

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+from xce.compat.lsf import tables
 from xce.compat.lsf._args import main_of, parse
 
 USAGE = "Usage: bparams [-h] [-V] [-a] [-l]"
 
 
 def run(argv: list[str]) -> int:
-    opts, rest = parse(argv, frozenset({"a", "l"}), frozenset())
+    opts, rest = parse(argv, *tables.BPARAMS.lsf())
     import sys
 
     from xce.compat.lsf._cluster import default_queue, settings_lines
@@ -28,4 +29,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = main_of("bparams", USAGE, run)
+main = tables.with_help(main_of("bparams", USAGE, run), "bparams", USAGE)

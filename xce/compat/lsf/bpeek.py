@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-from xce.compat.lsf import _jobs
+from xce.compat.lsf import _jobs, tables
 from xce.compat.lsf._args import Failed, last, main_of, parse
 
 USAGE = 'Usage: bpeek [-h] [-V] [-f] [-q queue_name | -m host_name | -J job_name | job_id | "job_id[index_list]"]'
@@ -92,7 +92,7 @@ def _pick(client, opts: dict, words: list[str], me: dict) -> dict:
 
 
 def run(argv: list[str]) -> int:
-    opts, words = parse(argv, frozenset({"f"}), frozenset({"q", "m", "J"}))
+    opts, words = parse(argv, *tables.BPEEK.lsf())
     from xce.compat.lsf._client import connect, request
 
     client = connect()
@@ -122,4 +122,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = main_of("bpeek", USAGE, run)
+main = tables.with_help(main_of("bpeek", USAGE, run), "bpeek", USAGE)

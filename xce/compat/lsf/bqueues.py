@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from xce.compat.lsf import tables
 from xce.compat.lsf._args import Failed, main_of, parse
 
 USAGE = "Usage: bqueues [-h] [-V] [-w | -l] [-m host_name] [-u user_name] [queue_name ...]"
@@ -43,7 +44,7 @@ def long_block(q: dict) -> str:
 
 
 def run(argv: list[str]) -> int:
-    opts, names = parse(argv, frozenset({"w", "l", "r", "alloc"}), frozenset({"m", "u", "o"}))
+    opts, names = parse(argv, *tables.BQUEUES.lsf())
     from xce.compat.lsf._client import connect, request
 
     queues = request(connect(), "GET", "/v1/queues")["queues"]
@@ -58,4 +59,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = main_of("bqueues", USAGE, run)
+main = tables.with_help(main_of("bqueues", USAGE, run), "bqueues", USAGE)

@@ -6,16 +6,16 @@ once requeued (PSUSP), as LSF does."""
 
 from __future__ import annotations
 
-from xce.compat.lsf import _act
+from xce.compat.lsf import _act, tables
 from xce.compat.lsf._args import main_of, parse
 
 USAGE = _act.usage_text("brequeue", "[-a | -d | -e | -r] [-H] ")
-FLAGS = frozenset({"a", "d", "e", "r", "H"})
+FLAGS, VALUED = tables.BREQUEUE.lsf()
 
 
 def run(argv: list[str]) -> int:
-    status = _act.program("requeue", argv, FLAGS, frozenset())
-    opts, words = parse(argv, FLAGS, frozenset({"J", "q", "u"}))
+    status = _act.program("requeue", argv, FLAGS, VALUED)
+    opts, words = parse(argv, FLAGS, VALUED)
     named = [w for w in words if w != "0"]
     if opts.get("H") and named:
         from xce.compat.lsf._client import connect
@@ -24,4 +24,4 @@ def run(argv: list[str]) -> int:
     return status
 
 
-main = main_of("brequeue", USAGE, run)
+main = tables.with_help(main_of("brequeue", USAGE, run), "brequeue", USAGE)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
+from xce.compat.lsf import tables
 from xce.compat.lsf._args import Failed, Usage, main_of
 
 USAGE = """Usage: bsub [-h] [-V] [-H] [-x] [-r | -rn] [-B] [-N | -Ne] [-I | -Ip | -Is | -K]
@@ -141,4 +142,4 @@ def _wait(client, jobid: int) -> int:
         return 130
 
 
-main = main_of("bsub", USAGE, run)
+main = tables.with_help(main_of("bsub", USAGE, run), "bsub", USAGE)

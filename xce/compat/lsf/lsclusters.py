@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from xce.compat.lsf import tables
 from xce.compat.lsf._args import Usage, main_of, parse
 
 USAGE = "Usage: lsclusters [-h] [-V] [-l | -w] [cluster_name ...]"
@@ -13,7 +14,7 @@ def _cut(text: str, width: int, wide: bool) -> str:
 
 
 def run(argv: list[str]) -> int:
-    opts, names = parse(argv, frozenset({"l", "w"}), frozenset())
+    opts, names = parse(argv, *tables.LSCLUSTERS.lsf())
     from xce.compat.lsf._cluster import identity
 
     me = identity()
@@ -30,4 +31,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = main_of("lsclusters", USAGE, run)
+main = tables.with_help(main_of("lsclusters", USAGE, run), "lsclusters", USAGE)

@@ -5,6 +5,7 @@ the GPUs of each host and their model."""
 
 from __future__ import annotations
 
+from xce.compat.lsf import tables
 from xce.compat.lsf._args import Failed, main_of, parse
 
 USAGE = "Usage: lshosts [-h] [-V] [-w | -l] [-gpu] [-R res_req] [host_name ... | cluster_name ...]"
@@ -69,7 +70,7 @@ def gpus(hosts: list[dict], wide: bool) -> list[str]:
 
 
 def run(argv: list[str]) -> int:
-    opts, names = parse(argv, frozenset({"w", "l", "gpu", "s"}), frozenset({"R"}))
+    opts, names = parse(argv, *tables.LSHOSTS.lsf())
     from xce.compat.lsf._client import connect, request
 
     hosts = request(connect(), "GET", "/v1/hosts")["hosts"]
@@ -92,4 +93,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = main_of("lshosts", USAGE, run)
+main = tables.with_help(main_of("lshosts", USAGE, run), "lshosts", USAGE)

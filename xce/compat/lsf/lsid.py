@@ -3,6 +3,7 @@ cluster's name and its master host."""
 
 from __future__ import annotations
 
+from xce.compat.lsf import tables
 from xce.compat.lsf._args import VERSION, Usage, main_of
 
 USAGE = "Usage: lsid [-h] [-V]"
@@ -19,4 +20,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = main_of("lsid", USAGE, run)
+main = tables.with_help(main_of("lsid", USAGE, run), "lsid", USAGE)

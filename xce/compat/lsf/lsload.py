@@ -7,6 +7,7 @@ host names, ``-I r1m:ut`` picks the indices to show."""
 
 from __future__ import annotations
 
+from xce.compat.lsf import tables
 from xce.compat.lsf._args import Failed, Usage, last, main_of, parse
 from xce.compat.lsf.lshosts import memory
 
@@ -66,7 +67,7 @@ def table(hosts: list[dict], indices: tuple[str, ...], wide: bool, long: bool) -
 
 
 def run(argv: list[str]) -> int:
-    opts, names = parse(argv, frozenset({"w", "l", "N", "E", "x", "s"}), frozenset({"R", "I", "n"}))
+    opts, names = parse(argv, *tables.LSLOAD.lsf())
     from xce.compat.lsf._client import connect, request
 
     if opts.get("R"):
@@ -96,4 +97,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = main_of("lsload", USAGE, run)
+main = tables.with_help(main_of("lsload", USAGE, run), "lsload", USAGE)

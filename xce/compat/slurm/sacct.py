@@ -14,21 +14,12 @@ from __future__ import annotations
 import sys
 import time
 
-from xce.compat.slurm import _format as fmt, _ids as ids, _states as states
-from xce.compat.slurm._getopt import NONE, OPTIONAL, REQUIRED, UsageError, parse, refuse
+from xce.compat.slurm import _format as fmt, _ids as ids, _states as states, tables
+from xce.compat.slurm._getopt import UsageError, parse, refuse
 
 PROG = "sacct"
-LONGS = {"allocations": NONE, "parsable2": NONE, "parsable": NONE, "noheader": NONE, "format": REQUIRED,
-         "jobs": REQUIRED, "starttime": REQUIRED, "endtime": REQUIRED, "name": REQUIRED, "user": REQUIRED,
-         "uid": REQUIRED, "allusers": NONE, "brief": NONE, "clusters": REQUIRED, "allclusters": NONE,
-         "helpformat": NONE, "state": REQUIRED, "long": NONE, "duplicates": NONE, "truncate": NONE,
-         "delimiter": REQUIRED, "partition": REQUIRED, "accounts": REQUIRED, "units": REQUIRED,
-         "noconvert": NONE, "verbose": NONE, "version": NONE, "help": NONE, "usage": NONE, "array": NONE,
-         "local": NONE, "federation": NONE, "json": OPTIONAL, "yaml": OPTIONAL}
-SHORTS = {"X": "allocations", "P": "parsable2", "p": "parsable", "n": "noheader", "o": "format", "j": "jobs",
-          "S": "starttime", "E": "endtime", "u": "user", "a": "allusers", "b": "brief", "M": "clusters",
-          "L": "allclusters", "e": "helpformat", "s": "state", "l": "long", "D": "duplicates", "T": "truncate",
-          "r": "partition", "A": "accounts", "v": "verbose", "V": "version", "h": "help"}
+#: getopt reads the options the help and the man page list (:mod:`xce.compat.slurm.tables`).
+LONGS, SHORTS = tables.SACCT.getopt()
 REFUSED = {"json": "JSON output is not offered here: use -P", "yaml": "YAML output is not offered here: use -P"}
 
 DEFAULT = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
@@ -294,8 +285,7 @@ def main(argv: list[str]) -> int:
             elif name == "partition":
                 partitions += [p.strip() for p in (value or "").split(",") if p.strip()]
             elif name in ("help", "usage"):
-                sys.stdout.write("Usage: sacct [-X] [-P|-p] [-n] [-o fields] [-j jobs] [-S start] [-E end] "
-                                 "[--name names] [-u users|-a] [-s states] [-b] [-l] [--helpformat]\n")
+                tables.show_help(PROG, {name}, REFUSED)
                 return 0
             elif name == "version":
                 sys.stdout.write("slurm 22.05.8\n")

@@ -11,14 +11,12 @@ from __future__ import annotations
 import os
 import sys
 
-from xce.compat.slurm._getopt import NONE, OPTIONAL, REQUIRED, UsageError, parse, refuse
+from xce.compat.slurm import tables
+from xce.compat.slurm._getopt import UsageError, parse, refuse
 
 PROG = "salloc"
-EXTRA = {"no-shell": NONE, "immediate": OPTIONAL, "verbose": NONE, "quiet": NONE, "help": NONE, "usage": NONE,
-         "version": NONE, "bell": NONE, "no-bell": NONE, "kill-command": OPTIONAL, "oversubscribe": NONE,
-         "overcommit": NONE, "wait-all-nodes": REQUIRED, "get-user-env": OPTIONAL, "no-kill": OPTIONAL}
-SHORTS = {"I": "immediate", "v": "verbose", "Q": "quiet", "h": "help", "V": "version", "K": "kill-command",
-          "s": "oversubscribe", "O": "overcommit", "k": "no-kill"}
+#: The program's own options beside sbatch's job options (:mod:`xce.compat.slurm.tables`).
+EXTRA, SHORTS = tables.own_names(tables.SALLOC_OWN)
 REFUSED = {"no-shell": "--no-shell: an allocation here lives as long as its command; submit a batch job instead"}
 
 
@@ -36,7 +34,9 @@ def main(argv: list[str]) -> int:
         if name in REFUSED:
             return _err(REFUSED[name])
     if names & {"help", "usage"}:
-        sys.stdout.write("Usage: salloc [-n N] [-N N] [-c N] [-t TIME] [options] [command [args...]]\n")
+        from xce.compat.slurm.tables import show_help
+
+        show_help(PROG, names, REFUSED)
         return 0
     if "version" in names:
         sys.stdout.write("slurm 22.05.8\n")

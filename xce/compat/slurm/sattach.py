@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import sys
 
-from xce.compat.slurm import _ids as ids
-from xce.compat.slurm._getopt import NONE, REQUIRED, UsageError, parse, refuse
+from xce.compat.slurm import _ids as ids, tables
+from xce.compat.slurm._getopt import UsageError, parse, refuse
 
 PROG = "sattach"
-LONGS = {"pty": NONE, "quiet": NONE, "label": NONE, "layout": NONE, "input-filter": REQUIRED,
-         "output-filter": REQUIRED, "error-filter": REQUIRED, "verbose": NONE, "version": NONE, "help": NONE,
-         "usage": NONE}
-SHORTS = {"Q": "quiet", "l": "label", "v": "verbose", "V": "version", "h": "help", "u": "usage"}
+#: getopt reads the options the help and the man page list (:mod:`xce.compat.slurm.tables`).
+LONGS, SHORTS = tables.SATTACH.getopt()
 #: The steps of an interactive job: srun's first step, and the job itself.
 STEPS = ("0", "")
 
@@ -33,7 +31,7 @@ def main(argv: list[str]) -> int:
         return refuse(PROG, str(exc))
     names = {n for n, _ in opts}
     if names & {"help", "usage"}:
-        sys.stdout.write("Usage: sattach [options] <jobid.stepid>\n")
+        tables.show_help(PROG, names)
         return 0
     if "version" in names:
         sys.stdout.write("slurm 23.11.0\n")

@@ -33,7 +33,9 @@ def main(argv: list[str]) -> int:
         return refuse(PROG, str(exc))
     names = {name for name, _ in opts}
     if names & {"help", "usage"}:
-        sys.stdout.write("Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]\n")
+        from xce.compat.slurm.tables import show_help
+
+        show_help(PROG, names)
         return 0
     if "version" in names:
         sys.stdout.write("slurm 22.05.8\n")

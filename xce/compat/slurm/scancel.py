@@ -8,18 +8,12 @@ from __future__ import annotations
 
 import sys
 
-from xce.compat.slurm import _ids as ids, _states as states
-from xce.compat.slurm._getopt import NONE, REQUIRED, UsageError, parse, refuse
+from xce.compat.slurm import _ids as ids, _states as states, tables
+from xce.compat.slurm._getopt import UsageError, parse, refuse
 
 PROG = "scancel"
-LONGS = {"signal": REQUIRED, "quiet": NONE, "me": NONE, "user": REQUIRED, "name": REQUIRED, "jobname": REQUIRED,
-         "clusters": REQUIRED, "state": REQUIRED, "partition": REQUIRED, "batch": NONE, "full": NONE,
-         "hurry": NONE, "verbose": NONE, "version": NONE, "help": NONE, "usage": NONE, "interactive": NONE,
-         "account": REQUIRED, "qos": REQUIRED, "wckey": REQUIRED, "nodelist": REQUIRED, "reservation": REQUIRED,
-         "sibling": REQUIRED, "ctld": NONE}
-SHORTS = {"s": "signal", "Q": "quiet", "u": "user", "n": "name", "M": "clusters", "t": "state", "p": "partition",
-          "b": "batch", "f": "full", "H": "hurry", "v": "verbose", "V": "version", "i": "interactive",
-          "A": "account", "q": "qos", "w": "nodelist", "R": "reservation"}
+#: getopt reads the options the help and the man page list (:mod:`xce.compat.slurm.tables`).
+LONGS, SHORTS = tables.SCANCEL.getopt()
 REFUSED = {"interactive": "interactive confirmation is not offered here",
            "nodelist": "cancelling by node is not offered here: give job ids",
            "reservation": "this cluster has no reservations", "sibling": "this cluster is not federated"}
@@ -65,8 +59,7 @@ def main(argv: list[str]) -> int:
             if bad:
                 return _err(f"Invalid job state specified: {bad}")
         elif opt in ("help", "usage"):
-            sys.stdout.write("Usage: scancel [-s SIGNAL] [-Q] [--me] [-u USER] [-n NAME] [-t STATE] [-p PARTITION] "
-                             "[JOBID[_INDEX]...]\n")
+            tables.show_help(PROG, {opt}, REFUSED)
             return 0
         elif opt == "version":
             sys.stdout.write("slurm 22.05.8\n")

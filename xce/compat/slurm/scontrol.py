@@ -11,15 +11,12 @@ import os
 import sys
 import time
 
-from xce.compat.slurm import _format as fmt, _ids as ids, _states as states
-from xce.compat.slurm._getopt import NONE, REQUIRED, UsageError, parse, refuse
+from xce.compat.slurm import _format as fmt, _ids as ids, _states as states, tables
+from xce.compat.slurm._getopt import UsageError, parse, refuse
 
 PROG = "scontrol"
-LONGS = {"oneliner": NONE, "details": NONE, "quiet": NONE, "all": NONE, "clusters": REQUIRED, "help": NONE,
-         "usage": NONE, "version": NONE, "verbose": NONE, "hide": NONE, "local": NONE, "federation": NONE,
-         "sibling": NONE}
-SHORTS = {"o": "oneliner", "d": "details", "Q": "quiet", "a": "all", "M": "clusters", "h": "help",
-          "V": "version", "v": "verbose", "u": "usage"}
+#: getopt reads the options the help and the man page list (:mod:`xce.compat.slurm.tables`).
+LONGS, SHORTS = tables.SCONTROL.getopt()
 VERSION = "22.05.8"
 
 
@@ -30,8 +27,7 @@ def main(argv: list[str]) -> int:
         return refuse(PROG, str(exc))
     names = {n for n, _ in opts}
     if names & {"help", "usage"}:
-        sys.stdout.write("Usage: scontrol [-o] [-d] [-Q] COMMAND\n  show config | show job [ID] | show partition "
-                         "[NAME] | show node [NAME] | show hostnames [LIST] | requeue ID | hold ID | uhold ID | release ID\n")
+        tables.show_help(PROG, names)
         return 0
     if "version" in names or words[:1] == ["version"]:
         sys.stdout.write(f"slurm {VERSION}\n")

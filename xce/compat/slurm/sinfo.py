@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from xce.compat.slurm import _format as fmt
-from xce.compat.slurm._getopt import NONE, REQUIRED, UsageError, parse, refuse
+from xce.compat.slurm import _format as fmt, tables
+from xce.compat.slurm._getopt import UsageError, parse, refuse
 
 PROG = "sinfo"
-LONGS = {"format": REQUIRED, "Format": REQUIRED, "all": NONE, "noheader": NONE, "partition": REQUIRED,
-         "long": NONE, "Node": NONE, "summarize": NONE, "exact": NONE, "responding": NONE, "dead": NONE,
-         "clusters": REQUIRED, "help": NONE, "usage": NONE, "version": NONE, "verbose": NONE, "hide": NONE,
-         "local": NONE, "states": REQUIRED, "nodes": REQUIRED}
-SHORTS = {"o": "format", "O": "Format", "a": "all", "h": "noheader", "p": "partition", "l": "long", "N": "Node",
-          "s": "summarize", "e": "exact", "r": "responding", "d": "dead", "M": "clusters", "V": "version",
-          "v": "verbose", "t": "states", "n": "nodes"}
+#: getopt reads the options the help and the man page list (:mod:`xce.compat.slurm.tables`).
+LONGS, SHORTS = tables.SINFO.getopt()
 REFUSED = {"Format": "-O is not offered here: use -o"}
 DEFAULT = "%#P %.5a %.10l %.6D %.6t %N"
 LONG = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N"
@@ -138,7 +133,7 @@ def main(argv: list[str]) -> int:
             elif name == "partition":
                 partitions = [p.strip() for p in (value or "").split(",") if p.strip()]
             elif name in ("help", "usage"):
-                sys.stdout.write("Usage: sinfo [-o format] [-h] [-a] [-p partitions] [-l] [-N]\n")
+                tables.show_help(PROG, {name}, REFUSED)
                 return 0
             elif name == "version":
                 sys.stdout.write("slurm 22.05.8\n")

@@ -21,15 +21,12 @@ from __future__ import annotations
 import sys
 import time
 
-from xce.compat.slurm import _format as fmt, _ids as ids, _shares as shares
-from xce.compat.slurm._getopt import NONE, REQUIRED, UsageError, parse, refuse
+from xce.compat.slurm import _format as fmt, _ids as ids, _shares as shares, tables
+from xce.compat.slurm._getopt import UsageError, parse, refuse
 
 PROG = "sprio"
-LONGS = {"noheader": NONE, "jobs": REQUIRED, "long": NONE, "norm": NONE, "format": REQUIRED, "partition": REQUIRED,
-         "user": REQUIRED, "weights": NONE, "clusters": REQUIRED, "sort": REQUIRED, "verbose": NONE, "version": NONE,
-         "help": NONE, "usage": NONE}
-SHORTS = {"h": "noheader", "j": "jobs", "l": "long", "n": "norm", "o": "format", "p": "partition", "u": "user",
-          "w": "weights", "M": "clusters", "S": "sort", "v": "verbose", "V": "version"}
+#: getopt reads the options the help and the man page list (:mod:`xce.compat.slurm.tables`).
+LONGS, SHORTS = tables.SPRIO.getopt()
 DEFAULT = "%.15i %9r %.10Y %.10A %.10F %.10P"
 LONG = "%.15i %9r %.8u %.10Y %.10A %.10F %.10P %.11N"
 
@@ -105,8 +102,7 @@ def main(argv: list[str]) -> int:
                              "        Weights                        1          1          1\n")
             return 0
         elif name in ("help", "usage"):
-            sys.stdout.write("Usage: sprio [-j jobid[,jobid...]] [-u user_name[,user_name...]] [-p partition] "
-                             "[-o format] [-h] [-l] [-n] [-w]\n")
+            tables.show_help(PROG, {name})
             return 0
         elif name == "version":
             sys.stdout.write("slurm 23.11.0\n")

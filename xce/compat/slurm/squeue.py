@@ -10,20 +10,13 @@ from __future__ import annotations
 import sys
 import time
 
-from xce.compat.slurm import _format as fmt, _ids as ids, _states as states
-from xce.compat.slurm._getopt import NONE, OPTIONAL, REQUIRED, UsageError, parse, refuse
+from xce.compat.slurm import _format as fmt, _ids as ids, _states as states, tables
+from xce.compat.slurm._getopt import UsageError, parse, refuse
 from xce.formats import slurm_banner
 
 PROG = "squeue"
-LONGS = {"noheader": NONE, "format": REQUIRED, "Format": REQUIRED, "states": REQUIRED, "user": REQUIRED,
-         "me": NONE, "jobs": OPTIONAL, "name": REQUIRED, "partition": REQUIRED, "array": NONE,
-         "clusters": REQUIRED, "all": NONE, "long": NONE, "account": REQUIRED, "qos": REQUIRED,
-         "sort": REQUIRED, "nodelist": REQUIRED, "verbose": NONE, "array-unique": NONE, "federation": NONE,
-         "local": NONE, "sibling": NONE, "hide": NONE, "help": NONE, "usage": NONE, "version": NONE,
-         "start": NONE, "steps": OPTIONAL, "iterate": REQUIRED, "only-job-state": NONE}
-SHORTS = {"h": "noheader", "o": "format", "O": "Format", "t": "states", "u": "user", "j": "jobs", "n": "name",
-          "p": "partition", "r": "array", "M": "clusters", "a": "all", "l": "long", "A": "account", "q": "qos",
-          "S": "sort", "w": "nodelist", "v": "verbose", "V": "version", "s": "steps", "i": "iterate"}
+#: getopt reads the options the help and the man page list (:mod:`xce.compat.slurm.tables`).
+LONGS, SHORTS = tables.SQUEUE.getopt()
 #: Options Slurm has that this one refuses: their answers would be wrong here.
 REFUSED = {"steps": "job steps are not listed by this cluster", "iterate": "use watch(1) to repeat squeue",
            "start": "this cluster does not forecast start times"}
@@ -216,8 +209,7 @@ def main(argv: list[str]) -> int:
             elif name == "long":
                 long_ = True
             elif name in ("help", "usage"):
-                sys.stdout.write("Usage: squeue [-j jobs] [-n name] [-p partitions] [-t states] [-u users] "
-                                 "[-o format] [-O fields] [-h] [-l] [-r] [--me]\n")
+                tables.show_help(PROG, {name}, REFUSED)
                 return 0
             elif name == "version":
                 sys.stdout.write("slurm 22.05.8\n")

@@ -13,22 +13,12 @@ import os
 import sys
 
 from xce import jobfiles
-from xce.compat.slurm._getopt import NONE, OPTIONAL, REQUIRED, UsageError, parse, refuse
+from xce.compat.slurm import tables
+from xce.compat.slurm._getopt import UsageError, parse, refuse
 
 PROG = "srun"
-EXTRA = {"label": NONE, "pty": OPTIONAL, "unbuffered": NONE, "cpu-bind": REQUIRED, "mpi": REQUIRED,
-         "kill-on-bad-exit": OPTIONAL, "wait": REQUIRED, "output": REQUIRED, "error": REQUIRED, "input": REQUIRED,
-         "overlap": NONE, "exact": NONE, "whole": NONE, "verbose": NONE, "quiet": NONE, "help": NONE,
-         "usage": NONE, "version": NONE, "disable-status": NONE, "distribution": REQUIRED, "mem-bind": REQUIRED,
-         "no-kill": OPTIONAL, "preserve-env": NONE, "multi-prog": NONE, "task-prolog": REQUIRED,
-         "task-epilog": REQUIRED, "propagate": OPTIONAL, "cpu-freq": REQUIRED, "hint": REQUIRED,
-         "accel-bind": REQUIRED, "threads": REQUIRED, "jobid": REQUIRED, "het-group": REQUIRED,
-         "immediate": OPTIONAL, "oversubscribe": NONE, "overcommit": NONE, "relative": REQUIRED,
-         "slurmd-debug": REQUIRED, "send-libs": OPTIONAL, "tres-per-task": REQUIRED, "open-mode": REQUIRED}
-SHORTS = {"l": "label", "u": "unbuffered", "K": "kill-on-bad-exit", "W": "wait", "o": "output", "e": "error",
-          "i": "input", "v": "verbose", "Q": "quiet", "h": "help", "V": "version", "X": "disable-status",
-          "m": "distribution", "k": "no-kill", "E": "preserve-env", "s": "oversubscribe", "O": "overcommit",
-          "I": "immediate", "r": "relative", "T": "threads"}
+#: The program's own options beside sbatch's job options (:mod:`xce.compat.slurm.tables`).
+EXTRA, SHORTS = tables.own_names(tables.SRUN_OWN)
 REFUSED = {"multi-prog": "--multi-prog is not offered here: give one command",
            "jobid": "--jobid: steps of another job cannot be started here",
            "het-group": "heterogeneous jobs are not offered here", "relative": "--relative is not offered here",
@@ -51,7 +41,9 @@ def main(argv: list[str]) -> int:
         if name in REFUSED:
             return _err(REFUSED[name])
     if names & {"help", "usage"}:
-        sys.stdout.write("Usage: srun [-n N] [-N N] [-c N] [-l] [--pty] [options] executable [args...]\n")
+        from xce.compat.slurm.tables import show_help
+
+        show_help(PROG, names, REFUSED)
         return 0
     if "version" in names:
         sys.stdout.write("slurm 22.05.8\n")

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import sys
 
-from xce.compat.slurm import _format as fmt, _shares as shares
-from xce.compat.slurm._getopt import NONE, REQUIRED, UsageError, parse, refuse
+from xce.compat.slurm import _format as fmt, _shares as shares, tables
+from xce.compat.slurm._getopt import UsageError, parse, refuse
 
 PROG = "sshare"
-LONGS = {"all": NONE, "accounts": REQUIRED, "users": REQUIRED, "long": NONE, "parsable": NONE, "parsable2": NONE,
-         "noheader": NONE, "clusters": REQUIRED, "verbose": NONE, "version": NONE, "help": NONE, "usage": NONE}
-SHORTS = {"a": "all", "A": "accounts", "u": "users", "l": "long", "p": "parsable", "P": "parsable2",
-          "n": "noheader", "M": "clusters", "v": "verbose", "V": "version", "h": "help"}
+#: getopt reads the options the help and the man page list (:mod:`xce.compat.slurm.tables`).
+LONGS, SHORTS = tables.SSHARE.getopt()
 #: Column -> width (Account left-justified, the others right), sshare's.
 WIDTHS = {"Account": -20, "User": 10, "RawShares": 10, "NormShares": 11, "RawUsage": 11, "NormUsage": 11,
           "EffectvUsage": 13, "FairShare": 10, "LevelFS": 10}
@@ -89,7 +87,7 @@ def main(argv: list[str]) -> int:
         elif name == "noheader":
             header = False
         elif name in ("help", "usage"):
-            sys.stdout.write("Usage: sshare [-a] [-A accounts] [-u users] [-l] [-n] [-p|-P]\n")
+            tables.show_help(PROG, {name})
             return 0
         elif name == "version":
             sys.stdout.write("slurm 23.11.0\n")

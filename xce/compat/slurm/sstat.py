@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import sys
 
-from xce.compat.slurm import _format as fmt, _ids as ids, _usage as usage
-from xce.compat.slurm._getopt import NONE, REQUIRED, UsageError, parse, refuse
+from xce.compat.slurm import _format as fmt, _ids as ids, _usage as usage, tables
+from xce.compat.slurm._getopt import UsageError, parse, refuse
 
 PROG = "sstat"
-LONGS = {"allsteps": NONE, "format": REQUIRED, "fields": REQUIRED, "helpformat": NONE, "jobs": REQUIRED,
-         "noheader": NONE, "parsable": NONE, "parsable2": NONE, "pidformat": NONE, "noconvert": NONE,
-         "verbose": NONE, "version": NONE, "help": NONE, "usage": NONE}
-SHORTS = {"a": "allsteps", "o": "format", "e": "helpformat", "j": "jobs", "n": "noheader", "p": "parsable",
-          "P": "parsable2", "i": "pidformat", "v": "verbose", "V": "version", "h": "help"}
+#: getopt reads the options the help and the man page list (:mod:`xce.compat.slurm.tables`).
+LONGS, SHORTS = tables.SSTAT.getopt()
 #: The steps a job has here: what ``N.STEP`` may name.
 STEPS = ("batch",)
 
@@ -152,7 +149,7 @@ def main(argv: list[str]) -> int:
                                          for i in range(0, len(names), 4)))
                 return 0
             elif name in ("help", "usage"):
-                sys.stdout.write("Usage: sstat [-a] [-e] [-i] [-n] [-p|-P] [--noconvert] [-o fields] -j job[.step],...\n")
+                tables.show_help(PROG, {name})
                 return 0
             elif name == "version":
                 sys.stdout.write("slurm 23.11.0\n")
