@@ -165,9 +165,9 @@ def test_a_job_cannot_touch_the_worker(site):
 
 def test_root_and_unknown_owners_do_not_run(site):
     root = httpx.Client(base_url=site.cluster.url, headers={"Authorization": f"Bearer {site.token('root')}"})
+    # Refused at submission, with the reason (it used to be accepted, then fail on every worker).
     r = root.post("/v1/jobs", json={"command": ["touch", str(site.base / "rootonly" / "byroot")], "cwd": "/"})
-    job = site.wait(r.json()["jobid"])
-    assert job["state"] == "EXIT" and "root jobs are not allowed" in job["reason"]
+    assert r.status_code == 403 and "root's jobs are not allowed on this cluster" in r.json()["detail"], r.text
     ghost = httpx.Client(base_url=site.cluster.url, headers={"Authorization": f"Bearer {site.token('xtsghost')}"})
     job = site.wait(ghost.post("/v1/jobs", json={"command": ["true"], "cwd": "/"}).json()["jobid"])
     assert job["state"] == "EXIT" and "does not exist on this host" in job["reason"]

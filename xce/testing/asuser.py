@@ -22,6 +22,8 @@ from dataclasses import dataclass
 #: Modules loaded before the switch to the user: the front-ends and what they import later, lazily.
 PRELOAD = (
     "xce.compat.install", "xce.compat.programs", "xce.compat.slurm.sbatch", "xce.compat.slurm._getopt",
+    "xce.compat.slurm.options", "xce.compat.lsf.options", "xce.cli.directives", "xce.compat.optable",
+    "xce.compat.slurm.tables", "xce.compat.lsf.tables", "xce.compat.manual", "xce.compat.slurm._states",
     "xce.compat.slurm._api", "xce.compat.lsf.bsub", "xce.compat.lsf._args", "xce.compat.lsf._client",
     "xce.cli.main", "xce.cli.client", "xce.cli.submit", "xce.cli.jobscript", "xce.cli.envcopy",
     "xce.cli.placement", "xce.cli.spec", "xce.client.transport", "xce.client.follow", "xce.client.urls",
