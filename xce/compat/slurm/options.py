@@ -187,7 +187,7 @@ SBATCH_OPTIONS = (
     Option("use-min-nodes", "", NONE, KEEP, "use_min_nodes"),
     Option("verbose", "v", NONE, OWN),
     Option("version", "V", NONE, OWN),
-    Option("wait", "W", NONE, REFUSE, "not offered here: poll with squeue or sacct"),
+    Option("wait", "W", NONE, OWN),
     Option("wait-all-nodes", "", REQUIRED, KEEP, "wait_all_nodes"),
     Option("wckey", "", REQUIRED, KEEP, "wckey"),
     Option("wrap", "", REQUIRED, OWN),

@@ -1,8 +1,10 @@
 """``squeue``: the jobs in the system, as Slurm lists them (``-o`` codes, ``-O`` fields, states).
 
 One request: ids, users, names, states and the MinJobAge window are filtered by the controller.
-Ended jobs show while younger than MinJobAge when named with ``-j`` or with ``-t all`` (clients
-fall back on seeing ``CD``/``F`` there); ``-j`` of one job that is not there is Slurm's error.
+Ended jobs show only when ``-t`` asks for them (``-t all``, ``-t CD``), and then while younger than
+MinJobAge: Slurm's squeue filters states in the client, ``-j`` or not, so a tool polling
+``squeue -j ID`` sees its job disappear when it ends. ``-j`` of one job that is not there (or aged
+out) is Slurm's error. A ``-o`` format is printed as given, quotes and all.
 """
 
 from __future__ import annotations
@@ -195,7 +197,7 @@ def main(argv: list[str]) -> int:
             if name == "noheader":
                 header = False
             elif name == "format":
-                parts = _format(fmt.unquote(value or ""))
+                parts = _format(value or "")
             elif name == "Format":
                 parts = _long_format(fmt.unquote(value or ""))
             elif name == "states":
@@ -234,11 +236,9 @@ def main(argv: list[str]) -> int:
     params: dict = {"user": None if me else (users or "all"), "job": refs or None, "name": names or None,
                     "queue": partitions[0] if len(partitions) == 1 else None}
     ended = wanted is None or bool(wanted - set(states.DEFAULT_SQUEUE))
-    if refs or ended:  # ended jobs show while younger than MinJobAge
+    if refs or ended:  # ended jobs are known while younger than MinJobAge (shown only when -t asks)
         params["since"] = int(now) - _api.MIN_JOB_AGE
-        if refs and not states_given:
-            wanted = None
-    if wanted is not None:
+    if wanted is not None and not (refs and not states_given):  # -j ID of an ended job: known, not shown
         params["state"] = ",".join(sorted({x for w in wanted for x in _XCE.get(w, ())})) or "PEND"
     try:
         c = _api.client()

@@ -167,7 +167,8 @@ def history_of(ctl: Controller, jobid: int) -> list[dict[str, Any]]:
 def list_jobs(ctl: Controller, *, user: str | list[str] | None, queue: str | None, states: list[str] | None,
               include_finished: bool, jobids: list[int] | None, limit: int, name: str | list[str] | None = None,
               ended_after: int | None = None, active_after: int | None = None,
-              submitted_before: int | None = None, with_usage: bool = False) -> dict[str, Any]:
+              submitted_before: int | None = None, with_usage: bool = False,
+              after_id: int | None = None) -> dict[str, Any]:
     """Jobs by the filters ``xce jobs``, ``bjobs``, ``squeue`` and ``sacct`` need, in one query.
 
     Several users or names are any of them (``squeue -u a,b --name 'x*,y'``). ``active_after`` (ns)
@@ -175,8 +176,11 @@ def list_jobs(ctl: Controller, *, user: str | list[str] | None, queue: str | Non
     recently ended jobs ``squeue -t all`` shows; ``submitted_before`` is ``sacct -E``. Each summary
     also carries what those listings print beside it: ``run_limit`` (s), ``exit_signal``, ``cwd``,
     ``stdout``/``stderr`` (private, as in a job's details) and, ``with_usage``, what it used
-    (``used``: :func:`xce.protocol.usage.used`; reading it costs a parse of the job's usage)."""
+    (``used``: :func:`xce.protocol.usage.used`; reading it costs a parse of the job's usage).
+    ``after_id``: the page after one cut at ``limit`` (jobs come in id order)."""
     q = sa.select(jobs)
+    if after_id is not None:
+        q = q.where(jobs.c.id > after_id)
     if ended_after is not None:
         q = q.where(jobs.c.end_time >= ended_after)
     if active_after is not None:
