@@ -41,8 +41,9 @@ PEND_REASONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "request": "BadConstraints",
     "cluster": "BadConstraints",
     "select": "ReqNodeNotAvail",  # the hosts it may use are closed or down
-    "queue": (("queue inactive", "PartitionInactive"), ("queue limit", "QOSGrpJobsLimit"),
-              ("queue", "PartitionDown")),
+    # inactive: it takes jobs, runs none (Slurm's DOWN); closed: neither (INACTIVE); its own limit
+    "queue": (("queue inactive", "PartitionDown"), ("queue limit", "QOSGrpJobsLimit"),
+              ("queue", "PartitionInactive")),
     "user": "QOSMaxJobsPerUserLimit",
 }
 

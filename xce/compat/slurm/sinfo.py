@@ -24,7 +24,7 @@ NODE = "%#N %.6D %#P %6t"
 CODES = {
     "P": ("PARTITION", lambda q, hs, st: q["name"] + ("*" if q.get("default") else "")),
     "R": ("PARTITION", lambda q, hs, st: q["name"]),
-    "a": ("AVAIL", lambda q, hs, st: "up" if q.get("active", True) and q.get("status") == "open" else "down"),
+    "a": ("AVAIL", lambda q, hs, st: _avail(q)),
     "l": ("TIMELIMIT", lambda q, hs, st: _limit(q.get("max_run_limit") or q.get("run_limit"))),
     "L": ("DEFAULTTIME", lambda q, hs, st: _limit(q.get("run_limit")) if q.get("run_limit") else "n/a"),
     "D": ("NODES", lambda q, hs, st: str(len(hs))),
@@ -80,6 +80,14 @@ def _limit(seconds: int | None) -> str:
 def _same(hosts: list[dict], value) -> str:
     values = sorted({value(h) for h in hosts})
     return values[0] if len(values) == 1 else (f"{values[0]}+" if values else "0")
+
+
+def _avail(q: dict) -> str:
+    """``%a``: a closed queue takes and runs nothing (Slurm's ``inact``); one outside its run
+    windows takes jobs and runs none (``down``)."""
+    if q.get("status", "open") != "open":
+        return "inact"
+    return "up" if q.get("active", True) else "down"
 
 
 def _state(h: dict) -> str:
