@@ -276,3 +276,16 @@ def test_a_listing_longer_than_one_answer_is_read_to_its_end(slurm, jobs):
     assert len(ids) > 4 and not whole["truncated"]
     assert first["truncated"] and [j["jobid"] for j in first["jobs"]] == ids[:2]
     assert [j["jobid"] for j in paged["jobs"]] == ids and not paged["truncated"]
+
+
+def test_sinfo_node_long_is_slurms_layout(slurm, jobs):
+    """``sinfo -N -l``: the time, then one row per node in Slurm's node-oriented long format."""
+    when, header, *rows = lines(slurm("sinfo", "-N", "-l").out)
+    assert re.fullmatch(r"\w{3} \w{3} \d\d \d\d:\d\d:\d\d \d{4}", when)
+    assert header.split() == ["NODELIST", "NODES", "PARTITION", "STATE", "CPUS", "S:C:T", "MEMORY", "TMP_DISK",
+                              "WEIGHT", "AVAIL_FE", "REASON"]
+    assert len(rows) == 2 and any(row.startswith(jobs["host"] + " ") for row in rows)
+    for row in rows:
+        assert re.fullmatch(r"\S+ +1 normal\* +(idle|mixed|allocated) +2 +1:2:1 +\d+ +0 +1 +\(null\) none +", row), row
+    assert lines(slurm("sinfo", "-l").out)[1].split() == ["PARTITION", "AVAIL", "TIMELIMIT", "JOB_SIZE", "ROOT",
+                                                          "OVERSUBS", "GROUPS", "NODES", "STATE", "NODELIST"]

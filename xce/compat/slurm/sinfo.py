@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sys
+import time
 
 from xce.compat.slurm import _format as fmt
 from xce.compat.slurm._getopt import NONE, REQUIRED, UsageError, parse, refuse
+from xce.formats import slurm_banner
 
 PROG = "sinfo"
 LONGS = {"format": REQUIRED, "Format": REQUIRED, "all": NONE, "noheader": NONE, "partition": REQUIRED,
@@ -19,6 +21,8 @@ REFUSED = {"Format": "-O is not offered here: use -o"}
 DEFAULT = "%#P %.5a %.10l %.6D %.6t %N"
 LONG = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N"
 NODE = "%#N %.6D %#P %6t"
+#: ``-N -l``: Slurm's node-oriented long format (``sinfo/opts.c``), one row per node and partition.
+NODE_LONG = "%#N %.6D %#P %.11T %.4c %.8z %.6m %.8d %.6w %.8f %20E"
 
 #: code -> (title, value of (partition, hosts of one group, state word)).
 CODES = {
@@ -44,6 +48,10 @@ CODES = {
     "s": ("JOB_SIZE", lambda q, hs, st: "1-infinite"),
     "r": ("ROOT", lambda q, hs, st: "no"),
     "h": ("OVERSUBSCRIBE", lambda q, hs, st: "NO"),
+    "z": ("S:C:T", lambda q, hs, st: _same(hs, lambda h: f"1:{int(h['resources'].get('slots', 0))}:1")),
+    "d": ("TMP_DISK", lambda q, hs, st: "0"),
+    "w": ("WEIGHT", lambda q, hs, st: "1"),
+    "E": ("REASON", lambda q, hs, st: _same(hs, _reason)),
     "O": ("CPU_LOAD", lambda q, hs, st: _same(hs, lambda h: f"{h.get('load', {}).get('r1m', 0):.2f}")),
 }
 
@@ -80,6 +88,13 @@ def _limit(seconds: int | None) -> str:
 def _same(hosts: list[dict], value) -> str:
     values = sorted({value(h) for h in hosts})
     return values[0] if len(values) == 1 else (f"{values[0]}+" if values else "0")
+
+
+def _reason(h: dict) -> str:
+    """``%E``: why a node is out (an administrator's words, or Slurm's for one not answering)."""
+    if h.get("closed"):
+        return str(h["closed"])
+    return "Not responding" if _state(h) == "down" else "none"
 
 
 def _avail(q: dict) -> str:
@@ -130,7 +145,7 @@ def main(argv: list[str]) -> int:
         return refuse(PROG, str(exc))
     if operands:
         return _err(f"Unrecognized option: {operands[0]}")
-    header, text, partitions, by_node = True, None, None, False
+    header, text, partitions, by_node, long_ = True, None, None, False, False
     try:
         for name, value in opts:
             if name in REFUSED:
@@ -140,7 +155,7 @@ def main(argv: list[str]) -> int:
             elif name == "format":
                 text = fmt.unquote(value or "")
             elif name == "long":
-                text = text or LONG
+                long_ = True
             elif name == "Node":
                 by_node = True
             elif name == "partition":
@@ -151,7 +166,7 @@ def main(argv: list[str]) -> int:
             elif name == "version":
                 sys.stdout.write("slurm 22.05.8\n")
                 return 0
-        parts = _parts(text or (NODE if by_node else DEFAULT))
+        parts = _parts(text or ((NODE_LONG if long_ else NODE) if by_node else (LONG if long_ else DEFAULT)))
     except UsageError as exc:
         return _err(str(exc))
     try:
@@ -171,7 +186,7 @@ def main(argv: list[str]) -> int:
         rows += [(q, hs, key[0]) for key, hs in groups.items()] or [(q, [], "n/a")]
     parts = [(lit, code, _fit(code, width, rows) if width == -1 else width, right)
              for lit, code, width, right in parts]
-    out = []
+    out = [slurm_banner(time.time())] if long_ else []
     if header:
         out.append("".join(lit if code is None else fmt.cell(CODES[code][0], width, right)
                            for lit, code, width, right in parts))
