@@ -289,3 +289,28 @@ def test_sinfo_node_long_is_slurms_layout(slurm, jobs):
         assert re.fullmatch(r"\S+ +1 normal\* +(idle|mixed|allocated) +2 +1:2:1 +\d+ +0 +1 +\(null\) none +", row), row
     assert lines(slurm("sinfo", "-l").out)[1].split() == ["PARTITION", "AVAIL", "TIMELIMIT", "JOB_SIZE", "ROOT",
                                                           "OVERSUBS", "GROUPS", "NODES", "STATE", "NODELIST"]
+
+
+def test_json_is_slurm_23_02s_layout(slurm, jobs):
+    """``squeue --json``/``sacct --json``: data_parser v0.0.39 with the fields tools read; filters apply."""
+    import json
+
+    r = slurm("squeue", "--json", "-j", f"{jobs['running']},{jobs['done']}")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["meta"]["plugin"]["data_parser"] == "data_parser/v0.0.39" and doc["errors"] == []
+    [job] = doc["jobs"]  # the ended one is left out, as in the table
+    assert {k: job[k] for k in ("job_id", "name", "job_state", "user_name", "partition", "nodes")} == {
+        "job_id": jobs["running"], "name": "runner", "job_state": "RUNNING", "user_name": jobs["user"],
+        "partition": "normal", "nodes": jobs["host"]}
+    assert job["time_limit"] == {"set": True, "infinite": False, "number": 10}
+
+    r = slurm("sacct", "--json", "-j", f"{jobs['done']},{jobs['failed']},{jobs['cancelled']}")
+    assert r.code == 0, r.err
+    rows = {j["job_id"]: j for j in json.loads(r.out)["jobs"]}
+    assert rows[jobs["done"]]["state"] == {"current": "COMPLETED", "reason": "None"}
+    assert rows[jobs["done"]]["exit_code"] == {"status": "SUCCESS", "return_code": 0}
+    assert rows[jobs["failed"]]["exit_code"] == {"status": "FAILED", "return_code": 3}
+    assert rows[jobs["cancelled"]]["state"]["current"] == "CANCELLED"
+    assert rows[jobs["cancelled"]]["exit_code"]["status"] == "SIGNALED"
+    assert all(j["user"] == jobs["user"] and j["partition"] == "normal" and j["time"]["end"] > 0 for j in rows.values())

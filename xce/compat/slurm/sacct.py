@@ -29,7 +29,7 @@ SHORTS = {"X": "allocations", "P": "parsable2", "p": "parsable", "n": "noheader"
           "S": "starttime", "E": "endtime", "u": "user", "a": "allusers", "b": "brief", "M": "clusters",
           "L": "allclusters", "e": "helpformat", "s": "state", "l": "long", "D": "duplicates", "T": "truncate",
           "r": "partition", "A": "accounts", "v": "verbose", "V": "version", "h": "help"}
-REFUSED = {"json": "JSON output is not offered here: use -P", "yaml": "YAML output is not offered here: use -P"}
+REFUSED = {"yaml": "YAML output is not offered here: use -P or --json"}
 
 DEFAULT = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
 BRIEF = "JobID,State,ExitCode"
@@ -244,11 +244,18 @@ def main(argv: list[str]) -> int:
     start_text = end_text = None
     wanted: set[str] | None = None
     partitions: list[str] = []
+    as_json = False
     try:
         for name, value in opts:
             if name in REFUSED:
                 return _err(REFUSED[name])
-            if name == "allocations":
+            if name == "json":
+                from xce.compat.slurm import _json
+
+                if value and value.strip() != _json.PARSER:
+                    return _err(f"--json={value}: only data_parser {_json.PARSER} (Slurm 23.02's) is offered here")
+                as_json = True
+            elif name == "allocations":
                 steps = False
             elif name == "parsable2":
                 parsable = "nolast"
@@ -332,6 +339,10 @@ def main(argv: list[str]) -> int:
         return _api.fail(PROG, exc)
     found = [j for j in answer["jobs"] if (wanted is None or states.word(j) in wanted)
              and (not partitions or j["queue"] in partitions)]
+    if as_json:
+        from xce.compat.slurm import _json
+
+        return _json.write(PROG, found, _json.sacct_job, now)
     out = []
     if header:
         out.append(_row([(f, w, f) for f, w in fields], parsable, delim) if parsable is not None else

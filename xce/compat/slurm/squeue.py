@@ -22,7 +22,7 @@ LONGS = {"noheader": NONE, "format": REQUIRED, "Format": REQUIRED, "states": REQ
          "clusters": REQUIRED, "all": NONE, "long": NONE, "account": REQUIRED, "qos": REQUIRED,
          "sort": REQUIRED, "nodelist": REQUIRED, "verbose": NONE, "array-unique": NONE, "federation": NONE,
          "local": NONE, "sibling": NONE, "hide": NONE, "help": NONE, "usage": NONE, "version": NONE,
-         "start": NONE, "steps": OPTIONAL, "iterate": REQUIRED, "only-job-state": NONE}
+         "start": NONE, "steps": OPTIONAL, "iterate": REQUIRED, "only-job-state": NONE, "json": NONE}
 SHORTS = {"h": "noheader", "o": "format", "O": "Format", "t": "states", "u": "user", "j": "jobs", "n": "name",
           "p": "partition", "r": "array", "M": "clusters", "a": "all", "l": "long", "A": "account", "q": "qos",
           "S": "sort", "w": "nodelist", "v": "verbose", "V": "version", "s": "steps", "i": "iterate"}
@@ -182,7 +182,7 @@ def main(argv: list[str]) -> int:
         opts.append(("jobs", operands.pop(0)))
     if operands:
         return _err(f"Unrecognized option: {operands[0]}")
-    header, parts, long_ = True, None, False
+    header, parts, long_, as_json = True, None, False, False
     users: list[str] = []
     me = False
     refs: list[str] = []
@@ -217,6 +217,8 @@ def main(argv: list[str]) -> int:
                 partitions += [p.strip() for p in (value or "").split(",") if p.strip()]
             elif name == "long":
                 long_ = True
+            elif name == "json":
+                as_json = True
             elif name in ("help", "usage"):
                 sys.stdout.write("Usage: squeue [-j jobs] [-n name] [-p partitions] [-t states] [-u users] "
                                  "[-o format] [-O fields] [-h] [-l] [-r] [--me]\n")
@@ -251,6 +253,10 @@ def main(argv: list[str]) -> int:
         return 1
     found = [j for j in found if (wanted is None or states.word(j) in wanted)
              and (not partitions or j["queue"] in partitions)]
+    if as_json:
+        from xce.compat.slurm import _json
+
+        return _json.write(PROG, found, _json.squeue_job, now)
     rows = _collapse(found) if collapse else [{**j, "_shown": ids.shown(j), "_task": ids.array_task(j)}
                                                for j in found]
     out = []
