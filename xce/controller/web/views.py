@@ -164,6 +164,11 @@ def history_of(ctl: Controller, jobid: int) -> list[dict[str, Any]]:
             sa.select(job_history).where(job_history.c.jobid == jobid).order_by(job_history.c.id)).mappings()]
 
 
+#: The columns a listing reads (:func:`list_jobs`).
+_LISTED_WITH_USAGE = tuple(c for c in jobs.c if c.name not in ("env", "depend", "script_id"))
+_LISTED = tuple(c for c in _LISTED_WITH_USAGE if c.name != "usage")
+
+
 def list_jobs(ctl: Controller, *, user: str | list[str] | None, queue: str | None, states: list[str] | None,
               include_finished: bool, jobids: list[int] | None, limit: int, name: str | list[str] | None = None,
               ended_after: int | None = None, active_after: int | None = None,
@@ -177,8 +182,10 @@ def list_jobs(ctl: Controller, *, user: str | list[str] | None, queue: str | Non
     also carries what those listings print beside it: ``run_limit`` (s), ``exit_signal``, ``cwd``,
     ``stdout``/``stderr`` (private, as in a job's details) and, ``with_usage``, what it used
     (``used``: :func:`xce.protocol.usage.used`; reading it costs a parse of the job's usage).
-    ``after_id``: the page after one cut at ``limit`` (jobs come in id order)."""
-    q = sa.select(jobs)
+    ``after_id``: the page after one cut at ``limit`` (jobs come in id order). The job's environment
+    (never shown in a listing) and, unless asked for, its usage are not read: at 100,000 rows they
+    are most of what the store would hand over."""
+    q = sa.select(*_LISTED_WITH_USAGE) if with_usage else sa.select(*_LISTED)
     if after_id is not None:
         q = q.where(jobs.c.id > after_id)
     if ended_after is not None:
