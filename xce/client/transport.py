@@ -216,9 +216,17 @@ class Connection:
                 raise TransportError("the controller closed the connection in the middle of an answer")
 
     def _read_exact(self, n: int) -> bytes:
-        while len(self._buf) < n:
-            if not self._fill():
-                raise TransportError("the controller closed the connection in the middle of an answer")
+        """``n`` bytes; a large answer (a listing of 100,000 jobs) is gathered in pieces and joined
+        once, not copied again with each piece."""
+        if len(self._buf) < n:
+            parts, have = [self._buf], len(self._buf)
+            while have < n:
+                chunk = self._sock.recv(min(max(n - have, 65536), 1 << 22))  # type: ignore[union-attr]
+                if not chunk:
+                    raise TransportError("the controller closed the connection in the middle of an answer")
+                parts.append(chunk)
+                have += len(chunk)
+            self._buf = b"".join(parts)
         out, self._buf = self._buf[:n], self._buf[n:]
         return out
 
