@@ -314,3 +314,22 @@ def test_json_is_slurm_23_02s_layout(slurm, jobs):
     assert rows[jobs["cancelled"]]["state"]["current"] == "CANCELLED"
     assert rows[jobs["cancelled"]]["exit_code"]["status"] == "SIGNALED"
     assert all(j["user"] == jobs["user"] and j["partition"] == "normal" and j["time"]["end"] > 0 for j in rows.values())
+
+
+def test_the_controller_collapses_waiting_arrays_for_squeue(slurm, jobs):
+    """``collapse``: a pending array is one record (its first element, with every index), so that a
+    collapsed ``squeue`` costs the lines it prints; paging shows each array once."""
+    from xce.compat.slurm import _api
+
+    c = slurm.api()
+    try:
+        whole = c.get("/v1/jobs", user="all", collapse="true")["jobs"]
+        paged = _api.jobs(c, user="all", collapse="true", limit=1)["jobs"]
+        plain = c.get("/v1/jobs", user="all")["jobs"]
+    finally:
+        c.close()
+    [array] = [j for j in whole if j["array_id"] == jobs["array"]]
+    assert array["array_indexes"] == [1, 2, 3] and array["array_index"] == 1
+    assert len([j for j in plain if j["array_id"] == jobs["array"]]) == 3
+    assert [j["jobid"] for j in paged] == [j["jobid"] for j in whole]
+    assert len(whole) == len(plain) - 2

@@ -148,13 +148,18 @@ def _line(parts, job: dict | None, now: float) -> str:
 
 
 def _collapse(jobs: list[dict]) -> list[dict]:
-    """Pending elements of one array as one line, ``A_[1-5]``, as squeue shows them without ``-r``."""
+    """Pending elements of one array as one line, ``A_[1-5]``, as squeue shows them without ``-r``
+    (the controller has done it, ``collapse``, when the answer says ``array_indexes``)."""
     from xce.jobref import format_indexes
 
     out: list[dict] = []
     pending: dict[int, dict] = {}
     for j in jobs:
         j["_shown"], j["_task"] = ids.shown(j), ids.array_task(j)
+        if "array_indexes" in j:  # collapsed by the controller
+            group = pending[j["array_id"]] = {**j, "_indexes": j["array_indexes"]}
+            out.append(group)
+            continue
         if j.get("array_id") is None or j["state"] != "PEND":
             out.append(j)
             continue
@@ -236,7 +241,7 @@ def main(argv: list[str]) -> int:
         return _err(f"Invalid job id: {bad}")
     now = time.time()
     params: dict = {"user": None if me else (users or "all"), "job": refs or None, "name": names or None,
-                    "queue": partitions[0] if len(partitions) == 1 else None}
+                    "queue": partitions[0] if len(partitions) == 1 else None, "collapse": "true" if collapse and not as_json else None}
     ended = wanted is None or bool(wanted - set(states.DEFAULT_SQUEUE))
     if refs or ended:  # ended jobs are known while younger than MinJobAge (shown only when -t asks)
         params["since"] = int(now) - _api.MIN_JOB_AGE
