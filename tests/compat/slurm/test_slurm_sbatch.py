@@ -251,3 +251,9 @@ def test_wait_with_parsable_prints_the_id_alone(slurm):
     r = slurm("sbatch", "--parsable", "--wait", "--wrap", "true", timeout=120)
     assert r.code == 0 and re.fullmatch(r"\d+\n", r.out) and r.err == ""
     assert slurm.job(r.out.strip())["state"] == "DONE"
+
+
+def test_wait_in_the_script_is_refused_not_ignored(slurm):
+    r = slurm("sbatch", input="#!/bin/sh\n#SBATCH --wait\ntrue\n")
+    assert (r.code, r.out) == (1, "")
+    assert r.err == "sbatch: error: standard input line 2: --wait: give it on sbatch's command line, not in the script\n"

@@ -235,4 +235,6 @@ def directive(words: list[str]) -> list[str]:
     for name, _ in opts:
         if name == "wrap":
             raise js.Refused("--wrap: a job script cannot also give --wrap (sbatch refuses it too)")
+        if name == "wait":  # sbatch's own run, decided before the script is read here
+            raise js.Refused("--wait: give it on sbatch's command line, not in the script")
     return job_words(opts)
