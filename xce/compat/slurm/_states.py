@@ -72,7 +72,7 @@ def pend_reason(job: dict) -> str:
     if isinstance(rule, str):
         return rule
     text = next((r.get("text") or "" for r in job.get("pend_reasons") or ()), "")
-    return next(code_ for start, code_ in rule if text.startswith(start))
+    return next((code_ for start, code_ in rule if text.startswith(start)), rule[-1][1])
 
 
 def reason(job: dict) -> str:
