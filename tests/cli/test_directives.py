@@ -100,9 +100,9 @@ ROWS = [
     ("#SBATCH -N 2 --ntasks-per-node=3", {"nodes": 2, "tasks": 6, **TRUNC}),
     ("#SBATCH -N 2 --ntasks-per-node=2 -c 4", {"nodes": 2, "tasks": 16, "cpus_per_task": 4, **TRUNC}),
     ("#SBATCH --ntasks-per-n=2", {"tasks": 2, "request": "span[ptile=2]", **TRUNC}),  # getopt's prefixes
-    ("#SBATCH -c 4", {"tasks": 4, "cpus_per_task": 4, **TRUNC}),
+    ("#SBATCH -c 4", {"tasks": 4, "cpus_per_task": 4, "request": "span[hosts=1]", **TRUNC}),
     ("#SBATCH -n 2 -c 3", {"tasks": 6, "cpus_per_task": 3, **TRUNC}),
-    ("#SBATCH --mem=8G -c 4", {"tasks": 4, "cpus_per_task": 4, "requests": {"mem": 2 << 30}, **TRUNC}),
+    ("#SBATCH --mem=8G -c 4", {"tasks": 4, "cpus_per_task": 4, "requests": {"mem": 2 << 30}, "request": "span[hosts=1]", **TRUNC}),
     ("#SBATCH --mem=4000", {"requests": {"mem": 4000 << 20}, **TRUNC}),
     # without -N a per-node amount puts the tasks on one host, as Slurm's block distribution fills one
     ("#SBATCH -n 4 --mem=1G", {"tasks": 4, "request": "span[hosts=1]", "requests": {"mem": 256 << 20}, **TRUNC}),
@@ -110,7 +110,7 @@ ROWS = [
                                      "requests": {"mem": 150 << 20}, **TRUNC}),
     ("#SBATCH -N 2 -n 1", {"nodes": 1, **TRUNC}),  # sbatch: "setting nnodes to 1"
     ("#SBATCH -c 2 --cpus-per-gpu=4 --gpus-per-task=2", {"tasks": 2, "cpus_per_task": 2, "requests": {"xce.io/gpu": 1},
-                                                         "recorded": {"cpus_per_gpu": "4"}, **TRUNC}),
+                                                         "recorded": {"cpus_per_gpu": "4"}, "request": "span[hosts=1]", **TRUNC}),
     ("#SBATCH --gres=gpu:a100:2 -n 2", {"tasks": 2, "request": "span[hosts=1]", "gpu_model": "a100",
                                         "requests": {"xce.io/gpu": 1}, **TRUNC}),
     ("#SBATCH --gres=gpu:a100", {"gpu_model": "a100", "requests": {"xce.io/gpu": 1}, **TRUNC}),
@@ -129,7 +129,7 @@ ROWS = [
     ("#SBATCH --gpus-per-node=1", {"requests": {"xce.io/gpu": 1}, **TRUNC}),
     ("#SBATCH --gpus-per-task=1 -n 3", {"tasks": 3, "requests": {"xce.io/gpu": 1}, **TRUNC}),
     ("#SBATCH --cpus-per-gpu=1 --gpus-per-task=2", {"tasks": 2, "cpus_per_task": 2,
-                                                    "requests": {"xce.io/gpu": 1}, **TRUNC}),
+                                                    "requests": {"xce.io/gpu": 1}, "request": "span[hosts=1]", **TRUNC}),
     ("#SBATCH -a 1-3%2", {"array": "1-3%2", **TRUNC}),
     ("#SBATCH --array=5", {"array": "5", **TRUNC}),
     ("#SBATCH -d afterok:12", {"depend": "done(12)", **TRUNC}),
@@ -165,6 +165,39 @@ ROWS = [
     ("#SBATCH --ntasks-per-core=1", {"recorded": {"ntasks_per_core": "1"}, **TRUNC}),
     ("#SBATCH --gpu-bind=closest", {"recorded": {"gpu_bind": "closest"}, **TRUNC}),
     ("#SBATCH --time=10 # a comment", {"run_limit": 600, **TRUNC}),
+    # a relative working directory is under the submission directory (sbatch -D, bsub -cwd)
+    ("#SBATCH -D ./run", {"cwd": "/work/run", **TRUNC}),
+    ("#BSUB -cwd sub/../out", {"cwd": "/work/out"}),
+    ("#SBATCH --chdir=.", {**TRUNC}),
+    ("#SBATCH --tasks-per-node=2 -N 2", {"tasks": 4, "nodes": 2, **TRUNC}),  # sbatch's alias
+    # a bare -R is a select string, also when another -R joins it (LSF merges them)
+    ("#BSUB -R V100\n#BSUB -R 'rusage[mem=5M] span[hosts=1]'", {"request": "select[V100] rusage[mem=5M] span[hosts=1]"}),
+    ("#BSUB -R 'hname!=a && hname!=b'\n#BSUB -R span[ptile=1]",
+     {"request": "select[hname!=a && hname!=b] span[ptile=1]"}),
+    # GPUs given two ways that agree (Slurm takes both): the per-task count is reserved
+    ("#SBATCH -n 2 --gres=gpu:2 --gpus-per-task=1", {"tasks": 2, "request": "span[hosts=1]",
+                                                      "requests": {"xce.io/gpu": 1}, **TRUNC}),
+    ("#SBATCH -n 2 --gpus=2 --gpus-per-task=1", {"tasks": 2, "requests": {"xce.io/gpu": 1}, **TRUNC}),
+    # GPUs that do not divide among a host's slots are reserved once per host
+    ("#SBATCH -c 4 --gpus-per-node=1", {"tasks": 4, "cpus_per_task": 4, "request": "span[hosts=1] rusage[xce.io/gpu=1/host]",
+                                        **TRUNC}),
+    ("#BSUB -n 4 -R 'span[hosts=1]' -gpu num=1", {"tasks": 4, "request": "rusage[xce.io/gpu=1/host] span[hosts=1]"}),
+    ("#SBATCH -c 8 --gpus-per-task=1", {"tasks": 8, "cpus_per_task": 8,
+                                        "request": "span[hosts=1] rusage[xce.io/gpu=1/host]", **TRUNC}),
+    ("#SBATCH -N 2 --ntasks-per-node=1 -c 4 --gres=gpu:2", {"tasks": 8, "cpus_per_task": 4, "nodes": 2, **TRUNC,
+                                                           "request": "rusage[xce.io/gpu=2/host]"}),
+    ("#SBATCH --cpus-per-gpu=2 --gpus=1", {"tasks": 2, "cpus_per_task": 2,
+                                           "request": "span[hosts=1] rusage[xce.io/gpu=1/host]",
+                                           **TRUNC}),
+    # --ntasks-per-gpu: N tasks for each GPU asked for, or a GPU for every N tasks
+    ("#SBATCH -N 1 --gpus-per-node=4 --ntasks-per-gpu=1 -c 2", {"tasks": 8, "cpus_per_task": 2, "nodes": 1,
+                                                               "request": "rusage[xce.io/gpu=4/host]", **TRUNC}),
+    ("#SBATCH -N 1 -n 4 --ntasks-per-gpu=2", {"tasks": 4, "nodes": 1, "request": "rusage[xce.io/gpu=2/host]", **TRUNC}),
+    # one task's CPUs are on one host (Slurm never splits a task)
+    ("#SBATCH -c 6", {"tasks": 6, "cpus_per_task": 6, "request": "span[hosts=1]", **TRUNC}),
+    # LSF's GPU resources reserved in rusage[] are the job's GPUs
+    ("#BSUB -R 'rusage[ngpus_excl_p=1]'", {"requests": {"xce.io/gpu": 1}}),
+    ("#BSUB -R 'rusage[mem=2G:ngpus_shared=1]'", {"request": "rusage[mem=2G]", "requests": {"xce.io/gpu": 1}}),
 ]
 
 
@@ -189,20 +222,18 @@ REFUSED = [
      "refuses it too)"),
     ("#SBATCH --exclusive=user", "standard input line 2: --exclusive=user: this cluster shares hosts only between "
      "jobs of any user or none (plain --exclusive)"),
-    ("#SBATCH --ntasks-per-gpu=1", "standard input line 2: --ntasks-per-gpu: GPUs are reserved per slot here; "
-     "give --gpus-per-task instead"),
+    ("#SBATCH --ntasks-per-gpu=1 --gpus-per-task=1", "--ntasks-per-gpu is not compatible with --gpus-per-task "
+     "(as in sbatch)"),
     ("#SBATCH -N 1-4", "standard input line 2: --nodes: expected a host count such as 2 (a range MIN-MAX cannot "
      "be honoured here), got '1-4'"),
     ("#SBATCH -N 2 -n 3 --mem=8G", "--mem is memory per node, and the tasks of this job cannot be spread evenly "
      "over its nodes: give --mem-per-cpu, or a task count that --nodes divides"),
-    ("#SBATCH -c 4 --gpus-per-node=1", "1 GPU(s) per host over 4 slots per host: this cluster reserves them per "
-     "slot (CPU), and 1 does not divide among 4 (ask for a multiple of that many GPUs, or as many slots as GPUs)"),
-    ("#BSUB -n 4 -R 'span[hosts=1]' -gpu num=1", "1 GPU(s) per host over 4 slots per host: this cluster reserves "
-     "them per slot (CPU), and 1 does not divide among 4 (ask for a multiple of that many GPUs, or as many slots "
-     "as GPUs)"),
-    ("#SBATCH --cpus-per-gpu=2 --gpus=1", "1 GPU(s) of the job over 2 slots of the job: this cluster reserves them "
-     "per slot (CPU), and 1 does not divide among 2 (ask for a multiple of that many GPUs, or as many slots as "
-     "GPUs)"),
+    ("#SBATCH -n 4 --gpus=2", "2 GPU(s) of the job over 4 slots of the job: this cluster reserves them per slot "
+     "(CPU), and 2 does not divide among 4 (ask for a multiple of that many GPUs, or as many slots as GPUs)"),
+    ("#SBATCH -n 2 --gres=gpu:4 --gpus-per-task=1", "GPUs per node (4) and --gpus-per-task 1 over 2 task(s) per "
+     "node ask for different GPUs; give one of them"),
+    ("#SBATCH -n 2 --gpus=3 --gpus-per-task=1", "--gpus 3 and --gpus-per-task 1 over 2 task(s) ask for different "
+     "GPUs; give one of them"),
     ("#SBATCH --gres=gpu:a100:1,gpu:v100:1", "--gres: GPUs of several models (a100, v100); a job's GPUs are of "
      "one model"),
     ("#XCE --gpu-model v100\n#SBATCH --gpus=a100:1", "the GPU model is given twice, differently (--gpu-model v100, "

@@ -33,7 +33,7 @@ SLURM_VALUES = {
     "signal": "B:USR1@90", "time": "1-02:00", "uid": str(os.getuid()), "get-user-env": "L", "exclusive": "user",
     "nice": "5", "cpus-per-gpu": "1",
 }
-SLURM_WITH = {"mem-per-gpu": ["--gpus=1"], "cpus-per-gpu": ["--gpus-per-task=1"]}
+SLURM_WITH = {"mem-per-gpu": ["--gpus=1"], "cpus-per-gpu": ["--gpus-per-task=1"], "ntasks-per-gpu": ["--gpus=1"]}
 LSF_VALUES = {
     "-b": "12:30", "-cwd": "/scratch", "-e": "e.%J", "-eo": "e.%J", "-env": "all, ~PATH", "-gpu": "num=2:gmodel=A100",
     "-J": "fit", "-M": "2GB", "-m": "n1 n2", "-n": "2,4", "-nnodes": "2", "-o": "o.%J", "-oo": "o.%J",

@@ -221,6 +221,9 @@ def test_select_names_a_host_by_name_and_refuses_unknown_names(api):
     msgs = loc_msgs(submit(c, request="select[hname==vm-w9]"))
     assert msgs[("body", "request")].startswith('unknown host "vm-w9" in select[] (expected one of: ')
     assert "vm-w1" in msgs[("body", "request")]
+    # keeping out a host that is not here is no error (LSF: it simply matches every host here)
+    r = submit(c, request="select[hname!=vm-w9 && hname!=c061n01]")
+    assert r.status_code == 201, r.text
     msgs = loc_msgs(submit(c, request="select[memm > 4G] order[-ut]"))
     assert msgs[("body", "request")].startswith('unknown name "memm" in select[]/order[]: no host and no '
                                                 "configuration defines it (expected one of: ")

@@ -65,3 +65,9 @@ def test_a_limit_longer_than_the_queue_maximum_is_refused_and_nothing_is_written
     assert e["msg"] == "run limit 1:00:01 is longer than queue 'short' allows (max_run_limit = 60 min)"
     assert ctl.next_job == before
     assert ctl.job(submit(ctl, run_limit=3600)["jobid"])["run_limit"] == 3600
+
+
+def test_a_job_with_gpus_per_host_tells_each_worker_how_many_are_its_own(ctl):
+    job = submit(ctl, tasks=4, request="rusage[xce.io/gpu=2/host] span[hosts=1]", allow_pending_forever=True)["jobid"]
+    payload = start_payload(ctl.job(job), [["h1", 4]])["job"]
+    assert payload["host_requests"] == {"xce.io/gpu": 2} and not payload["requests"]

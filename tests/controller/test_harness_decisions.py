@@ -79,7 +79,9 @@ def test_a_preemption_suspends_its_victims_at_once_and_a_resume_brings_them_back
                                 signal="SIGTSTP"))
     assert res["status"] == "partial" and res["suspended"] == [victim] and res["rejected"][0]["jobid"] == urgent
     assert (h.job(victim)["state"], h.job(victim)["reason"]) == ("SSUSP", f"preempted by job {urgent}")
-    assert h.actions[sent:] == [("h1", SuspendJob(jobid=victim, signal="SIGTSTP", reason=f"preempted by job {urgent}"))]
+    run = h.ctl.job(victim)["start_time"]  # the run it is for: a later run of the job is not suspended by it
+    assert h.actions[sent:] == [("h1", SuspendJob(jobid=victim, run=run, signal="SIGTSTP",
+                                                  reason=f"preempted by job {urgent}"))]
     assert h.moves(mark) == [(victim, "SSUSP"), (urgent, "PEND")]
     (res,) = h.decide(d.Resume(ts=2, seq=4, jobid=victim))
     assert res["status"] == "applied" and h.job(victim)["state"] == "RUN"

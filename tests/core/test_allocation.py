@@ -257,3 +257,26 @@ def test_a_compound_names_the_resource_its_later_part_is_short_of():
     (r,) = d.reasons
     assert (r.step, r.resource, r.short) == ("rusage", "mem", 2 * 1024**3)
     assert r.text == "needs mem 8G, short by mem 2G (candidate hosts have 6G after its first part)"
+
+
+def test_a_per_host_amount_is_charged_once_on_each_host_whatever_its_tasks():
+    """``rusage[NAME=V/host]`` (LSF's per-host reservation: GPUs per host): 8 tasks with 1 GPU per
+    host take one GPU of their host, not eight, and a host without one is passed over."""
+    h = Harness()
+    h.hosts(make_host("a").slots(8).value("example.com/gpu", 0), make_host("b").slots(8).value("example.com/gpu", 2),
+            make_host("c").slots(8).value("example.com/gpu", 1))
+    h.submit(make_job(1).tasks(8).request("rusage[example.com/gpu=1/host] span[hosts=1]"),
+             make_job(2).tasks(8).request("rusage[example.com/gpu=1/host] span[hosts=1]"),
+             make_job(3).tasks(2).request("rusage[example.com/gpu=1/host] span[ptile=1]"))
+    # job 3 needs a GPU on each of two hosts: b has one left, but no slot
+    assert h.round() == [("DISPATCH", 1, (("b", 8),)), ("DISPATCH", 2, (("c", 8),)), ("PEND", 3, ("span",))]
+    assert h.inuse("b", "example.com/gpu") == 1 and h.inuse("c", "example.com/gpu") == 1
+
+
+def test_a_per_host_amount_reads_back_as_written():
+    from xce.core.resreq import parse_request
+
+    request = parse_request("rusage[mem=1G:example.com/gpu=2/host] span[hosts=1]", 4)
+    (primary,) = request.primaries
+    assert primary.rusage == (("mem", 1 << 30),) and primary.rusage_host == (("example.com/gpu", 2),)
+    assert parse_request(request.format(), 4) == request

@@ -23,7 +23,7 @@ def primary(text, n):
 def test_the_fill_plan_comes_last_after_the_unchanged_specification_plans():
     assert shape(plan_iter(primary("", 5))) == [(1, 5, False), (2, 3, False), (3, 2, False), (5, 1, False),
                                                 (1, 5, True)]
-    assert shape(plan_iter(primary("span[ptile=2]", 5))) == [(3, 2, False), (3, 2, True)]
+    assert shape(plan_iter(primary("span[ptile=2]", 5))) == [(3, 2, False)]
     assert shape(plan_iter(primary("span[hosts=1]", 5))) == [(1, 5, False)]
     assert shape(plan_iter(primary("", 1))) == [(1, 1, False)]
     for n in range(1, 40):
@@ -61,13 +61,18 @@ def test_span_hosts_1_still_pends_with_the_closest_host_shortfall():
     assert "closest host has 4" in r.text
 
 
-def test_ptile_fills_up_to_ptile_per_host():
+def test_ptile_places_exactly_ptile_per_host_never_fewer_to_fill():
+    """LSF's span[ptile=p]: p slots on each host (the last may take fewer), as MPI launchers that
+    start p ranks a host expect; so no fill plan."""
     h = Harness()
     h.hosts(make_host("a").slots(2), make_host("b").slots(1), make_host("c").slots(1), make_host("d").slots(3))
     h.submit(make_job(1).tasks(6).span("ptile=2"))
-    # Equal shares need three hosts with 2 free (only a and d have them); the fill plan takes
-    # 2 + 1 + 1 + 2, never 3 on d.
-    assert h.round() == [("DISPATCH", 1, (("a", 2), ("b", 1), ("c", 1), ("d", 2)))]
+    # three hosts with 2 free are needed; only a and d have them: it waits, never 2 + 1 + 1 + 2
+    assert [d.OP for d in h.round_decisions()] == ["PEND"]
+    h.submit(make_job(2).tasks(5).span("ptile=2"))  # 2 + 2 + 1: the last host takes the rest
+    h.hosts(make_host("a").slots(2), make_host("b").slots(1), make_host("c").slots(1), make_host("d").slots(3),
+            make_host("e").slots(2))
+    assert h.round()[:1] == [("DISPATCH", 1, (("a", 2), ("d", 2), ("e", 2)))]
 
 
 def test_ptile_shortfall_counts_at_most_ptile_per_host():

@@ -611,6 +611,27 @@ class Checker:
         return self.all_elements(lambda e: ((e.rec.get("priority") or 0) < 0, f"priority {e.rec.get('priority')}"),
                                  "a lower priority")
 
+    def _sbatch_signal(self, v):
+        # man sbatch, --signal=[{R|B}:]<sig_num>[@sig_time]: sig_time defaults to 60 seconds; the
+        # job's record keeps the signal by name (options.warn_signal) and the time (options.warn_time)
+        where, colon, rest = v.partition(":")
+        sig, _, at = (rest if colon else v).partition("@")
+        name = sig.strip().upper()
+        name = name if name.startswith("SIG") or name.isdigit() else "SIG" + name
+        want = (name, int(at) if at.strip() else 60)
+
+        def test(e):
+            o = e.rec.get("options") or {}
+            got = (str(o.get("warn_signal") or ""), o.get("warn_time"))
+            return got == want or (name.isdigit() and got[1] == want[1]), f"warning {got}"
+        return self.all_elements(test, f"signal {want[0]} {want[1]} s before the limit")
+
+    def _sbatch_open_mode(self, v):
+        # the job's record keeps open_mode only where it is not the API's default, append
+        return self.all_elements(lambda e: (((e.rec.get("options") or {}).get("open_mode") or "append") == v,
+                                            f"open_mode {(e.rec.get('options') or {}).get('open_mode')}"),
+                                 f"output opened in {v} mode")
+
     def _sbatch_requeue(self, v):
         return self.all_elements(lambda e: (e.rec.get("rerunnable") is True, "not rerunnable"), "rerunnable")
 

@@ -49,8 +49,9 @@ def test_a_start_keeps_the_shape_workers_have_always_read():
     wire = encode(START)
     assert wire["kind"] == "start" and wire["jobid"] == 7 and set(wire) == {"kind", "jobid", "job"}
     assert wire["job"]["placement"] == [["n1", 2], ["n2", 1]] and wire["job"]["command"] == ["./run.sh", "--fast"]
-    assert encode(KillJob(jobid=3, reason="x")) == {"kind": "kill", "jobid": 3, "reason": "x", "signal": "SIGTERM",
-                                                    "grace_s": 10.0}
+    assert encode(KillJob(jobid=3, run=9, reason="x")) == {"kind": "kill", "jobid": 3, "run": 9, "reason": "x",
+                                                           "signal": "SIGTERM", "grace_s": 10.0}
+    assert wire["job"]["run"] == START.run  # a start's run is inside "job", as it always was
 
 
 def test_a_field_with_a_default_may_be_left_out_and_means_what_its_absence_always_meant():

@@ -66,7 +66,8 @@ def test_every_action_of_a_parallel_jobs_life_reaches_each_of_its_hosts_as_its_c
     assert start.task_servers == {HEAD: "127.0.0.1:7000"} and len(start.launch_key) == 32
     assert (head[1].signal, head[2].signal, head[3].signal) == ("SIGSTOP", "SIGCONT", "SIGUSR1")
     assert head[4].run_limit == 600
-    assert head[5] == KillJob(jobid=jobid, reason="killed by ann", signal="SIGTERM", grace_s=10)
+    assert head[5] == KillJob(jobid=jobid, run=start.run, reason="killed by ann", signal="SIGTERM", grace_s=10)
+    assert {a.run for a in head + other} == {start.run}  # every action names the run it is for
 
 
 def test_an_attach_key_goes_to_the_head_host_for_this_run_only(ctl):

@@ -10,7 +10,7 @@ import signal
 import time
 
 from xce.endcodes import RUNLIMIT
-from xce.protocol.actions import KillJob, SetRunLimit, StartJob
+from xce.protocol.actions import KillJob, ResumeJob, SetRunLimit, SignalJob, StartJob, SuspendJob
 from xce.worker import stimuli
 from xce.worker.agent import Agent
 from xce.worker.jobstate import read_journal
@@ -22,6 +22,7 @@ from xce.worker.state import (
     Booted,
     CloseHost,
     DevicesFound,
+    Discard,
     Forget,
     Found,
     JobExited,
@@ -79,6 +80,59 @@ def test_a_start_delivered_again_starts_nothing_but_a_later_run_starts_again():
     ws.handle(JobExited(1, END))
     assert ws.handle(_start(1, run=5)) == []  # that run ended here
     assert _of(Spawn, ws.handle(_start(1, run=6)))  # requeued: its next run
+
+
+def test_an_action_for_another_run_of_a_job_touches_nothing_of_the_run_held_here():
+    """A requeued job runs again under its id: a kill (suspend, resume, signal, run limit) for its old
+    run must not reach its new one, here or anywhere."""
+    ws = _worker()
+    ws.handle(_start(1, run=6), JobStarted(1, 100, 10.0, journaled=True))
+    for old in (KillJob(jobid=1, run=5), SuspendJob(jobid=1, run=5), ResumeJob(jobid=1, run=5),
+                SignalJob(jobid=1, run=5, signal="USR1"), SetRunLimit(jobid=1, run=5, run_limit=60)):
+        assert ws.handle(ActionArrived(old)) == [], old
+    assert ws.handle(ActionArrived(KillJob(jobid=9, run=6))) == []  # not a job of this host
+    assert _of(Terminate, ws.handle(ActionArrived(KillJob(jobid=1, run=6, reason="killed by ann"))))
+    # A controller that names no run speaks of the job whatever its run (as it always did).
+    ws.handle(_start(2, run=7), JobStarted(2, 101, 10.0, journaled=True))
+    assert _of(Terminate, ws.handle(ActionArrived(KillJob(jobid=2))))
+
+
+def test_every_report_names_its_run_and_an_old_runs_answer_forgets_no_newer_run():
+    ws = _worker()
+    out = ws.handle(_start(1, run=5), JobStarted(1, 100, 10.0, journaled=True), JobExited(1, END))
+    assert [(b["status"], b["run"]) for b in _reports(out)] == [("started", 5), ("finished", 5)]
+    (post,) = ws.handle(BatchReady(tuple(i.seq for i in _of(Report, out))))
+    # Requeued and dispatched here again before the old run's end was taken: the answer about run 5
+    # must not forget the record of run 6 (one journal record per job).
+    ws.handle(_start(1, run=6), JobStarted(1, 101, 11.0, journaled=True))
+    assert ws.handle(ReportsAnswered(post.key, 200)) == []
+    assert ws.runs() == {"1": 6}
+
+
+def test_a_start_of_a_newer_run_discards_what_is_left_of_the_old_one_first():
+    """``host down --requeue`` of a host whose worker still runs the job (stopped, or alive): the job
+    comes back to it as a new run while the old one is held. The old one goes, its end unreported
+    (it is not the new run's end), before the new one starts; a start of the old run delivered again
+    starts nothing."""
+    ws = _worker("0")
+    ws.handle(_start(1, run=5, requests={"xce.io/gpu": 1}), JobStarted(1, 100, 10.0, journaled=True))
+    out = ws.handle(_start(1, run=6, requests={"xce.io/gpu": 1}))
+    assert [type(i) for i in out] == [Discard, Spawn] and out[0] == Discard(1)
+    assert out[1].job.run == 6 and out[1].gpus == ("0",)  # the old run's device is free again
+    assert ws.handle(_start(1, run=5)) == []  # the old run's start, delivered again
+    assert ws.handle(_start(1, run=6)) == []  # the new one's
+    started = ws.handle(JobStarted(1, 101, 11.0, journaled=True))
+    assert [(b["status"], b["run"]) for b in _reports(started)] == [("started", 6)]
+
+
+def test_the_runs_a_worker_holds_include_those_still_starting():
+    """The load report lists them: the controller declares lost no run whose start is under way."""
+    ws = _worker()
+    ws.handle(_start(1, run=5))
+    assert ws.starting(1) and ws.runs() == {"1": 5}
+    found = (Found(2, alive=True, exited=False, limits={}, gpus=(), started=900.0, run=8),)
+    ws.handle(Restarted(found, 1000.0))
+    assert ws.runs() == {"1": 5, "2": 8}  # an adopted job is reported for the run it was journaled with
 
 
 def test_a_jobs_reports_go_in_order_and_its_record_stays_until_its_end_is_taken():
@@ -166,6 +220,14 @@ def test_gpus_go_lowest_free_first_per_task_here_and_a_short_host_refuses_the_st
     ws.handle(JobStarted(1, 100, 10.0, journaled=True), JobExited(1, END))
     (c,) = ws.handle(_start(4, requests={"xce.io/gpu": 3}))
     assert c.gpus == ("0", "1", "3")  # numerically: 10 after 3
+
+
+def test_gpus_per_host_are_given_once_on_each_host_of_the_job_whatever_its_tasks_there():
+    ws = _worker("0", "1", "2")
+    (a,) = ws.handle(_start(1, host_requests={"xce.io/gpu": 1}, tasks=8, placement=[("h1", 8)]))
+    assert a.gpus == ("0",)
+    (b,) = ws.handle(_start(2, host_requests={"xce.io/gpu": 2}, tasks=4, placement=[("h0", 2), ("h1", 2)]))
+    assert b.gpus == ("1", "2") and b.secondary
 
 
 def test_a_restarted_worker_takes_back_its_jobs_that_run_or_left_their_status():

@@ -5,8 +5,9 @@ XCE reserves resources per slot (``--request`` and ``rusage[]`` are per task, a 
 Slurm counts memory and GPUs per node, per CPU or per task, LSF's ``-gpu`` per host. A per-host
 amount needs the slots each host gets: from ``--nodes``, ``--ntasks-per-node``, a written
 ``span[hosts=1]`` or ``span[ptile=N]``, or, for a Slurm job without ``--nodes``, one host (Slurm
-fills a node's CPUs before it takes another). Memory per slot is rounded up to the byte; GPUs must
-divide evenly, or the submission is refused with what to write instead.
+fills a node's CPUs before it takes another). Memory per slot is rounded up to the byte; GPUs that
+do not divide evenly are reserved once per host where that is what was asked
+(``rusage[xce.io/gpu=N/host]``, :func:`xce.cli.submit._gpus`), or refused with what to write instead.
 
 Standard library only (the submit command's start-up stays cheap).
 """
@@ -19,10 +20,25 @@ from xce.hostlist import expand_word, split_top
 _CLAUSES = ("select", "order", "rusage", "span")
 
 
+def _bare_select(text: str) -> tuple[str, int]:
+    """A requirement that opens without a section name (``-R gpu``, ``-R "hname!=a && hname!=b"``):
+    LSF reads it as a selection string ("The select keyword can be omitted if the selection string
+    is the first string in the resource requirement", LSF's "Selection string"). Its text up to the
+    first section, and where that section starts (``len(text)`` when there is none)."""
+    import re
+
+    found = re.search(r"\b(?:select|order|rusage|span|same|cu|affinity)\s*\[", text)
+    end = found.start() if found else len(text)
+    return text[:end].strip(), end
+
+
 def _clauses(text: str) -> list[tuple[str, str]]:
     """``select[a] rusage[b]`` as [("select", "a"), ("rusage", "b")]; Refused for anything else."""
     out: list[tuple[str, str]] = []
-    i, n = 0, len(text)
+    bare, i = _bare_select(text)
+    if bare:
+        out.append(("select", bare))
+    n = len(text)
     while True:
         while i < n and text[i].isspace():
             i += 1
@@ -65,6 +81,37 @@ def _rusage_items(body: str) -> list[tuple[str, str]]:
         if piece.strip():
             items.append((name.strip(), value.strip()) if eq else (piece.strip(), ""))
     return items
+
+
+#: LSF's GPU resources (its GPU ELIM and the ``LSF_GPU_AUTOCONFIG`` names), which older scripts
+#: reserve in ``rusage[]`` (``rusage[ngpus_excl_p=1]``) before ``-gpu`` existed: GPUs of a host.
+LSF_GPU_RUSAGE = ("ngpus_physical", "ngpus_excl_p", "ngpus_excl_t", "ngpus_shared", "ngpus")
+
+
+def gpu_rusage(texts: list[str]) -> tuple[list[str], int | None]:
+    """The ``-R`` texts with LSF's GPU resources taken out of their ``rusage[]``, and the GPUs
+    they reserve per host (None: none named), so that they become the job's GPUs."""
+    import re
+
+    count: int | None = None
+    out = []
+    for text in texts:
+        def take(match: re.Match) -> str:
+            nonlocal count
+            kept = []
+            for name, value in _rusage_items(match.group(1)):
+                if name in LSF_GPU_RUSAGE:
+                    amount = value.partition("/")[0].strip()
+                    if not amount.isdigit():
+                        raise Refused(f"-R rusage[{name}={value}]: a GPU count is a whole number")
+                    if count is not None and count != int(amount):
+                        raise Refused(f"-R: GPUs given twice with different counts ({count} and {amount})")
+                    count = int(amount)
+                else:
+                    kept.append(f"{name}={value}" if value else name)
+            return f"rusage[{':'.join(kept)}]" if kept else ""
+        out.append(re.sub(r"rusage\s*\[([^\]]*)\]", take, text) if "ngpus" in text else text)
+    return out, count
 
 
 def merge_requirements(texts: list[str]) -> str:

@@ -306,11 +306,37 @@ def _slots(g: dict, warn) -> tuple[int, int, int | None, str | None, int | None]
         host_slots = slots // nodes if slots % nodes == 0 else None
     elif written == ("hosts", 1) or tasks == 1:
         host_slots = slots
+        if tasks == 1 and slots > 1 and not written:  # a task's CPUs are on one host, as in Slurm
+            span = "span[hosts=1]"
     elif written and written[0] == "ptile":
         host_slots = written[1]
     else:
         host_slots = None
     return slots, cpus, host_slots, span, nodes
+
+
+def _tasks_per_gpu(g: dict) -> dict:
+    """sbatch's ``--ntasks-per-gpu=N`` as the task count or the GPUs it implies: given GPUs and no
+    ``--ntasks``, N tasks for each of the job's GPUs; given ``--ntasks`` and no GPUs, one GPU for
+    every N tasks (sbatch(1)). Not with ``--gpus-per-task`` or ``--ntasks-per-node``, as in sbatch."""
+    from xce.cli.jobscript import Refused
+    from xce.cli.placement import gpu_spec
+
+    per_gpu = g.get("ntasks_per_gpu")
+    if not per_gpu:
+        return g
+    for field in ("gpus_per_task", "ntasks_per_node"):
+        if g.get(field):
+            raise Refused(f"--ntasks-per-gpu is not compatible with --{field.replace('_', '-')} (as in sbatch)")
+    if g.get("gpus"):
+        total = gpu_spec(g["gpus"], "--gpus")[1]
+    elif g.get("gpus_per_node") or g.get("gres"):
+        total = _node_gpus(g) * (g.get("nodes") or 1)
+    elif g.get("tasks"):
+        return {**g, "gpus": str(-(-g["tasks"] // per_gpu))}
+    else:
+        raise Refused("--ntasks-per-gpu needs GPUs (--gpus, --gpus-per-node or --gres) or a task count (--ntasks)")
+    return g if g.get("tasks") else {**g, "tasks": total * per_gpu}
 
 
 def _gpus_per_task(g: dict, tasks: int) -> int:
@@ -368,7 +394,9 @@ def _gpus_per_slot(g: dict, slots: int, cpus: int, host_slots: int | None) -> in
     given = [f for f in ("gpus", "gpus_per_node", "gres", "gpus_per_task") if g.get(f)]
     if not given:
         return None
-    if len(given) > 1 and not (set(given) == {"gpus_per_node", "gres"}):
+    if g.get("gpus_per_task") and len(given) > 1:
+        _same_gpus(g, slots // cpus, host_slots // cpus if host_slots else None)
+    elif len(given) > 1 and not (set(given) == {"gpus_per_node", "gres"}):
         raise Refused(f"give the job's GPUs one way ({', '.join('--' + f.replace('_', '-') for f in given)} "
                       "were given)")
     fix = "ask for a multiple of that many GPUs, or as many slots as GPUs"
@@ -379,7 +407,49 @@ def _gpus_per_slot(g: dict, slots: int, cpus: int, host_slots: int | None) -> in
     return per_slot(_node_gpus(g), host_slots, "GPU(s) per host", fix)
 
 
-def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None) -> tuple[int | None, bool]:
+def _gpus(g: dict, slots: int, cpus: int, host_slots: int | None) -> tuple[int | None, int | None]:
+    """The job's GPUs as (per slot, per host). Per slot where the count divides among the slots it
+    is given for; else per host, reserved once on each host the job uses (``rusage[xce.io/gpu=N/host]``),
+    where that is what was asked: GPUs per node (``--gres=gpu:N``, ``--gpus-per-node``, ``bsub -gpu
+    num=N``, per host in both systems), or GPUs per task or of the job whose tasks share one host
+    (``-c 8 --gpus-per-task=1``, ``-n 4 -R span[hosts=1] -gpu num=1``)."""
+    from xce.cli.jobscript import Refused
+    from xce.cli.placement import gpu_spec
+
+    if g.get("gpus_per_task") and any(g.get(f) for f in ("gpus", "gpus_per_node", "gres")):
+        _same_gpus(g, slots // cpus, host_slots // cpus if host_slots else None)  # they must agree
+    try:
+        return _gpus_per_slot(g, slots, cpus, host_slots), None
+    except Refused:
+        if g.get("gpus_per_task") and host_slots == slots:
+            return None, gpu_spec(g["gpus_per_task"], "--gpus-per-task")[1] * (slots // cpus)
+        if g.get("gpus") and not g.get("gpus_per_task") and host_slots == slots:
+            return None, gpu_spec(g["gpus"], "--gpus")[1]
+        if (g.get("gpus_per_node") or g.get("gres")) and not g.get("gpus") and not g.get("gpus_per_task"):
+            return None, _node_gpus(g)
+        raise
+
+
+def _same_gpus(g: dict, tasks: int, host_tasks: int | None) -> None:
+    """``--gpus-per-task`` with ``--gres=gpu:N``/``--gpus-per-node``/``--gpus``: Slurm takes them
+    together when they agree (``-n 2 --gpus-per-task=1 --gres=gpu:2`` on one node), so the per-task
+    count decides and the others must come to the same GPUs, or the job is refused naming them."""
+    from xce.cli.jobscript import Refused
+    from xce.cli.placement import gpu_spec
+
+    per_task = gpu_spec(g["gpus_per_task"], "--gpus-per-task")[1]
+    if g.get("gpus") and gpu_spec(g["gpus"], "--gpus")[1] != per_task * tasks:
+        raise Refused(f"--gpus {g['gpus']} and --gpus-per-task {g['gpus_per_task']} over {tasks} task(s) ask for "
+                      "different GPUs; give one of them")
+    if g.get("gpus_per_node") or g.get("gres"):
+        if host_tasks is None or _node_gpus(g) != per_task * host_tasks:
+            raise Refused(f"GPUs per node ({_node_gpus(g)}) and --gpus-per-task {g['gpus_per_task']} over "
+                          f"{host_tasks or 'an unknown number of'} task(s) per node ask for different GPUs; "
+                          "give one of them")
+
+
+def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None,
+            host_gpus: int | None = None) -> tuple[int | None, bool]:
     """Slurm's memory options as memory per slot, and whether the job wants whole hosts (``--mem=0``)."""
     from xce.cli.jobscript import Refused
 
@@ -397,9 +467,53 @@ def _memory(g: dict, cpus: int, host_slots: int | None, gpus: int | None) -> tup
         return -(-g["mem"] // host_slots), False
     if g.get("mem_per_cpu") is not None:
         return g["mem_per_cpu"], False
+    if host_gpus and host_slots:  # the host's GPUs' memory, spread over its slots
+        return -(-g["mem_per_gpu"] * host_gpus // host_slots), False
     if not gpus:
         raise Refused("--mem-per-gpu needs GPUs (--gpus, --gpus-per-task, --gpus-per-node or --gres)")
     return g["mem_per_gpu"] * gpus, False
+
+
+#: The key of a body whose job waits for its namesakes (``--dependency=singleton``): taken out by
+#: :func:`after_namesakes`, where the submitting program can ask the controller for them.
+SINGLETON = "singleton"
+
+
+def _without_singleton(text: str) -> tuple[str, bool]:
+    """Slurm's dependency list without its ``singleton`` part, and whether there was one."""
+    from xce.cli.jobscript import Refused
+
+    sep = "?" if "?" in text else ","
+    parts = [p.strip() for p in text.split(sep)]
+    rest = [p for p in parts if p != "singleton"]
+    if len(rest) < len(parts) and sep == "?" and rest:
+        raise Refused(f"dependency {text!r}: singleton cannot be one of several alternatives ('?') here; use ','")
+    return sep.join(rest), len(rest) < len(parts)
+
+
+def after_namesakes(body: dict, earlier) -> dict:
+    """``--dependency=singleton`` (sbatch(1)): the job starts after every earlier job of the same
+    name and user has ended, so one of them runs at a time. ``earlier(name)`` gives the ids of the
+    caller's unfinished jobs of that name (the controller's answer); each becomes ``ended(ID)``,
+    AND-ed with the rest of the dependency. A body without singleton is returned as it is."""
+    import os
+
+    if not body.pop(SINGLETON, False):
+        return body
+    terms = [f"ended({i})" for i in earlier(body.get("name") or os.path.basename(body["command"][0]))]
+    if terms:
+        body["depend"] = " && ".join(([f"({body['depend']})"] if body.get("depend") else []) + terms)
+    return body
+
+
+def _workdir(given: str | None, cwd: str) -> str:
+    """The job's working directory: a relative ``--chdir``/``-cwd`` (``.``, ``./run``) names a
+    directory under the one it was submitted from, as sbatch and bsub read it."""
+    import os
+
+    if not given:
+        return cwd
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(given)))
 
 
 def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str, str], cwd: str,
@@ -412,15 +526,26 @@ def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str,
         raise Refused("-W and --time both set a run limit; give one")
     if g.get("depend") is not None and g.get("dependency") is not None:
         raise Refused("give the dependency once: -w (LSF) or --dependency (Slurm), not both")
+    if g.get("request"):
+        from xce.cli.placement import gpu_rusage
+
+        texts, lsf_gpus = gpu_rusage(g["request"])
+        if lsf_gpus is not None:
+            if any(g.get(f) for f in ("gpus", "gpus_per_node", "gres", "gpus_per_task")):
+                raise Refused("give the job's GPUs one way (-gpu, or rusage[] of an LSF GPU resource)")
+            g = {**g, "request": texts, "gpus_per_node": str(lsf_gpus)}
+    g = _tasks_per_gpu(g)
     slots, cpus, host_slots, span, nodes = _slots(g, warn)
     if host_slots is None and not nodes and _per_host_needs_slots(g):
         # Slurm fills a node's CPUs before it takes the next (block distribution): a job without -N
         # whose amounts are per node runs on one host, which holds all its slots.
         span, host_slots = "span[hosts=1]", slots
-    gpus = _gpus_per_slot(g, slots, cpus, host_slots)
-    mem, whole_hosts = _memory(g, cpus, host_slots, gpus)
+    gpus, host_gpus = _gpus(g, slots, cpus, host_slots)
+    if host_gpus is not None:
+        span = " ".join(filter(None, (span, f"rusage[xce.io/gpu={host_gpus}/host]")))
+    mem, whole_hosts = _memory(g, cpus, host_slots, gpus, host_gpus)
     body: dict = {"command": command, "tasks": slots, "priority": g.get("priority") or 0,
-                  "job_type": g.get("job_type") or "", "cwd": g.get("cwd") or cwd}
+                  "job_type": g.get("job_type") or "", "cwd": _workdir(g.get("cwd"), cwd)}
     if script is not None:
         body["script"] = script
     if cpus != 1:
@@ -440,10 +565,13 @@ def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str,
     if g.get("dependency") is not None:
         from xce.jobref import RefError, from_slurm
 
+        rest, singleton = _without_singleton(g["dependency"])
         try:
-            depend = from_slurm(g["dependency"])
+            depend = from_slurm(rest) if rest else None
         except RefError as exc:
             raise Refused(str(exc)) from None
+        if singleton:
+            body[SINGLETON] = True
     if depend is not None:
         body["depend"] = depend
     for flag in ("hold", "allow_pending_forever", "rerunnable"):
@@ -520,6 +648,9 @@ def submit(**given) -> None:
         from xce.cli import interactive as terminal
 
         body = terminal.prepare(body)
+    if body.get(SINGLETON):
+        client = connect(url, token, state_dir)
+        body = after_namesakes(body, lambda name: [j["jobid"] for j in call(client.get, "/v1/jobs", name=name)["jobs"]])
     res = call(connect(url, token, state_dir).post, "/v1/jobs", body)
     if interactive:
         return terminal.follow(connect(url, token, state_dir), res, raw=bool(merged.get("pty")))
@@ -602,6 +733,9 @@ SUBMIT = Command(
             "here)."),
         Opt("gpus_per_node", ("--gpus-per-node",), metavar="[TYPE:]N", help=f"{_SLURM}: GPUs on each host."),
         Opt("gpus_per_task", ("--gpus-per-task",), metavar="[TYPE:]N", help=f"{_SLURM}: GPUs of each task."),
+        Opt("ntasks_per_gpu", ("--ntasks-per-gpu",), int, None, min=1, metavar="N",
+            help=f"{_SLURM}: N tasks for every GPU: without -n, the GPUs asked for x N tasks; with -n and no GPUs, "
+                 "one GPU for every N tasks."),
         Opt("gres", ("--gres",), multiple=True, metavar="gpu[:TYPE]:N", help=f"{_SLURM}: GPUs per host."),
         Opt("cpus_per_gpu", ("--cpus-per-gpu",), int, None, min=1, metavar="N",
             help=f"{_SLURM}: slots per GPU (with -c, -c says each task's slots)."),

@@ -248,7 +248,7 @@ class Demo:
         """The jobs' own pids, from the workers' job records, while they exist (they go when a job ends)."""
         for d in self.state_dir.glob("workers/*/jobs"):
             for rec in read_journal(d).values():
-                if rec.jobid in self.jobs:
+                if rec.jobid in self.jobs and rec.pid:  # 0: its start is under way
                     self.job_pids[rec.jobid] = rec.pid
 
     # -- display ---------------------------------------------------------------------------

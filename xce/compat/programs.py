@@ -12,8 +12,9 @@ through to the other scheduler's program and fail with its configuration error.
 from __future__ import annotations
 
 LSF = ("bsub", "bjobs", "bkill", "bstop", "bresume", "bmod", "brequeue", "bhist", "bacct", "bqueues",
-       "bhosts", "bparams", "lsid", "lsclusters", "lshosts", "badmin")
-SLURM = ("sbatch", "squeue", "scancel", "sacct", "sinfo", "scontrol", "srun", "salloc")
+       "bhosts", "bparams", "lsid", "lsclusters", "lshosts", "badmin", "bpeek", "lsload")
+SLURM = ("sbatch", "squeue", "scancel", "sacct", "sinfo", "scontrol", "srun", "salloc", "sstat", "seff", "sprio",
+         "sshare", "sattach")
 
 PROGRAMS: dict[str, str] = {**{name: f"xce.compat.lsf.{name}" for name in LSF},
                             **{name: f"xce.compat.slurm.{name}" for name in SLURM}}

@@ -103,6 +103,15 @@ class Ledger:
                     acc.reserved += tasks * amount
                     acc.allocated += tasks * amount
                     cluster.charge(cluster.index[host_name], res, tasks * amount)
+            for res, amount in (primary.rusage_host if primary is not None else ()):  # once on each host
+                if res in cluster.pools:
+                    job.shared_charged[res] = job.shared_charged.get(res, 0) + amount
+                    cluster.charge_pool(res, amount)
+                else:
+                    acc = job.accounts.setdefault((host_name, res), Account())
+                    acc.reserved += amount
+                    acc.allocated += amount
+                    cluster.charge(cluster.index[host_name], res, amount)
         job.real_charged = True
         if job.exclusive:
             # Claimed whole again, at the slots its hosts have now (a job that already holds more

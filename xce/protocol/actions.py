@@ -38,12 +38,19 @@ class ProtocolError(ValueError):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Action:
-    """Every action is about one job (the ``actions`` table's ``jobid`` column)."""
+    """Every action is about one run of one job (the ``actions`` table's ``jobid`` column).
+
+    ``run`` is the run's identity, its dispatch time in ns (the job's ``start_time``): a requeued job
+    runs again under its id, so a worker matches an action by (job, run), and an action for a run
+    that has ended there, or that it does not hold, never touches another run of the same job. A
+    start delivered again for a run the host already had starts nothing. None: any run (an action
+    from a controller that predates runs, or about the job whatever runs of it)."""
 
     kind: ClassVar[str] = ""
     #: The key the fields are nested under on the wire, when they are.
     nested: ClassVar[str | None] = None
     jobid: int
+    run: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -57,9 +64,6 @@ class StartJob(Action):
 
     kind: ClassVar[str] = "start"
     nested: ClassVar[str | None] = "job"
-    #: Which run of the job this is (its dispatch time, ns): a requeued job runs again under its id,
-    #: and a start delivered again for a run this host already had must not start it twice.
-    run: int | None = None
     user: str  # whose identity the job runs as
     command: list[str]
     #: The job's spooled script (``xce submit`` of a script file), written on the host and run by
@@ -74,6 +78,8 @@ class StartJob(Action):
     #: environment variables (``LSB_HOSTS``, ``SLURM_NODELIST``...). Empty: all on this host.
     placement: list[tuple[str, int]] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)  # per task: the devices (xce.io/gpu) it holds
+    #: Per host, on top of ``requests`` (``rusage[xce.io/gpu=N/host]``: ``--gres=gpu:N``, ``-gpu num=N``).
+    host_requests: dict[str, int] = field(default_factory=dict)
     limits: dict[str, int] = field(default_factory=dict)  # the kernel and provider limits of its container
     run_limit: int | None = None  # seconds, enforced by the worker (none: no limit)
     process_limit: int | None = None  # its queue's cap on processes (pids.max)
@@ -140,7 +146,6 @@ class AttachKey(Action):
 
     kind: ClassVar[str] = "attach"
     key: str
-    run: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -49,7 +49,7 @@ from xce.protocol import actions
 from xce.providers.base import JobView
 from xce.worker import interactive, launch, measure, runner, spawner, usage
 from xce.worker.containment import Containment, Limits, ProcessGroup
-from xce.worker.jobstate import JobStateDir, still_alive
+from xce.worker.jobstate import JobRecord, JobStateDir, still_alive
 from xce.worker.runner import JobProcess, StartError
 from xce.worker.spool import Spool
 from xce.worker.state import (
@@ -126,6 +126,11 @@ class _Handles(dict):
         jp = super().pop(jobid, *default)
         self._dropped(jobid)
         return jp
+
+    def take(self, jobid: int) -> Any:
+        """Let go of a run the state has let go of already (ended, or discarded for a newer run of
+        the same job, which the news of a drop would be taken for)."""
+        return super().pop(jobid, None)
 
 
 class Agent:
@@ -294,7 +299,7 @@ class Agent:
     def _discard(self, ins: Discard) -> list[Any]:
         """End a run the controller no longer has, without reporting its end: the job may run again
         (requeued), even here, and the end of the old run must not be taken for the new one's."""
-        jp = self.jobs.pop(ins.jobid, None)
+        jp = self.jobs.take(ins.jobid)
         if jp is None:
             return []
         log.warning("job %s is not running in the controller: killing what is left of it", jp.jobid)
@@ -311,6 +316,8 @@ class Agent:
         """Take back the jobs a previous run of this worker left running; forget the rest."""
         records, found = {}, []
         for rec in self.journal.load_all():
+            if rec.pid == 0:  # its start was under way: it runs if its spawner got as far as its command
+                self._find_leader(rec)
             alive = still_alive(rec)
             exited = not alive and self.journal.exit_status(rec.jobid) is not None
             if alive:
@@ -320,7 +327,7 @@ class Agent:
             else:
                 log.warning("job %s ended while the worker was down; the controller will record it lost", rec.jobid)
             records[rec.jobid] = rec
-            found.append(Found(rec.jobid, alive, exited, dict(rec.limits), tuple(rec.gpus), rec.started))
+            found.append(Found(rec.jobid, alive, exited, dict(rec.limits), tuple(rec.gpus), rec.started, rec.run))
         for ins in self._feed(Restarted(tuple(found), time.time())):
             rec = records[ins.jobid]
             self.jobs[rec.jobid] = JobProcess.adopt(rec, self.box, self.journal.exit_path(rec.jobid))
@@ -329,6 +336,22 @@ class Agent:
         for jobid in self.box.start(set(self.jobs)):
             log.warning("removed the container of job %s left by a previous run (its processes killed)", jobid)
         self.spool.keep_only(set(self.jobs))
+
+    def _find_leader(self, rec: JobRecord) -> None:
+        """A job journaled as starting (a worker killed while its spawner, which outlives it, started
+        it): its leader is the member of its container that leads its own process group. Found, the
+        job is adopted and reported as running, not declared lost; not found, it never ran."""
+        for pid in self.box.members(rec.jobid):
+            try:
+                if os.getpgid(pid) != pid:
+                    continue
+            except OSError:
+                continue
+            rec.pid = rec.pgid = pid
+            rec.create_time = process_start(pid) or 0.0
+            rec.started = rec.create_time or time.time()
+            log.warning("job %s was being started when the worker stopped: its leader is pid %s", rec.jobid, pid)
+            return
 
     # -- actions ---------------------------------------------------------------------------
     def handle(self, message: dict[str, Any]) -> None:
@@ -386,6 +409,10 @@ class Agent:
                 finally:
                     os.close(far)
             else:
+                # Journaled before its spawner may start it (the spawner outlives a killed worker):
+                # a restarted worker finds it and adopts it if it runs, so a job whose command has
+                # started is never declared lost for want of a record.
+                self.journal.save(JobRecord(jobid, 0, 0, 0.0, dict(ins.kept), list(ins.gpus), 0.0, a.run))
                 popen = launch.launch(spec)
         except StartError as exc:
             if near >= 0:
@@ -453,7 +480,10 @@ class Agent:
         jp = self.jobs.get(ins.jobid)
         if jp is None:
             return []
-        self.journal.save(jp.record())
+        rec = jp.record()
+        held = self.state.jobs.get(ins.jobid)
+        rec.run = held.run if held is not None else None  # a restarted worker reports it for its run
+        self.journal.save(rec)
         return self._journal_news()
 
     def _forget(self, ins: Forget) -> list[Any]:
@@ -467,7 +497,7 @@ class Agent:
         return self._journal_news()
 
     def _release(self, ins: Release) -> list[Any]:
-        jp = self.jobs.pop(ins.jobid, None)
+        jp = self.jobs.take(ins.jobid)
         if jp is not None:
             self._ended[ins.jobid] = jp
         self.box.remove(ins.jobid)
@@ -622,7 +652,9 @@ class Agent:
             ticks[str(jp.jobid)] = tick
         if not any(jp.gpus for jp in running):
             self.gpu_sampler.close()
-        body = {"load": self.sampler.sample(), "usage": ticks}
+        with self._turn:  # the runs the state holds, starting ones too: none of them is declared lost
+            runs = self.state.runs()
+        body = {"load": self.sampler.sample(), "usage": ticks, "runs": runs}
         if self.tasks.address:
             body["task_address"] = self.tasks.address
         now = time.monotonic()
@@ -754,8 +786,10 @@ class Agent:
         elif r.status_code >= 400:
             log.warning("load report refused: HTTP %s %s", r.status_code, r.text[:300])
         else:
+            # The answer is about the runs this report named: a newer run started since is not touched.
+            runs = body.get("runs") or {}
             for jobid in r.json().get("kill", []):
-                self._feed(ActionArrived(actions.KillJob(jobid=int(jobid), grace_s=2.0,
+                self._feed(ActionArrived(actions.KillJob(jobid=int(jobid), run=runs.get(str(jobid)), grace_s=2.0,
                                                          reason=f"job {jobid} must not run on {self.name}")))
 
     def _wire(self, tick: dict[str, int]) -> dict[str, int]:

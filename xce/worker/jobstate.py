@@ -51,6 +51,7 @@ class JobRecord:
     limits: dict[str, int] = field(default_factory=dict)
     gpus: list[str] = field(default_factory=list)
     started: float = 0.0
+    run: int | None = None  # which run of the job (StartJob.run): reported with it after a restart
 
 
 _FIELDS = tuple(f.name for f in fields(JobRecord))

@@ -3,9 +3,10 @@
 :meth:`WorkerState.handle` does no I/O, reads no clock and starts no thread: the time comes in on
 the events that need it, and everything the worker must do comes out as instructions that its shell
 (:mod:`xce.worker.agent`) carries out, feeding what happens back in as events. So every rule of the
-worker (a start delivered twice starts once; a job's reports go in order, a batch the controller
-could not take goes again under the same idempotency key and a finished job's record stays until
-its end is taken; which GPUs a job gets; which journaled jobs a restarted worker takes back; when a
+worker (an action touches only the run of the job it names, and a start of a job's new run ends
+what is left of its old one first; a start delivered twice starts once; a job's reports go in
+order, each naming its run; a batch the controller could not take goes again under the same
+idempotency key and a finished job's record stays until its end is taken; which GPUs a job gets; which journaled jobs a restarted worker takes back; when a
 run limit warns and ends a job; what a journal that cannot be written does) is tested by feeding
 events, without processes, and a worker's stimuli recorded live replay to the same instructions
 (:mod:`xce.worker.stimuli`).
@@ -28,8 +29,10 @@ from xce.worker.runner import signal_number
 #: The reports that say a job ended here.
 _ENDS = ("finished", "start_failed")
 
-#: How many ended jobs (and which run of each) are remembered, against a start delivered again.
+#: How many ended jobs (and which runs of each) are remembered, against a start delivered again.
 DONE_KEPT = 10_000
+#: How many ended runs of one job are remembered (a job requeued over and over keeps its latest).
+RUNS_KEPT = 8
 
 
 # -- events: what happened ---------------------------------------------------------------------
@@ -54,6 +57,7 @@ class Found:
     limits: dict[str, int]
     gpus: tuple[str, ...]
     started: float
+    run: int | None = None  # which run of the job it is (None: journaled by a worker that kept none)
 
 
 @dataclass(frozen=True)
@@ -169,7 +173,8 @@ class Release:
 
 @dataclass(frozen=True)
 class Discard:
-    """Kill what is left of a run the controller no longer has, and forget it, reporting nothing."""
+    """Kill what is left of a run the controller no longer has, and forget it, reporting nothing
+    (before a newer run of the same job starts here, when one does)."""
     jobid: int
 
 
@@ -274,8 +279,8 @@ class WorkerState:
         self.nonce = ""
         self.gpu_ids: tuple[str, ...] = ()
         self.jobs: dict[int, _Job] = {}
-        #: Recently ended jobs and which run of each: a re-delivered start of that run is ignored.
-        self.done: OrderedDict[int, Any] = OrderedDict()
+        #: Recently ended jobs and which runs of each: a re-delivered start of such a run is ignored.
+        self.done: OrderedDict[int, tuple[Any, ...]] = OrderedDict()
         #: Why the journal cannot be written (None: it can): the host is closed to new jobs meanwhile.
         self.closed: str | None = None
         self._seq = 0
@@ -305,7 +310,8 @@ class WorkerState:
         return any(r["jobid"] == jobid and r["status"] in _ENDS for r in pending)
 
     def runs(self) -> dict[str, Any]:
-        """The run of each job held here, for the registration's ``runs``."""
+        """The run of each job held here, starting ones included, for the registration's and the
+        load reports' ``runs``: the controller declares lost no run a worker still holds."""
         return {str(j): e.run for j, e in sorted(self.jobs.items()) if e.run is not None}
 
     # -- the worker's life -------------------------------------------------------------------
@@ -325,8 +331,8 @@ class WorkerState:
                 out.append(Forget(f.jobid))
                 continue
             started = f.started or ev.now
-            self.jobs[f.jobid] = _Job(gpus=tuple(f.gpus), limits=dict(f.limits), started=started, said=True,
-                                      warned=runlimit.warning_due(f.limits, ev.now - started))
+            self.jobs[f.jobid] = _Job(run=f.run, gpus=tuple(f.gpus), limits=dict(f.limits), started=started,
+                                      said=True, warned=runlimit.warning_due(f.limits, ev.now - started))
             out.append(Adopt(f.jobid))
 
     def _leftovers(self, ev: Leftovers, out: list) -> None:
@@ -345,20 +351,39 @@ class WorkerState:
     def _action(self, ev: ActionArrived, out: list) -> None:
         self._ACTIONS[type(ev.action)](self, ev.action, out)
 
+    def _held(self, a: Action) -> _Job | None:
+        """The run ``a`` is about, if it is held here: an action for another run of the job (one
+        that ended here, or that the controller has since requeued and dispatched again) touches
+        nothing. An action or a run without a run number (older peers) matches by job alone."""
+        job = self.jobs.get(a.jobid)
+        if job is None or (a.run is not None and job.run is not None and a.run != job.run):
+            return None
+        return job
+
     def _start(self, a: StartJob, out: list) -> None:
-        """Actions come at least once: a start of a job running here, or of the run that ended here,
-        is ignored. A GPU request is per task: this host's devices are for the tasks it holds."""
+        """Actions come at least once: a start of the run held here, or of the run that ended here,
+        is ignored. A start of another run of a job held here means the controller has ended the
+        held run (requeued, then dispatched here again): what is left of it goes, unreported, before
+        the new run starts, so that neither's end is taken for the other's. A GPU request is per
+        task: this host's devices are for the tasks it holds."""
         jobid = a.jobid
-        if jobid in self.jobs or (jobid in self.done and self.done[jobid] == a.run):
+        held = self.jobs.get(jobid)
+        if (held is not None and self._held(a) is held) or a.run in self.done.get(jobid, ()):
             return
+        if held is not None:
+            del self.jobs[jobid]
+            self._remember_done(jobid, held.run)
+            out.append(Discard(jobid))
         placement = a.placement or [(self.host, a.tasks)]
         limits = {k: int(v) for k, v in a.limits.items() if isinstance(v, int)}
-        want = int(a.requests.get("xce.io/gpu", 0) or 0) * sum(int(n) for h, n in placement if h == self.host)
+        here = sum(int(n) for h, n in placement if h == self.host)
+        want = int(a.requests.get("xce.io/gpu", 0) or 0) * here + (int(a.host_requests.get("xce.io/gpu", 0) or 0)
+                                                                   if here else 0)
         busy = {g for job in self.jobs.values() for g in job.gpus}
         free = [g for g in sorted(self.gpu_ids, key=int) if g not in busy]  # lowest first: reproducible
         if len(free) < want:
             self._remember_done(jobid, a.run)
-            self._report(out, jobid, status="start_failed",
+            self._report(out, jobid, a.run, status="start_failed",
                          reason=f"the job asks for {want} GPU(s) (xce.io/gpu) but only {len(free)} of "
                                 f"{len(self.gpu_ids)} are free on this host")
             return
@@ -371,24 +396,24 @@ class WorkerState:
         out.append(Spawn(a, gpus, limits, kept, secondary))
 
     def _suspend(self, a: SuspendJob, out: list) -> None:
-        if a.jobid in self.jobs:
+        if self._held(a) is not None:
             out.append(Suspend(a.jobid, signal_number(a.signal, signal.SIGSTOP)))
             self._report(out, a.jobid, status="suspended", reason=a.reason)
 
     def _resume(self, a: ResumeJob, out: list) -> None:
-        if a.jobid in self.jobs:
+        if self._held(a) is not None:
             out.append(Resume(a.jobid, signal_number(a.signal, signal.SIGCONT)))
             self._report(out, a.jobid, status="resumed", reason=a.reason)
 
     def _kill(self, a: KillJob, out: list) -> None:
-        job = self.jobs.get(a.jobid)
+        job = self._held(a)
         if job is not None:
             job.ending = True
             out.append(Terminate(a.jobid, a.grace_s, a.reason or "killed"))
 
     def _signal(self, a: SignalJob, out: list) -> None:
         """``xce kill -s``: the job's state follows what its processes do, so nothing is reported."""
-        if a.jobid in self.jobs:
+        if self._held(a) is not None:
             out.append(SignalProcs(a.jobid, signal_number(a.signal, signal.SIGTERM)))
 
     def _attach(self, a: AttachKey, out: list) -> None:
@@ -396,7 +421,7 @@ class WorkerState:
 
     def _run_limit(self, a: SetRunLimit, out: list) -> None:
         """``xce modify -W``: enforced from now on, and journaled so a restart keeps it."""
-        job = self.jobs.get(a.jobid)
+        job = self._held(a)
         if job is not None:
             runlimit.change(job.limits, a.run_limit)
             out += [SetLimits(a.jobid, dict(job.limits)), WriteRecord(a.jobid)]
@@ -418,7 +443,7 @@ class WorkerState:
     def _start_failed(self, ev: StartFailed, out: list) -> None:
         job = self.jobs.pop(ev.jobid, None)
         self._remember_done(ev.jobid, job.run if job else None)
-        self._report(out, ev.jobid, status="start_failed", reason=ev.reason)
+        self._report(out, ev.jobid, job.run if job else None, status="start_failed", reason=ev.reason)
 
     def _exited(self, ev: JobExited, out: list) -> None:
         job = self.jobs.get(ev.jobid)
@@ -430,7 +455,7 @@ class WorkerState:
         del self.jobs[ev.jobid]
         self._remember_done(ev.jobid, job.run)
         out.append(Release(ev.jobid))
-        self._report(out, ev.jobid, status="finished", **ev.end)
+        self._report(out, ev.jobid, job.run, status="finished", **ev.end)
 
     def _dropped(self, ev: JobDropped, out: list) -> None:
         job = self.jobs.pop(ev.jobid, None)
@@ -470,9 +495,13 @@ class WorkerState:
             out.append(OpenHost())
 
     # -- reports -----------------------------------------------------------------------------
-    def _report(self, out: list, jobid: int, **body: Any) -> None:
+    def _report(self, out: list, jobid: int, run: Any = None, **body: Any) -> None:
+        """Every report names the run it is about (the controller takes none of an older run's news
+        for a newer run's): the held run's, unless the caller knows which (a run that just ended)."""
         self._seq += 1
-        body = {"jobid": jobid, **body}
+        job = self.jobs.get(jobid)
+        run = run if run is not None else job.run if job is not None else None
+        body = {"jobid": jobid, **body} if run is None else {"jobid": jobid, "run": run, **body}
         self._made[self._seq] = body
         linger = body["status"] != "started" and any(not j.secondary for j in self.jobs.values())
         out.append(Report(self._seq, body, linger))
@@ -501,10 +530,12 @@ class WorkerState:
             self._batches[ev.key] = (reports, attempt + 1)
             out.append(PostReports(ev.key, reports, attempt + 1))
             return
-        out += [Forget(r["jobid"]) for r in reports if r["status"] == "finished"]
+        # The journal keeps one record per job: a newer run of it started here since keeps its own.
+        out += [Forget(r["jobid"]) for r in reports if r["status"] == "finished"
+                and (r["jobid"] not in self.jobs or self.jobs[r["jobid"]].run == r.get("run"))]
 
     def _remember_done(self, jobid: int, run: Any) -> None:
-        self.done[jobid] = run
+        self.done[jobid] = (*self.done.get(jobid, ())[-(RUNS_KEPT - 1):], run)
         self.done.move_to_end(jobid)
         while len(self.done) > DONE_KEPT:
             self.done.popitem(last=False)

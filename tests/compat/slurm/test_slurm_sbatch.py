@@ -165,8 +165,8 @@ def test_what_sbatch_refuses_exits_1_with_its_message(slurm, args, input, err):
 
 @pytest.mark.parametrize("args, fragment", [
     (["--deadline=now+1hour"], "--deadline: this cluster does not end pending jobs at a deadline"),
-    (["--gpus-per-node=1", "-c", "10"], "1 does not divide among 10"),  # per node, over 10 slots: refused
-    (["--ntasks-per-gpu=2"], "--ntasks-per-gpu"),
+    (["--gpus=1", "-N", "2", "-n", "2"], "1 does not divide among 2"),  # of the job, over two hosts: refused
+    (["--ntasks-per-gpu=2"], "--ntasks-per-gpu needs GPUs"),
     (["-t", "soon"], "invalid time 'soon'"),
     (["--test-only"], "--test-only"),
 ])
@@ -183,6 +183,15 @@ def test_a_per_node_gpu_request_with_tasks_that_divide_it_is_translated(slurm):
               "--wrap", "true")
     assert r.code == 0, r.err
     assert slurm.detail(int(r.out))["requests"]["xce.io/gpu"] == 1
+
+
+def test_gpus_per_node_over_more_slots_are_the_hosts_and_the_job_sees_them(slurm):
+    """``-c 2 --gpus-per-node=1``: one GPU for the host's two slots, reserved once on the host."""
+    jobid = submitted(slurm, "-c", "2", "--gpus-per-node=1", "--wrap", 'echo "gpus=$CUDA_VISIBLE_DEVICES"')
+    assert slurm.wait_state(str(jobid), ("DONE", "EXIT"))["state"] == "DONE"
+    assert slurm.detail(jobid)["sched_request"] == "span[hosts=1] rusage[xce.io/gpu=1/host]"
+    out = (slurm.work / f"slurm-{jobid}.out").read_text()
+    assert re.fullmatch(r"gpus=\d+\n", out), out
 
 
 def test_help_and_version_exit_0(slurm):
@@ -257,3 +266,18 @@ def test_wait_in_the_script_is_refused_not_ignored(slurm):
     r = slurm("sbatch", input="#!/bin/sh\n#SBATCH --wait\ntrue\n")
     assert (r.code, r.out) == (1, "")
     assert r.err == "sbatch: error: standard input line 2: --wait: give it on sbatch's command line, not in the script\n"
+
+
+def test_singleton_waits_for_the_earlier_jobs_of_its_name_and_user(slurm):
+    """sbatch(1), --dependency=singleton: the job starts after any previously launched job of the same
+    name and user has ended; one of another name is not waited for."""
+    first = submitted(slurm, "-J", "hourly", "--hold", "--wrap", "true")
+    other = submitted(slurm, "-J", "daily", "--hold", "--wrap", "true")
+    second = submitted(slurm, "-J", "hourly", "--dependency=singleton", "--wrap", "true")
+    alone = submitted(slurm, "-J", "weekly", "--dependency=singleton", "--wrap", "true")  # no namesake: runs
+    assert slurm.wait_state(str(alone), ("DONE",))["state"] == "DONE"
+    assert slurm.job(str(second))["state"] == "PEND"  # rounds ran since; it waits for the held namesake
+    assert f"ended({first})" in str(slurm.detail(second)["pend_reasons"])
+    assert slurm("scontrol", "release", str(first)).code == 0
+    assert slurm.wait_state(str(second), ("DONE",))["state"] == "DONE"
+    assert slurm("scancel", str(other)).code == 0

@@ -55,7 +55,10 @@ def run(prog: str, job: dict, *, raw: bool, announce: bool) -> int:
     from xce.compat.slurm import _api
 
     try:
+        from xce.cli.submit import after_namesakes
+
         c = _api.client()
+        job = after_namesakes(job, lambda name: [j["jobid"] for j in _api.jobs(c, name=name)["jobs"]])
         res = _api.request(c, "POST", "/v1/jobs", job)
     except _api.Failed as exc:
         return _api.fail(prog, f"Job submit/allocate failed: {exc}")

@@ -152,7 +152,7 @@ SBATCH_OPTIONS = (
     Option("nodes", "N", REQUIRED, HONOUR, _same("--nodes")),
     Option("ntasks", "n", REQUIRED, HONOUR, _same("-n")),
     Option("ntasks-per-core", "", REQUIRED, KEEP, "ntasks_per_core"),
-    Option("ntasks-per-gpu", "", REQUIRED, REFUSE, "GPUs are reserved per slot here; give --gpus-per-task instead"),
+    Option("ntasks-per-gpu", "", REQUIRED, HONOUR, _same("--ntasks-per-gpu")),
     Option("ntasks-per-node", "", REQUIRED, HONOUR, _same("--ntasks-per-node")),
     Option("ntasks-per-socket", "", REQUIRED, KEEP, "ntasks_per_socket"),
     Option("open-mode", "", REQUIRED, HONOUR, _same("--open-mode")),
@@ -175,6 +175,8 @@ SBATCH_OPTIONS = (
     Option("sockets-per-node", "", REQUIRED, KEEP, "sockets_per_node"),
     Option("spread-job", "", NONE, KEEP, "spread_job"),
     Option("switches", "", REQUIRED, KEEP, "switches"),
+    # Not in sbatch(1), but sbatch reads it (slurm_opt.c: "tasks-per-node", an alias of ntasks-per-node)
+    Option("tasks-per-node", "", REQUIRED, HONOUR, _same("--ntasks-per-node")),
     Option("test-only", "", NONE, REFUSE, "this cluster does not forecast start times"),
     Option("thread-spec", "", REQUIRED, KEEP, "thread_spec"),
     Option("threads-per-core", "", REQUIRED, KEEP, "threads_per_core"),

@@ -97,10 +97,12 @@ def build(opts: list[tuple[str, str | None]], operands: list[str], *, environ: d
 
 def _post(body: dict, parsable: bool, clusters: str | None, wait: bool = False) -> int:
     from xce.cli.jobscript import Refused
+    from xce.cli.submit import after_namesakes
     from xce.compat.slurm import _api
 
     c = _api.client()
     try:
+        body = after_namesakes(body, lambda name: [j["jobid"] for j in _api.jobs(c, name=name)["jobs"]])
         res = _api.request(c, "POST", "/v1/jobs", body)
     except _api.Failed as exc:
         raise Refused(f"Batch job submission failed: {exc}") from None

@@ -34,7 +34,7 @@ import sqlalchemy as sa
 from xce import endcodes
 from xce.controller.auth.tokens import Principal
 from xce.controller.errors import Conflict, FieldErrors, Forbidden, NotFound, field_error
-from xce.controller.hosts import spread
+from xce.controller.hosts import runs, spread
 from xce.controller.hosts.providers import SHIPPED_PROVIDERS
 from xce.controller.hosts.table import HostLive
 from xce.controller.jobs.control import KILL_GRACE_S, drop_undelivered_start, signal_kill
@@ -231,10 +231,9 @@ def _earlier_runs(ctl: Controller, req: RegisterRequest) -> set[int]:
     """Jobs the worker runs under an id the controller has dispatched again since (requeued by
     ``host down --requeue`` and placed anew): what it runs is an earlier run, to be killed, and the
     job's current run is not there."""
-    runs = {int(k): v for k, v in (req.runs or {}).items() if int(k) in set(req.running or ())}
-    rows = ctl.jobs_by_id(sorted(runs))
-    return {jobid for jobid, run in runs.items()
-            if jobid in rows and rows[jobid]["start_time"] is not None and rows[jobid]["start_time"] != run}
+    held = {int(k): v for k, v in (req.runs or {}).items() if int(k) in set(req.running or ())}
+    rows = ctl.jobs_by_id(sorted(held))
+    return {jobid for jobid, run in held.items() if jobid in rows and runs.stale(rows[jobid], run)}
 
 
 def _reconcile(ctl: Controller, name: str, running: set[int], quiet: bool = False,
@@ -248,8 +247,11 @@ def _reconcile(ctl: Controller, name: str, running: set[int], quiet: bool = Fals
     if quiet:
         placed = [j for j in placed if j["state"] == UNKWN]
         running = running & {j["id"] for j in placed}
-    undelivered = set(ctl.conn.execute(sa.select(actions.c.jobid).where(
-        actions.c.host == name, actions.c.kind == "start", actions.c.delivered.is_(None))).scalars())
+    # Starts the worker has not carried out: one never fetched is not lost (it is still to come), and
+    # a worker back without restarting may be carrying out one it fetched and has not acknowledged
+    # (its report was made before): neither is declared lost (xce.controller.hosts.runs).
+    taking = sa.select(actions.c.jobid).where(actions.c.host == name, actions.c.kind == "start")
+    undelivered = set(ctl.conn.execute(taking if quiet else taking.where(actions.c.delivered.is_(None))).scalars())
     lost = []
     for job in placed:
         if job["id"] in running:
@@ -258,12 +260,14 @@ def _reconcile(ctl: Controller, name: str, running: set[int], quiet: bool = Fals
         elif job["id"] not in undelivered:
             why = (f"lost: ended while worker {name} was unreachable; its exit status is unknown"
                    if job["state"] == UNKWN else f"lost: worker {name} restarted without it")
+            runs.forget_start(ctl.conn, job["id"], name)  # fetched again, it would start what is lost
             ctl.move(job, "lose", why, "controller")
             lost.append(job["id"])
     for job in _spanning(ctl.conn, name):
         placed.append(job)
         if job["id"] not in running and job["id"] not in undelivered:
             reason = f"lost: worker {name}, one of its hosts, restarted without it"
+            runs.forget_start(ctl.conn, job["id"], name)
             signal_kill(ctl, job, reason)
             ctl.move(job, "lose", reason, "controller")
             lost.append(job["id"])
@@ -297,8 +301,10 @@ def report_load(ctl: Controller, name: str, rep: LoadReport) -> dict[str, Any]:
         return {"name": name, "status": h.status, "kill": kill}
     with ctl.tx() as conn:
         if h.status == "unreach":
-            # Back without restarting (a network partition): the usage it reports is what it runs.
-            _reconcile(ctl, name, {int(k) for k in rep.usage if str(k).isdigit()}, quiet=True)
+            # Back without restarting (a network partition): what it runs is what it reports usage of,
+            # and the runs it holds (one still starting has no usage yet, and is not lost).
+            held = {int(k) for k in rep.usage if str(k).isdigit()} | {int(k) for k in rep.runs}
+            _reconcile(ctl, name, held, quiet=True)
         _touch(ctl, h)
         _trouble(ctl, h, rep.trouble)
         if delta:
@@ -312,7 +318,8 @@ def report_load(ctl: Controller, name: str, rep: LoadReport) -> dict[str, Any]:
             except ValueError:
                 raise FieldErrors.one(["body", "usage", key], "expected a job id", "int_parsing") from None
             try:
-                res = job_status(ctl, name, jobid, JobStatusReport(status="usage", usage=usage))
+                res = job_status(ctl, name, jobid, JobStatusReport(status="usage", usage=usage,
+                                                                   run=rep.runs.get(str(jobid))))
             except (NotFound, Conflict):
                 res = {"action": "kill"}  # not a job of this host: it must not run here
             if res.get("action") == "kill":
@@ -541,6 +548,8 @@ def _check_report(ctl: Controller, name: str, jobid: int, rep: JobStatusReport,
     job = ctl.job(jobid) if known is None else known.get(jobid)
     if job is None:
         raise NotFound(f"job {jobid} does not exist")
+    if runs.stale(job, rep.run):  # news of a run that is over: nothing of the job's to check
+        return job, None
     if job["head_host"] != name and name not in spread.hosts_of(job):
         raise Conflict(f"job {jobid} is not placed on {name} (it is {job['state']}"
                        + (f" on {job['head_host']})" if job["head_host"] else ")"))
@@ -579,7 +588,7 @@ def _apply_secondary(ctl: Controller, name: str, job: dict[str, Any], rep: JobSt
         job["usage"] = dumps(usage)
         UPDATE_JOB.execute(conn, {"jid": jobid, "usage": job["usage"]})
     if rep.status in ("usage", "started", "running", "suspended", "resumed") and state in (DONE, EXIT):
-        ctl.queue(name, KillJob(jobid=jobid, reason=f"job {jobid} is {state} in the controller",
+        ctl.queue(name, KillJob(jobid=jobid, run=runs.current(job), reason=f"job {jobid} is {state} in the controller",
                                 grace_s=KILL_GRACE_S))
         action = "kill"
     elif rep.status in ("start_failed", "rejected") and state in ON_HOST:
@@ -606,7 +615,23 @@ def _over_memory_on(ctl: Controller, name: str, job: dict[str, Any], why: str | 
         job.update(end_code=endcodes.MEMLIMIT, reason=reason)
 
 
+def _apply_stale(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatusReport) -> dict[str, Any]:
+    """News of a run the controller has ended (the job was requeued, and may run again, even here):
+    the job is left as it is, and a run that says it is still there is told to stop, by its number,
+    so that the kill never reaches a newer run of the job. How an old run ended is not the job's
+    end, and its actions on this host are the newer run's now: nothing is deleted."""
+    jobid = job["id"]
+    action = None
+    if rep.status in runs.ALIVE:
+        ctl.queue(name, KillJob(jobid=jobid, run=rep.run, grace_s=KILL_GRACE_S,
+                                reason=f"job {jobid} must not run on {name}: that run of it has ended"))
+        action = "kill"
+    return {"jobid": jobid, "state": job["state"], "action": action, "run": rep.run, "stale": True}
+
+
 def _apply_report(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatusReport, tick: Any) -> dict[str, Any]:
+    if runs.stale(job, rep.run):
+        return _apply_stale(ctl, name, job, rep)
     if job["head_host"] != name:
         return _apply_secondary(ctl, name, job, rep, tick)
     conn = ctl.conn
@@ -640,8 +665,9 @@ def _apply_report(ctl: Controller, name: str, job: dict[str, Any], rep: JobStatu
             end = endcodes.DONE if ok else rep.end if rep.end not in (None, endcodes.DONE) else endcodes.EXIT
             ctl.move(job, "finish" if ok else "fail", "done" if ok else reason, name, end_code=end, **values)
             # Its command ended: the tasks it left on its other hosts end with it.
-            spread.enqueue_all(ctl, job, KillJob(jobid=jobid, reason=f"job {jobid} ended on {name}",
-                                                 grace_s=KILL_GRACE_S), spread.secondaries(job))
+            spread.enqueue_all(ctl, job, KillJob(jobid=jobid, run=runs.current(job),
+                                                 reason=f"job {jobid} ended on {name}", grace_s=KILL_GRACE_S),
+                               spread.secondaries(job))
         else:
             # Already decided (killed, lost): keep the verdict, record what really happened.
             UPDATE_JOB.execute(conn, {"jid": jobid, **values})
@@ -697,7 +723,10 @@ def check_liveness(ctl: Controller, now_mono: float | None = None) -> list[str]:
                 reason = f"lost: worker {name}, one of its hosts, stopped reporting"
                 signal_kill(ctl, job, reason)
                 ctl.move(job, "lose", reason, "controller")
-            conn.execute(sa.delete(actions).where(actions.c.host == name, actions.c.kind == "start"))
+            # A start it fetched stays until it is acknowledged: the worker may be carrying it out.
+            unknown = [job["id"] for job in placed if job["state"] == UNKWN]
+            conn.execute(sa.delete(actions).where(actions.c.host == name, actions.c.kind == "start",
+                                                  actions.c.jobid.not_in(unknown)))
         ctl.publish(ctl.workers_push(silent))
     return silent
 
@@ -718,8 +747,9 @@ def declare_down(ctl: Controller, name: str, requeue: bool, actor: str) -> dict[
         for job in sorted(placed, key=lambda j: j["id"]):
             others = spread.secondaries(job)  # its tasks on other hosts end with it
             if others:
-                spread.enqueue_all(ctl, job, KillJob(jobid=job["id"], reason=f"host lost: {name} declared down",
-                                                     grace_s=KILL_GRACE_S), others)
+                spread.enqueue_all(ctl, job, KillJob(jobid=job["id"], run=runs.current(job),
+                                                     reason=f"host lost: {name} declared down", grace_s=KILL_GRACE_S),
+                                   others)
             if requeue and job.get("rerunnable"):
                 ctl.move(job, "reschedule", f"requeued: host {name} declared down by {actor} (the job is rerunnable)",
                          actor, **FRESH_RUN)

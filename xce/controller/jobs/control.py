@@ -58,7 +58,7 @@ def signal_kill(ctl: Controller, job: dict[str, Any], reason: str) -> None:
             actions.c.jobid == job["id"], actions.c.host == host, actions.c.kind == "start",
             actions.c.delivered.is_(None))).rowcount
         if not undelivered:
-            ctl.queue(host, KillJob(jobid=job["id"], reason=reason, grace_s=KILL_GRACE_S))
+            ctl.queue(host, KillJob(jobid=job["id"], run=job.get("start_time"), reason=reason, grace_s=KILL_GRACE_S))
 
 
 def kill(ctl: Controller, p: Principal, jobid: int) -> dict[str, Any]:
@@ -79,7 +79,7 @@ def suspend(ctl: Controller, p: Principal, jobid: int) -> dict[str, Any]:
     with ctl.tx():
         reason = f"suspended by {p.name}"
         ctl.move(job, "suspend", reason, p.name)
-        spread.enqueue_all(ctl, job, SuspendJob(jobid=jobid, reason=reason))
+        spread.enqueue_all(ctl, job, SuspendJob(jobid=jobid, run=job["start_time"], reason=reason))
     return job
 
 
@@ -92,7 +92,7 @@ def resume(ctl: Controller, p: Principal, jobid: int) -> dict[str, Any]:
     with ctl.tx():
         reason = f"resumed by {p.name}"
         ctl.move(job, "resume", reason, p.name)
-        spread.enqueue_all(ctl, job, ResumeJob(jobid=jobid, reason=reason))
+        spread.enqueue_all(ctl, job, ResumeJob(jobid=jobid, run=job["start_time"], reason=reason))
     return job
 
 
@@ -177,7 +177,7 @@ def _apply_run_limit(ctl: Controller, p: Principal, job: dict[str, Any], limit: 
     job["run_limit"] = limit or None
     was, now = (formats.hms(v) if v else "none" for v in (old, limit))
     ctl.history(job["id"], job["state"], job["state"], f"modified: run limit {was} -> {now}", p.name, time.time_ns())
-    ctl.queue(job["head_host"], SetRunLimit(jobid=job["id"], run_limit=limit))
+    ctl.queue(job["head_host"], SetRunLimit(jobid=job["id"], run=job["start_time"], run_limit=limit))
     ctl.publish(ev.JobUpdate(ts=time.time_ns(), jobid=job["id"], run_limit=limit))
 
 
@@ -358,7 +358,7 @@ def _act_one(ctl: Controller, p: Principal, job: dict[str, Any], action: str, si
                                f"end a pending job)")
             if state not in (RUN, SSUSP, USUSP) or not job.get("head_host"):
                 raise Conflict(f"it is {state}: there is no process to send {sig} to")
-            spread.enqueue_all(ctl, job, SignalJob(jobid=job["id"], signal=sig))
+            spread.enqueue_all(ctl, job, SignalJob(jobid=job["id"], run=job["start_time"], signal=sig))
             ctl.history(job["id"], state, state, f"{sig} sent by {p.name}", p.name, time.time_ns())
             return f"is sent {sig}"
         reason = f"killed by {p.name}" + (f" ({sig})" if sig else "")

@@ -142,6 +142,16 @@ class Capacity:
                             f"short by {name} {show(amount * together - largest)} (for {what}; the largest host "
                             f"has {show(largest)})")
                 need[name] = need.get(name, 0) + amount * primary.tasks
+            for name, amount in primary.rusage_host:  # once on each of its hosts: one host must hold it
+                if name in self.pools or amount <= 0 or name in self.coming or "/" not in name:
+                    continue
+                if name not in self.largest and name == GPU:
+                    return (f"{INVALID_GRES}: needs {name} {amount} per host but no host has GPUs (the workers "
+                            f"of {self.hosts} host{'s' if self.hosts != 1 else ''} found none)")
+                if amount > self.largest.get(name, 0):
+                    return (f"{NOT_AVAILABLE + ': ' if name == GPU else ''}needs {name} {amount} per host, short by "
+                            f"{name} {amount - self.largest.get(name, 0)} (the largest host has "
+                            f"{self.largest.get(name, 0)})")
         for name, amount in need.items():
             if amount > self.total.get(name, 0):
                 return (f"needs {name} {human(name, amount)}, short by {name} "

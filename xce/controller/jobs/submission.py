@@ -115,7 +115,9 @@ def known_names(ctl: Controller) -> tuple[set[str], set[str]]:
 
 def unknown_names(ctl: Controller, parsed, loc: tuple[str | int, ...], errors: list[dict[str, Any]]) -> None:
     """A select/order name nobody defines would silently never match (or never order): refuse it,
-    naming it, as LSF does; likewise a host name compared with ``hname`` that no host has."""
+    naming it, as LSF does; likewise a host name that ``hname ==`` asks for and no host has. A host
+    that ``hname !=`` keeps out and that is not here is no error: every host here passes that test
+    (sites list the nodes to avoid, and such a script runs unchanged elsewhere)."""
     from xce.core.resreq import Binary, Name, Str, Unary
 
     names, hosts = known_names(ctl)
@@ -130,7 +132,7 @@ def unknown_names(ctl: Controller, parsed, loc: tuple[str | int, ...], errors: l
             node = stack.pop()
             if isinstance(node, Binary):
                 pair = (node.left, node.right)
-                for a, b in (pair, pair[::-1]):
+                for a, b in (pair, pair[::-1]) if node.op != "!=" else ():
                     if isinstance(a, Name) and a.name == "hname" and isinstance(b, Str) and b.value not in hosts:
                         errors.append(field_error(loc, f'unknown host "{b.value}" in select[] (expected one of: '
                                                   f"{', '.join(sorted(hosts)) or 'no host has registered yet'})",
@@ -420,7 +422,8 @@ def fold_traits(ctl: Controller, req: SubmitRequest, text: str, errors: list[dic
             return None
         terms.append(constraint.expr)
     if req.gpu_model is not None:
-        per_task = max((n for p in parsed.primaries for r, n in p.rusage if r == feasible.GPU), default=0)
+        per_task = max((n for p in parsed.primaries for r, n in (*p.rusage, *p.rusage_host) if r == feasible.GPU),
+                       default=0)
         why = feasible.gpu_model_problem(facts, req.gpu_model, per_task) if judge else None
         if why is not None:
             errors.append(never_runnable(why))

@@ -64,11 +64,22 @@ def start_job(job: dict[str, Any], placement: list[list[Any]], script: str | Non
         jobid=job["id"], run=job["start_time"], user=job["user"], command=command, script=script, cwd=job["cwd"],
         env=json.loads(job["env"]) if job["env"] else {}, stdout=stdout, stderr=stderr, tasks=job["tasks"],
         placement=[(h, n) for h, n in placement],
-        requests=json.loads(job["requests"]) if job["requests"] else {},
+        requests=json.loads(job["requests"]) if job["requests"] else {}, host_requests=_per_host(job),
         limits=json.loads(job["limits"]) if job["limits"] else {}, run_limit=job.get("run_limit"),
         exclusive=bool(job.get("exclusive")), options=options, queue=job["queue"], project=job["project"],
         name=job.get("name"), array_id=job["array_id"], array_index=job["array_index"],
         array=tuple(options["array"]) if options.get("array") else None, **at_dispatch)
+
+
+def _per_host(job: dict[str, Any]) -> dict[str, int]:
+    """What the job reserves once on each of its hosts (``rusage[NAME=V/host]``), for its worker."""
+    text = job.get("sched_request") or job.get("request") or ""
+    if "/host" not in text:
+        return {}
+    from xce.core.resreq import parse_request
+
+    primary = parse_request(text, int(job["tasks"])).alternatives[0].primaries[0]
+    return dict(primary.rusage_host)
 
 
 def start_payload(job: dict[str, Any], placement: list[list[Any]], script: str | None = None) -> dict[str, Any]:
@@ -169,7 +180,8 @@ class _Batch:
                 continue
             reason = f"preempted by job {d.preempting_jobid}"
             self.ctl.move(job, "preempt", reason, ACTOR, signal=d.signal)
-            spread.enqueue_all(self.ctl, job, SuspendJob(jobid=victim, signal=d.signal, reason=reason))
+            spread.enqueue_all(self.ctl, job, SuspendJob(jobid=victim, run=job["start_time"], signal=d.signal,
+                                                         reason=reason))
             done.append(victim)
         status = "applied" if not rejected else ("partial" if done else "rejected")
         return {"status": status, "suspended": done, "rejected": rejected}
@@ -186,7 +198,8 @@ class _Batch:
         if why:
             return {"status": "rejected", **self._reject(d.jobid, why)}
         self.ctl.move(job, "resume", "resumed by the scheduler", ACTOR)
-        spread.enqueue_all(self.ctl, job, ResumeJob(jobid=d.jobid, signal=d.signal, reason="resumed by the scheduler"))
+        spread.enqueue_all(self.ctl, job, ResumeJob(jobid=d.jobid, run=job["start_time"], signal=d.signal,
+                                                    reason="resumed by the scheduler"))
         return {"status": "applied"}
 
     def pend(self, d: core_decisions.Pend) -> dict[str, Any]:

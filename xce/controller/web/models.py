@@ -225,6 +225,11 @@ class LoadReport(_Body):
                                  description="Load indices: mem, swp, r15s, r1m, r15m, ut ...")
     usage: dict[str, dict[str, Any]] = Field(
         default_factory=dict, max_length=100_000, description="Optional usage ticks by job id.")
+    runs: dict[Annotated[str, Field(pattern=r"^[0-9]{1,18}$")], int] = Field(
+        default_factory=dict, max_length=100_000,
+        description="The run (the `run` of its start action) of every job this worker holds, those still starting "
+                    "included: a tick of another run than the job's current one is answered with a kill of that "
+                    "run, and no run listed here is declared lost.")
     task_address: str | None = Field(
         None, max_length=300, pattern=r"^[0-9A-Za-z.:\[\]-]+:[0-9]{1,5}$",
         description="HOST:PORT of this worker's task server, repeated so a restarted controller learns it again.")
@@ -236,6 +241,9 @@ class LoadReport(_Body):
 
 class JobStatusReport(_Body):
     status: Literal["started", "usage", "running", "suspended", "resumed", "finished", "rejected", "start_failed"]
+    run: int | None = Field(
+        None, description="Which run of the job this is about (the `run` of its start action): a report about "
+        "another run than the job's current one changes nothing but that run (it is told to stop).")
     usage: dict[str, Any] | None = Field(None, max_length=256)
     exit_code: Int32 | None = None
     signal: str | None = Field(None, max_length=32)

@@ -146,6 +146,10 @@ class Allocator:
             pool = cluster.pools.get(res)
             if pool is not None and pool.available < n * amount:
                 return False
+        for res, amount in primary.rusage_host:  # at least one host's worth
+            pool = cluster.pools.get(res)
+            if pool is not None and pool.available < amount:
+                return False
         order = self._order(primary)
         if n == 1 and order is None and empty is None:
             # One task has exactly one plan, 1 x 1, and its walk is "the first host that can take
@@ -197,7 +201,7 @@ class Allocator:
         """How many tasks of ``primary`` each host could take now (0 where it cannot run). Read-only:
         the vector is kept by the cluster and refreshed for the hosts that later charges touch."""
         cluster = self.cluster
-        if primary.select is None and not primary.rusage:
+        if primary.select is None and not primary.rusage and not primary.rusage_host:
             return cluster.free_slots_ok()  # read-only: nothing below modifies a capacity vector
         cap = self._kept(primary)[0]
         return cluster.free_slots_ok() if cap is None else cap
@@ -217,12 +221,18 @@ class Allocator:
         cluster = self.cluster
         consumed = [(cluster.available(res), amount) for res, amount in primary.rusage
                     if amount > 0 and res not in cluster.pools]
+        # A per-host amount admits a host wholly or not at all; kept as a negative amount (-need).
+        consumed += [(cluster.available(res), -amount) for res, amount in primary.rusage_host
+                     if amount > 0 and res not in cluster.pools]
         mask = self.select_mask(primary)
         if mask is None and not consumed:
             return [None, consumed, mask, 0]
         cap = cluster.free_slots_ok().copy()
         for col, amount in consumed:
-            np.minimum(cap, col // amount, out=cap)
+            if amount < 0:
+                cap[col < -amount] = 0
+            else:
+                np.minimum(cap, col // amount, out=cap)
         if mask is not None:
             cap[~mask] = 0
         np.maximum(cap, 0, out=cap)
@@ -248,7 +258,7 @@ class Allocator:
                     continue  # stays 0
                 c = int(free[i])
                 for col, amount in consumed:
-                    a = int(col[i]) // amount
+                    a = (0 if col[i] < -amount else c) if amount < 0 else int(col[i]) // amount
                     if a < c:
                         c = a
                 cap[i] = c if c > 0 else 0
@@ -256,7 +266,10 @@ class Allocator:
         idx = np.fromiter(hosts, dtype=np.int64, count=len(hosts))
         c = free[idx]
         for col, amount in consumed:
-            np.minimum(c, col[idx] // amount, out=c)
+            if amount < 0:
+                c[col[idx] < -amount] = 0
+            else:
+                np.minimum(c, col[idx] // amount, out=c)
         if mask is not None:
             c[~mask[idx]] = 0
         np.maximum(c, 0, out=c)
@@ -330,6 +343,7 @@ class Allocator:
                 else:
                     cluster.charge(i, res, t * amount)
                     alloc.charges.append((i, res, t * amount))
+            self._commit_per_host(primary, [i], alloc)
             return
         n = len(placed)
         indexes, counts = zip(*placed, strict=True)
@@ -349,6 +363,21 @@ class Allocator:
                 amounts = tasks * amount
                 cluster.charge_many(hosts, res, amounts)
                 alloc.charges.extend(zip(indexes, repeat(res), amounts.tolist()))
+        self._commit_per_host(primary, list(indexes), alloc)
+
+    def _commit_per_host(self, primary: Any, hosts: list[int], alloc: Allocation) -> None:
+        """Charge each ``rusage[NAME=V/host]`` once on every host the primary was placed on."""
+        cluster = self.cluster
+        for res, amount in primary.rusage_host:
+            if amount <= 0:
+                continue
+            if res in cluster.pools:
+                cluster.charge_pool(res, len(hosts) * amount)
+                alloc.pool.append((res, len(hosts) * amount))
+            else:
+                for i in hosts:
+                    cluster.charge(i, res, amount)
+                    alloc.charges.append((i, res, amount))
 
     def rollback(self, alloc: Allocation) -> None:
         """Undo every charge of ``alloc``; the cluster is exactly as before (no release happened)."""
@@ -392,6 +421,10 @@ class Allocator:
         for res, amount in primary.rusage:
             if amount > 0 and res not in cluster.pools and not cluster.advertised(res):
                 return make_pend_reason("unknown-resource", res, n * amount, n * amount,
+                                        detail=f"no host advertises {res}; it counts as zero")
+        for res, amount in primary.rusage_host:
+            if amount > 0 and res not in cluster.pools and not cluster.advertised(res):
+                return make_pend_reason("unknown-resource", res, amount, amount,
                                         detail=f"no host advertises {res}; it counts as zero")
         mask = cluster.ok.copy()
         sel = self.select_mask(primary)

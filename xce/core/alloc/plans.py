@@ -9,8 +9,10 @@ releases it.
 Those equal-share plans are the specification's and come first, unchanged. They miss uneven
 free space: 5 tasks on hosts with 4 and 1 free slots fit no p (p=5 and p=3 need a host with 5 or
 3, p=2 and p=1 need three or five hosts). So one last *fill* plan follows: walk the hosts in the
-host iterator's order and give each as many tasks as it can take, up to ``ptile`` where one is
-given. ``span[hosts=N]`` fixes the spread, so it gets no fill plan.
+host iterator's order and give each as many tasks as it can take. ``span[hosts=N]`` and
+``span[ptile=p]`` fix the spread, so they get no fill plan: ptile is "the number of processors on
+each host that should be allocated to the job" (LSF's span string), p on every host but the last,
+which ``mpirun -ppn p`` and ``--ntasks-per-node`` scripts rely on, not at most p.
 """
 
 from __future__ import annotations
@@ -40,9 +42,8 @@ def plan_iter(primary: Any, most: int | None = None) -> Iterator[Plan]:
     ``most``: the most tasks any host could take now; see ``spec_plans``."""
     yield from spec_plans(primary, most)
     n = primary.tasks
-    if n > 1 and primary.span_hosts is None:
-        p = min(primary.span_ptile, n) if primary.span_ptile else n
-        yield Plan(_ceil_div(n, p), p, primary, fill=True)
+    if n > 1 and primary.span_hosts is None and primary.span_ptile is None:
+        yield Plan(1, n, primary, fill=True)
 
 
 def spec_plans(primary: Any, most: int | None = None) -> Iterator[Plan]:

@@ -47,6 +47,9 @@ class Primary:
     rusage: tuple[tuple[str, int], ...] = ()
     span_hosts: Optional[int] = None
     span_ptile: Optional[int] = None
+    #: Amounts reserved once on each host the primary uses, whatever its tasks there (``rusage[
+    #: NAME=V/host]``: GPUs per host, as ``bsub -gpu num=N`` and ``sbatch --gres=gpu:N`` count them).
+    rusage_host: tuple[tuple[str, int], ...] = ()
     _select_fn: Any = field(default=None, init=False, repr=False, compare=False, hash=False)
     _order_fn: Any = field(default=None, init=False, repr=False, compare=False, hash=False)
 
@@ -112,8 +115,10 @@ class Primary:
             parts.append(f"select[{self.select}]")
         if self.order:
             parts.append("order[" + ":".join(str(e) for e in self.order) + "]")
-        if self.rusage:
-            parts.append("rusage[" + ":".join(f"{n}={format_quantity(n, a)}" for n, a in self.rusage) + "]")
+        if self.rusage or self.rusage_host:
+            parts.append("rusage[" + ":".join([*(f"{n}={format_quantity(n, a)}" for n, a in self.rusage),
+                                               *(f"{n}={format_quantity(n, a)}/host" for n, a in self.rusage_host)])
+                         + "]")
         if self.span_hosts is not None:
             parts.append(f"span[hosts={self.span_hosts}]")
         if self.span_ptile is not None:
@@ -123,11 +128,12 @@ class Primary:
     # -- pickling: the cached closures cannot travel ------------------------------------
 
     def __getstate__(self):
-        return (self.tasks, self.select, self.order, self.rusage, self.span_hosts, self.span_ptile)
+        return (self.tasks, self.select, self.order, self.rusage, self.span_hosts, self.span_ptile, self.rusage_host)
 
     def __setstate__(self, state) -> None:
-        names = ("tasks", "select", "order", "rusage", "span_hosts", "span_ptile")
-        for name, value in zip(names, state, strict=True):
+        names = ("tasks", "select", "order", "rusage", "span_hosts", "span_ptile", "rusage_host")
+        object.__setattr__(self, "rusage_host", ())  # a state pickled before per-host amounts has six
+        for name, value in zip(names, state, strict=False):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "_select_fn", None)
         object.__setattr__(self, "_order_fn", None)

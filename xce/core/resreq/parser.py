@@ -200,6 +200,7 @@ class _Parser:
         select: Optional[Expr] = None
         order: tuple[Expr, ...] = ()
         rusage: tuple[tuple[str, int], ...] = ()
+        per_host: tuple[tuple[str, int], ...] = ()
         span_hosts: Optional[int] = None
         span_ptile: Optional[int] = None
         seen: list[str] = []
@@ -222,10 +223,10 @@ class _Parser:
             elif word == "order":
                 order = self.parse_order()
             elif word == "rusage":
-                rusage = self.parse_rusage()
+                rusage, per_host = self.parse_rusage()
             else:
                 span_hosts, span_ptile = self.parse_span(tasks)
-        return Primary(tasks, select, order, rusage, span_hosts, span_ptile)
+        return Primary(tasks, select, order, rusage, span_hosts, span_ptile, per_host)
 
     def parse_order(self) -> tuple[Expr, ...]:
         keys = [self.parse_expr()]
@@ -240,8 +241,12 @@ class _Parser:
             else:
                 self.error('an operator, ":" or "]"')
 
-    def parse_rusage(self) -> tuple[tuple[str, int], ...]:
+    def parse_rusage(self) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+        """The amounts per task, and those per host (``NAME=V/host``, LSF's reservation method in the
+        rusage string, 10.1.0.9: one V on each host the job uses, whatever its tasks there);
+        ``V/task`` is the default."""
         items: list[tuple[str, int]] = []
+        per_host: list[tuple[str, int]] = []
         while True:
             self.skip()
             start = self.pos
@@ -257,18 +262,30 @@ class _Parser:
                 validate_resource_name(name, allow_reserved=True)
             except ResourceNameError as exc:
                 self.error(f"a valid resource name ({exc})", start, name)
-            if any(name == n for n, _ in items):
+            if any(name == n for n, _ in (*items, *per_host)):
                 self.error("a resource not already in this rusage (one amount per resource)", start, name)
             self.pos = m.end()
             self.expect("=", '"="')
             self.skip()
-            items.append((name, self.parse_quantity(name)))
+            amount = self.parse_quantity(name)
             self.skip()
+            method = "task"
+            if self.peek("/"):
+                self.pos += 1
+                self.skip()
+                at = self.pos
+                m = IDENT_RE.match(self.text, self.pos)
+                if not m or m.group() not in ("task", "host"):
+                    self.error('"task" or "host" (the amount is per task or per host)', at)
+                method = m.group()
+                self.pos = m.end()
+                self.skip()
+            (per_host if method == "host" else items).append((name, amount))
             if self.peek(":") or self.peek(","):
                 self.pos += 1
             elif self.peek("]"):
                 self.pos += 1
-                return tuple(items)
+                return tuple(items), tuple(per_host)
             else:
                 self.error('":", "," or "]"')
 
