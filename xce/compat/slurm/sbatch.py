@@ -132,7 +132,9 @@ def _wait(c, jobid: int) -> int:
     pause = 0.2
     while True:
         found = _api.request(c, "GET", "/v1/jobs", job=str(jobid), user="all", since=0)["jobs"]
-        if found and all(j["state"] in ("DONE", "EXIT") for j in found):
+        if not found:  # removed from the store while waited for: nothing left to wait on
+            raise _api.Failed(f"Unable to get job info for job {jobid}: Invalid job id specified")
+        if all(j["state"] in ("DONE", "EXIT") for j in found):
             return max((_status(j) for j in found), default=0)
         time.sleep(pause)
         pause = min(pause * 2, 2.0)
