@@ -53,8 +53,6 @@ def _status(job: dict) -> tuple[str, int, int]:
 
 
 def squeue_job(job: dict, now: float) -> dict:
-    from xce.compat.slurm.squeue import _name, _uid
-
     array_id, index = _array(job)
     _, code, sig = _status(job)
     placed = fmt.nodes(job)
@@ -64,18 +62,16 @@ def squeue_job(job: dict, now: float) -> dict:
         "command": " ".join(job.get("command") or []), "cpus": _n(job["tasks"]),
         "cpus_per_task": _n(job.get("cpus_per_task") or 1), "current_working_directory": job.get("cwd") or "",
         "end_time": _n(_seconds(job.get("end_time"))), "exit_code": _n(code << 8 | sig),
-        "job_id": int(job["jobid"]), "job_state": states.word(job), "name": _name(job),
+        "job_id": int(job["jobid"]), "job_state": states.word(job), "name": fmt.job_name(job),
         "node_count": _n(len(placed) or 1), "nodes": ",".join(placed), "partition": job["queue"],
         "priority": _n(job.get("priority") or 0), "qos": "normal", "state_reason": states.reason(job),
         "standard_output": job.get("stdout") or "", "standard_error": job.get("stderr") or "",
         "start_time": _n(_seconds(job.get("start_time"))), "submit_time": _n(_seconds(job.get("submit_time"))),
-        "time_limit": _limit(job), "user_id": _uid(job["user"]), "user_name": job["user"],
+        "time_limit": _limit(job), "user_id": fmt.uid(job["user"]), "user_name": job["user"],
     }
 
 
 def sacct_job(job: dict, now: float) -> dict:
-    from xce.compat.slurm.squeue import _name
-
     array_id, index = _array(job)
     word, code, sig = _status(job)
     start, end = job.get("start_time"), job.get("end_time")
@@ -86,7 +82,7 @@ def sacct_job(job: dict, now: float) -> dict:
         "account": job.get("project") or "", "allocation_nodes": len(fmt.nodes(job)),
         "array": {"job_id": array_id, "limits": {"max": {"running": {"tasks": job.get("array_limit") or 0}}},
                   "task": "" if index is None else str(index), "task_id": _n(index)},
-        "cluster": "xce", "exit_code": exit_code, "job_id": int(job["jobid"]), "name": _name(job),
+        "cluster": "xce", "exit_code": exit_code, "job_id": int(job["jobid"]), "name": fmt.job_name(job),
         "nodes": ",".join(fmt.nodes(job)) or "None assigned", "partition": job["queue"],
         "priority": _n(job.get("priority") or 0), "qos": "normal",
         "state": {"current": states.word(job), "reason": states.reason(job)}, "steps": [],

@@ -42,9 +42,9 @@ CODES = {
     "a": ("ACCOUNT", lambda j, n: j.get("project") or ""),
     "t": ("ST", lambda j, n: states.code(j)),
     "T": ("STATE", lambda j, n: states.word(j)),
-    "j": ("NAME", lambda j, n: _name(j)),
+    "j": ("NAME", lambda j, n: fmt.job_name(j)),
     "u": ("USER", lambda j, n: j["user"]),
-    "U": ("UID", lambda j, n: str(_uid(j["user"]))),
+    "U": ("UID", lambda j, n: str(fmt.uid(j["user"]))),
     "P": ("PARTITION", lambda j, n: j["queue"]),
     "M": ("TIME", lambda j, n: fmt.duration(fmt.used(j, n))),
     "l": ("TIME_LIMIT", lambda j, n: fmt.limit(j.get("run_limit"))),
@@ -79,19 +79,6 @@ FIELDS = {"jobarrayid": "i", "jobid": "A", "statecompact": "t", "state": "T", "r
 #: ``-O`` titles where they are not the ``-o`` code's.
 FIELD_TITLES = {"jobarrayid": "JOBID", "nodelist": "NODELIST", "reason": "REASON", "username": "USER",
                 "arraytaskid": "ARRAY_TASK_ID", "prioritylong": "PRIORITY"}
-
-
-def _name(j: dict) -> str:
-    return j.get("name") or (j.get("command") or [""])[0].rpartition("/")[2]
-
-
-def _uid(user: str) -> int:
-    import pwd
-
-    try:
-        return pwd.getpwnam(user).pw_uid
-    except KeyError:
-        return 0
 
 
 def _left(j: dict, now: float) -> str:
