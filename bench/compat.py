@@ -34,7 +34,7 @@ def _commands(bin_dir: Path, ids: list[str]) -> dict[str, list[str]]:
     return {
         "python -c pass": [sys.executable, "-c", "pass"],
         "bjobs": [str(bin_dir / "bjobs"), "-noheader", "-o", "jobid stat exit_code", *ids],
-        "squeue": [str(bin_dir / "squeue"), "-h", "-o", "%i %t", "-j", ",".join(ids)],
+        "squeue": [str(bin_dir / "squeue"), "-h", "-t", "all", "-o", "%i %t", "-j", ",".join(ids)],
         "sacct": [str(bin_dir / "sacct"), "-X", "-P", "-n", "-o", "JobIDRaw,State,ExitCode", "-j", ",".join(ids)],
     }
 
@@ -92,7 +92,7 @@ def run(njobs: int = JOBS, runs: int = RUNS) -> list[dict]:
 
 def _recent_ids(env: dict[str, str]) -> list[str]:
     """Ten jobs that ended just now, among the store's week of finished ones: what a workflow tool
-    polls (``squeue -j`` lists only jobs younger than MinJobAge)."""
+    polls (``squeue -t all -j`` lists only jobs younger than MinJobAge; without ``-t``, none that ended)."""
     from xce.cli.client import connect
 
     client = connect(env["XCE_URL"], env["XCE_TOKEN"])

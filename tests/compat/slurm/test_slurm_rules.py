@@ -66,14 +66,21 @@ def test_exit_codes_are_code_colon_signal(exit_code, signal, text):
     assert states.exit_code({"exit_code": exit_code, "exit_signal": signal}) == text
 
 
-@pytest.mark.parametrize("category, held_by, reason", [
-    (None, None, "None"), ("held", "ann", "JobHeldUser"), ("held", "root", "JobHeldAdmin"),
-    ("depend", None, "Dependency"), ("begin", None, "BeginTime"), ("limit", None, "JobArrayTaskLimit"),
-    ("resources", None, "Resources"), ("queue", None, "Priority"),
+@pytest.mark.parametrize("category, held_by, text, reason", [
+    (None, None, "", "None"), ("held", "ann", "", "JobHeldUser"), ("held", "root", "", "JobHeldAdmin"),
+    ("depend", None, "waiting for 12 to end DONE (afterok:12)", "Dependency"),
+    ("depend", None, "dependency can never be met: afterok: job 12 ended EXIT", "DependencyNeverSatisfied"),
+    ("begin", None, "", "BeginTime"), ("limit", None, "", "JobArrayTaskLimit"),
+    ("slots", None, "needs slots 4, short by slots 2", "Resources"), ("span", None, "", "Resources"),
+    ("fcfs", None, "waiting behind job 3, the head of queue normal (strict FCFS)", "Priority"),
+    ("select", None, "no host is available", "ReqNodeNotAvail"), ("cluster", None, "", "BadConstraints"),
+    ("queue", None, "queue closed", "PartitionInactive"), ("queue", None, "queue inactive", "PartitionDown"),
+    ("queue", None, "queue limit: 4 of 4 running", "QOSGrpJobsLimit"), ("queue", None, "", "PartitionInactive"),
+    ("user", None, "", "QOSMaxJobsPerUserLimit"), ("a-step-added-later", None, "", "Resources"),
 ])
-def test_pending_reasons(category, held_by, reason):
-    assert states.pend_reason({"state": "PEND", "user": "ann", "pend_category": category,
-                               "held_by": held_by}) == reason
+def test_pending_reasons(category, held_by, text, reason):
+    assert states.pend_reason({"state": "PEND", "user": "ann", "pend_category": category, "held_by": held_by,
+                               "pend_reasons": [{"step": category, "text": text}] if text else []}) == reason
 
 
 @pytest.mark.parametrize("text, wanted", [

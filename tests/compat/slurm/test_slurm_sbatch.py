@@ -241,6 +241,33 @@ def test_export_none_gives_slurms_variables_and_the_hosts_login_path_not_the_wor
     assert out == [f"PATH={DEFAULT_PATH}", "MINE=unset", "CONF=/etc/slurm.conf"]
 
 
+# -- --wait ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, code", [
+    (["-W", "--wrap", "true"], 0),
+    (["--wait", "--wrap", "exit 3"], 3),
+    (["-W", "-a", "1-3", "--wrap", 'exit "$SLURM_ARRAY_TASK_ID"'], 3),  # an array: the highest
+    (["-W", "--wrap", "kill -KILL $$"], 1),  # killed by a signal: 1
+])
+def test_wait_returns_when_the_job_has_ended_with_its_exit_code(slurm, args, code):
+    r = slurm("sbatch", *args, timeout=120)
+    assert (r.code, r.err) == (code, "")
+    jobid = re.fullmatch(r"Submitted batch job (\d+)\n", r.out).group(1)
+    assert all(j["state"] in ("DONE", "EXIT") for j in slurm.api().get("/v1/jobs", job=jobid, all="true")["jobs"])
+
+
+def test_wait_with_parsable_prints_the_id_alone(slurm):
+    r = slurm("sbatch", "--parsable", "--wait", "--wrap", "true", timeout=120)
+    assert r.code == 0 and re.fullmatch(r"\d+\n", r.out) and r.err == ""
+    assert slurm.job(r.out.strip())["state"] == "DONE"
+
+
+def test_wait_in_the_script_is_refused_not_ignored(slurm):
+    r = slurm("sbatch", input="#!/bin/sh\n#SBATCH --wait\ntrue\n")
+    assert (r.code, r.out) == (1, "")
+    assert r.err == "sbatch: error: standard input line 2: --wait: give it on sbatch's command line, not in the script\n"
+
+
 def test_singleton_waits_for_the_earlier_jobs_of_its_name_and_user(slurm):
     """sbatch(1), --dependency=singleton: the job starts after any previously launched job of the same
     name and user has ended; one of another name is not waited for."""

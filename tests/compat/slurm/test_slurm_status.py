@@ -56,9 +56,13 @@ def fill(template, j: dict):
 # -- squeue ----------------------------------------------------------------------------------------
 
 SQUEUE = [
-    (["-h", "-j", "{done},{failed},{cancelled},{timeout},{running}", "-o", "%i %t %T %r"],
+    (["-h", "-t", "all", "-j", "{done},{failed},{cancelled},{timeout},{running}", "-o", "%i %t %T %r"],
      ["{done} CD COMPLETED None", "{failed} F FAILED None", "{cancelled} CA CANCELLED None",
       "{timeout} TO TIMEOUT None", "{running} R RUNNING None"]),
+    # -j alone keeps squeue's default states: an ended job is gone (a poller's sign that it ended)
+    (["-h", "-j", "{done},{failed},{cancelled},{timeout},{running}", "-o", "%i %t"], ["{running} R"]),
+    (["-j", "{done}"], ["             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)"]),
+    (["-h", "-j", "{failed}", "-t", "F", "-o", "%i %T"], ["{failed} FAILED"]),
     (["-h", "-u", "{user}", "-o", "%i %t %j"],  # default states: what is still in the system
      ["{running} R runner", "{waiter} PD waiter", "{array}_[1-3] PD wrap"]),
     (["-h", "-r", "-t", "PD", "-o", "%i|%A|%F|%K|%R"],
@@ -69,7 +73,9 @@ SQUEUE = [
     (["-t", "R", "-o", "%.18i %.9P %.8j %.8u %.2t %.6D %R"],
      ["             JOBID PARTITION     NAME     USER ST  NODES NODELIST(REASON)",
       "{running:>18} {p:>9} {n:>8} {u:>8} {st:>2} {d:>6} {host}"]),
-    (["-h", "-j", "{running}", "-o", '"%u"'], ["{user}"]),  # the quotes inside the word are dropped
+    (["-h", "-j", "{running}", "-o", '"%u"'], ['"{user}"']),  # a format is printed as given, quotes too
+    (["-h", "-j", "{running}", "-o", '"%i","%t","%j"'], ['"{running}","R","runner"']),
+    (["-h", "-j", "{running}", "-o", "[%.10i|%4j|%a|%K|%A]"], ["[{running:>10}|runn|default|N/A|{running}]"]),
     (["-j", "{running}", "-O", "JobID,StateCompact,Name:8,NumNodes:.6,Partition:4"],  # a width cuts
      ["JOBID               ST                  NAME     NODESPART", "{running:<20}R                   runner       1norm"]),
     (["-h", "-j", "{running},999999999", "-o", "%i %l"], ["{running} 10:00"]),  # an unknown one beside: exit 0
@@ -104,6 +110,7 @@ def test_squeue_long_starts_with_the_time(slurm, jobs):
 
 @pytest.mark.parametrize("args, err", [
     (["-j", "999999999"], "slurm_load_jobs error: Invalid job id specified\n"),
+    (["-j", "999999999", "-t", "all"], "slurm_load_jobs error: Invalid job id specified\n"),
     (["--bogus"], "squeue: unrecognized option '--bogus'\nTry \"squeue --help\" for more information\n"),
     (["-o", "%.5z"], "squeue: error: Invalid job format specification: z\n"),
     (["-t", "WAITING"], "squeue: error: Invalid job state specified: WAITING\n"),
@@ -252,3 +259,77 @@ def test_sinfo(slurm, jobs):
     assert lines(slurm("sinfo", "-h", "-o", "%P").out)[0] == "normal*"
     assert lines(slurm("sinfo", "-o", "%P %a %l %G").out)[:2] == ["PARTITION AVAIL TIMELIMIT GRES",
                                                                  "normal* up infinite gpu:fake:2"]
+
+
+def test_a_listing_longer_than_one_answer_is_read_to_its_end(slurm, jobs):
+    """The front-ends page through the API (``after`` the last id) instead of stopping at its bound."""
+    from xce.compat.slurm import _api
+
+    c = slurm.api()
+    try:
+        whole = c.get("/v1/jobs", user="all", all="true")
+        first = c.get("/v1/jobs", user="all", all="true", limit=2)
+        paged = _api.jobs(c, user="all", all="true", limit=2)
+    finally:
+        c.close()
+    ids = [j["jobid"] for j in whole["jobs"]]
+    assert len(ids) > 4 and not whole["truncated"]
+    assert first["truncated"] and [j["jobid"] for j in first["jobs"]] == ids[:2]
+    assert [j["jobid"] for j in paged["jobs"]] == ids and not paged["truncated"]
+
+
+def test_sinfo_node_long_is_slurms_layout(slurm, jobs):
+    """``sinfo -N -l``: the time, then one row per node in Slurm's node-oriented long format."""
+    when, header, *rows = lines(slurm("sinfo", "-N", "-l").out)
+    assert re.fullmatch(r"\w{3} \w{3} \d\d \d\d:\d\d:\d\d \d{4}", when)
+    assert header.split() == ["NODELIST", "NODES", "PARTITION", "STATE", "CPUS", "S:C:T", "MEMORY", "TMP_DISK",
+                              "WEIGHT", "AVAIL_FE", "REASON"]
+    assert len(rows) == 2 and any(row.startswith(jobs["host"] + " ") for row in rows)
+    for row in rows:
+        assert re.fullmatch(r"\S+ +1 normal\* +(idle|mixed|allocated) +2 +1:2:1 +\d+ +0 +1 +\(null\) none +", row), row
+    assert lines(slurm("sinfo", "-l").out)[1].split() == ["PARTITION", "AVAIL", "TIMELIMIT", "JOB_SIZE", "ROOT",
+                                                          "OVERSUBS", "GROUPS", "NODES", "STATE", "NODELIST"]
+
+
+def test_json_is_slurm_23_02s_layout(slurm, jobs):
+    """``squeue --json``/``sacct --json``: data_parser v0.0.39 with the fields tools read; filters apply."""
+    import json
+
+    r = slurm("squeue", "--json", "-j", f"{jobs['running']},{jobs['done']}")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["meta"]["plugin"]["data_parser"] == "data_parser/v0.0.39" and doc["errors"] == []
+    [job] = doc["jobs"]  # the ended one is left out, as in the table
+    assert {k: job[k] for k in ("job_id", "name", "job_state", "user_name", "partition", "nodes")} == {
+        "job_id": jobs["running"], "name": "runner", "job_state": "RUNNING", "user_name": jobs["user"],
+        "partition": "normal", "nodes": jobs["host"]}
+    assert job["time_limit"] == {"set": True, "infinite": False, "number": 10}
+
+    r = slurm("sacct", "--json", "-j", f"{jobs['done']},{jobs['failed']},{jobs['cancelled']}")
+    assert r.code == 0, r.err
+    rows = {j["job_id"]: j for j in json.loads(r.out)["jobs"]}
+    assert rows[jobs["done"]]["state"] == {"current": "COMPLETED", "reason": "None"}
+    assert rows[jobs["done"]]["exit_code"] == {"status": "SUCCESS", "return_code": 0}
+    assert rows[jobs["failed"]]["exit_code"] == {"status": "FAILED", "return_code": 3}
+    assert rows[jobs["cancelled"]]["state"]["current"] == "CANCELLED"
+    assert rows[jobs["cancelled"]]["exit_code"]["status"] == "SIGNALED"
+    assert all(j["user"] == jobs["user"] and j["partition"] == "normal" and j["time"]["end"] > 0 for j in rows.values())
+
+
+def test_the_controller_collapses_waiting_arrays_for_squeue(slurm, jobs):
+    """``collapse``: a pending array is one record (its first element, with every index), so that a
+    collapsed ``squeue`` costs the lines it prints; paging shows each array once."""
+    from xce.compat.slurm import _api
+
+    c = slurm.api()
+    try:
+        whole = c.get("/v1/jobs", user="all", collapse="true")["jobs"]
+        paged = _api.jobs(c, user="all", collapse="true", limit=1)["jobs"]
+        plain = c.get("/v1/jobs", user="all")["jobs"]
+    finally:
+        c.close()
+    [array] = [j for j in whole if j["array_id"] == jobs["array"]]
+    assert array["array_indexes"] == [1, 2, 3] and array["array_index"] == 1
+    assert len([j for j in plain if j["array_id"] == jobs["array"]]) == 3
+    assert [j["jobid"] for j in paged] == [j["jobid"] for j in whole]
+    assert len(whole) == len(plain) - 2

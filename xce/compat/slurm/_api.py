@@ -9,7 +9,7 @@ import sys
 
 #: Slurm's ``MinJobAge``: how long an ended job still shows in ``squeue`` (``scontrol show config``).
 MIN_JOB_AGE = 300
-#: The most jobs one listing returns (the API's bound): status queries ask for all that match.
+#: The most jobs one answer holds (the API's bound); a listing of more is read page after page.
 MAX_LIST = 100_000
 
 
@@ -50,9 +50,16 @@ def request(c, method: str, path: str, body=None, **params):
 
 
 def jobs(c, **params) -> dict:
-    """``GET /v1/jobs`` with ``params`` (lists repeat the parameter)."""
+    """``GET /v1/jobs`` with ``params`` (lists repeat the parameter): every job that matches, however
+    many, read a page of ``limit`` at a time after the last id of the one before, so that a listing
+    is never cut short."""
     params.setdefault("limit", MAX_LIST)
-    return request(c, "GET", "/v1/jobs", **{k: v for k, v in params.items() if v is not None})
+    params = {k: v for k, v in params.items() if v is not None}
+    answer = request(c, "GET", "/v1/jobs", **params)
+    while answer.get("truncated") and answer["jobs"]:
+        more = request(c, "GET", "/v1/jobs", **{**params, "after": answer["jobs"][-1]["jobid"]})
+        answer = {**more, "jobs": answer["jobs"] + more["jobs"]}
+    return answer
 
 
 def partitions(c) -> tuple[list[dict], list[dict]]:

@@ -14,7 +14,7 @@ import time
 from xce.formats import slurm_clock as clock, slurm_duration as duration, slurm_elapsed as elapsed
 
 __all__ = ["Part", "cell", "clock", "cpu_time", "duration", "elapsed", "limit", "mem_per_slot", "memory",
-           "nodes", "ns", "parse_date", "percent_codes", "rss", "sacct_cell", "tres", "unquote", "used"]
+           "job_name", "nodes", "ns", "parse_date", "percent_codes", "rss", "sacct_cell", "tres", "uid", "unquote", "used"]
 
 #: One piece of a ``%`` format: (literal text, code, width, right-justified); a literal has no code.
 Part = tuple[str, str | None, int | None, bool]
@@ -91,6 +91,21 @@ def used(job: dict, now: float) -> float:
 
 def nodes(job: dict) -> list[str]:
     return [p["host"] for p in job.get("placement") or []]
+
+
+def job_name(job: dict) -> str:
+    """squeue's ``%j``, the JSON ``name``: the job's name, else its command's file name."""
+    return job.get("name") or (job.get("command") or [""])[0].rpartition("/")[2]
+
+
+def uid(user: str) -> int:
+    """The user's id on this host (0 for a name it does not know)."""
+    import pwd
+
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return 0
 
 
 def unquote(text: str) -> str:

@@ -19,8 +19,33 @@ _ENDS = {"DONE": "COMPLETED", "KILLED": "CANCELLED", "RUNLIMIT": "TIMEOUT", "MEM
 #: squeue's default ``-t``: the states of jobs still in the system.
 DEFAULT_SQUEUE = ("PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING")
 
-#: The pend categories XCE gives a waiting job, as squeue's reason for it.
-_PEND_REASONS = {"held": "JobHeldUser", "depend": "Dependency", "begin": "BeginTime", "limit": "JobArrayTaskLimit"}
+#: Why a job waits, as squeue's reason codes: XCE's pend category (the ``step`` of its first
+#: structured pend reason, or the controller's gate), and where one category covers several of
+#: Slurm's codes, the first words of the reason's text that tell them apart (``queue closed`` vs
+#: ``queue inactive``). A category missing here has no code of Slurm's nearer than ``Resources``.
+PEND_REASONS: dict[str, str | tuple[tuple[str, str], ...]] = {
+    "held": "JobHeldUser",  # JobHeldAdmin when someone else held it (pend_reason)
+    "depend": (("dependency can never be met", "DependencyNeverSatisfied"), ("", "Dependency")),
+    "begin": "BeginTime",
+    "limit": "JobArrayTaskLimit",
+    "fcfs": "Priority",
+    "backfill": "Priority",
+    "reservation": "Priority",
+    "slots": "Resources",
+    "rusage": "Resources",
+    "span": "Resources",
+    "shared": "Resources",
+    "exclusive": "Resources",
+    "preempt": "Resources",
+    "unknown-resource": "BadConstraints",
+    "request": "BadConstraints",
+    "cluster": "BadConstraints",
+    "select": "ReqNodeNotAvail",  # the hosts it may use are closed or down
+    # inactive: it takes jobs, runs none (Slurm's DOWN); closed: neither (INACTIVE); its own limit
+    "queue": (("queue inactive", "PartitionDown"), ("queue limit", "QOSGrpJobsLimit"),
+              ("queue", "PartitionInactive")),
+    "user": "QOSMaxJobsPerUserLimit",
+}
 
 
 def word(job: dict) -> str:
@@ -36,15 +61,18 @@ def code(job: dict) -> str:
 
 
 def pend_reason(job: dict) -> str:
-    """squeue's ``%r`` for a pending job (``Priority`` when nothing holds it back but its turn)."""
+    """squeue's ``%r`` for a pending job (:data:`PEND_REASONS`); ``None`` before the scheduler has
+    looked at it, as Slurm says for a job no pass has considered."""
     category = job.get("pend_category")
+    if not category:
+        return "None"
     if category == "held" and job.get("held_by") and job.get("held_by") != job.get("user"):
         return "JobHeldAdmin"
-    if category in _PEND_REASONS:
-        return _PEND_REASONS[category]
-    if category and ("resource" in category or "slot" in category or "host" in category):
-        return "Resources"
-    return "Priority" if category else "None"
+    rule = PEND_REASONS.get(category, "Resources")
+    if isinstance(rule, str):
+        return rule
+    text = next((r.get("text") or "" for r in job.get("pend_reasons") or ()), "")
+    return next((code_ for start, code_ in rule if text.startswith(start)), rule[-1][1])
 
 
 def reason(job: dict) -> str:

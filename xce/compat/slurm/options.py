@@ -189,7 +189,7 @@ SBATCH_OPTIONS = (
     Option("use-min-nodes", "", NONE, KEEP, "use_min_nodes"),
     Option("verbose", "v", NONE, OWN),
     Option("version", "V", NONE, OWN),
-    Option("wait", "W", NONE, REFUSE, "not offered here: poll with squeue or sacct"),
+    Option("wait", "W", NONE, OWN),
     Option("wait-all-nodes", "", REQUIRED, KEEP, "wait_all_nodes"),
     Option("wckey", "", REQUIRED, KEEP, "wckey"),
     Option("wrap", "", REQUIRED, OWN),
@@ -237,4 +237,6 @@ def directive(words: list[str]) -> list[str]:
     for name, _ in opts:
         if name == "wrap":
             raise js.Refused("--wrap: a job script cannot also give --wrap (sbatch refuses it too)")
+        if name == "wait":  # sbatch's own run, decided before the script is read here
+            raise js.Refused("--wait: give it on sbatch's command line, not in the script")
     return job_words(opts)

@@ -20,7 +20,7 @@ from xce.compat.slurm._getopt import UsageError, parse, refuse
 PROG = "sacct"
 #: getopt reads the options the help and the man page list (:mod:`xce.compat.slurm.tables`).
 LONGS, SHORTS = tables.SACCT.getopt()
-REFUSED = {"json": "JSON output is not offered here: use -P", "yaml": "YAML output is not offered here: use -P"}
+REFUSED = {"yaml": "YAML output is not offered here: use -P or --json"}
 
 DEFAULT = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
 BRIEF = "JobID,State,ExitCode"
@@ -235,11 +235,18 @@ def main(argv: list[str]) -> int:
     start_text = end_text = None
     wanted: set[str] | None = None
     partitions: list[str] = []
+    as_json = False
     try:
         for name, value in opts:
             if name in REFUSED:
                 return _err(REFUSED[name])
-            if name == "allocations":
+            if name == "json":
+                from xce.compat.slurm import _json
+
+                if value and value.strip() != _json.PARSER:
+                    return _err(f"--json={value}: only data_parser {_json.PARSER} (Slurm 23.02's) is offered here")
+                as_json = True
+            elif name == "allocations":
                 steps = False
             elif name == "parsable2":
                 parsable = "nolast"
@@ -322,6 +329,10 @@ def main(argv: list[str]) -> int:
         return _api.fail(PROG, exc)
     found = [j for j in answer["jobs"] if (wanted is None or states.word(j) in wanted)
              and (not partitions or j["queue"] in partitions)]
+    if as_json:
+        from xce.compat.slurm import _json
+
+        return _json.write(PROG, found, _json.sacct_job, now)
     out = []
     if header:
         out.append(_row([(f, w, f) for f, w in fields], parsable, delim) if parsable is not None else

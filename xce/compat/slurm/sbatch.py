@@ -6,7 +6,8 @@ both, so an option means the same on the command line and in the script (the com
 What is Slurm's own is here: the script comes from a file, ``/dev/stdin``, standard input or
 ``--wrap``, must start with ``#!``; output goes to ``slurm-%j.out`` (``slurm-%A_%a.out`` for an
 array) in the working directory, truncated; the job is named after its script; the answer is
-``Submitted batch job N`` (``--parsable``: ``N``).
+``Submitted batch job N`` (``--parsable``: ``N``); with ``-W/--wait`` sbatch then waits for the job
+(every element of an array) to end and exits with its exit code, as Slurm's does.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def main(argv: list[str]) -> int:
     try:
         body = build(opts, operands, environ=dict(os.environ), cwd=os.getcwd(), host=os.uname().nodename,
                      stdin=lambda: sys.stdin.buffer.read() if sys.stdin is not None else b"")
-        return _post(body, "parsable" in names, next((v for n, v in opts if n == "clusters"), None))
+        return _post(body, "parsable" in names, next((v for n, v in opts if n == "clusters"), None),
+                     "wait" in names)
     except Refused as exc:
         return _err(str(exc))
 
@@ -95,13 +97,13 @@ def build(opts: list[tuple[str, str | None]], operands: list[str], *, environ: d
     return body
 
 
-def _post(body: dict, parsable: bool, clusters: str | None) -> int:
+def _post(body: dict, parsable: bool, clusters: str | None, wait: bool = False) -> int:
     from xce.cli.jobscript import Refused
     from xce.cli.submit import after_namesakes
     from xce.compat.slurm import _api
 
+    c = _api.client()
     try:
-        c = _api.client()
         body = after_namesakes(body, lambda name: [j["jobid"] for j in _api.jobs(c, name=name)["jobs"]])
         res = _api.request(c, "POST", "/v1/jobs", body)
     except _api.Failed as exc:
@@ -111,7 +113,43 @@ def _post(body: dict, parsable: bool, clusters: str | None) -> int:
         sys.stdout.write(f"{jobid};{clusters}\n" if clusters else f"{jobid}\n")
     else:
         sys.stdout.write(f"Submitted batch job {jobid}\n")
-    return 0
+    if not wait:
+        return 0
+    sys.stdout.flush()
+    try:
+        return _wait(c, jobid)
+    except _api.Failed as exc:
+        return _err(str(exc))
+
+
+def _wait(c, jobid: int) -> int:
+    """``--wait``: until the job (each element of an array) has ended, asking at growing intervals
+    (0.2 s up to 2 s, a query that costs the controller one indexed lookup); the exit code is
+    sbatch's ``_job_wait``: 0 when every one completed, else the highest exit status of those that
+    did not (1 for one killed by a signal or ended without one)."""
+    import time
+
+    from xce.compat.slurm import _api
+
+    pause = 0.2
+    while True:
+        found = _api.request(c, "GET", "/v1/jobs", job=str(jobid), user="all", since=0)["jobs"]
+        if not found:  # removed from the store while waited for: nothing left to wait on
+            raise _api.Failed(f"Unable to get job info for job {jobid}: Invalid job id specified")
+        if all(j["state"] in ("DONE", "EXIT") for j in found):
+            return max((_status(j) for j in found), default=0)
+        time.sleep(pause)
+        pause = min(pause * 2, 2.0)
+
+
+def _status(job: dict) -> int:
+    """One ended job's part of sbatch's exit code."""
+    if job["state"] == "DONE":
+        return 0
+    code = job.get("exit_code")
+    if job.get("exit_signal") or code is None or code < 0 or code >= 128:
+        return 1
+    return int(code) or 1
 
 
 def _name(text: str) -> str | None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sys
+import time
 
 from xce.compat.slurm import _format as fmt, tables
 from xce.compat.slurm._getopt import UsageError, parse, refuse
+from xce.formats import slurm_banner
 
 PROG = "sinfo"
 #: getopt reads the options the help and the man page list (:mod:`xce.compat.slurm.tables`).
@@ -14,12 +16,14 @@ REFUSED = {"Format": "-O is not offered here: use -o"}
 DEFAULT = "%#P %.5a %.10l %.6D %.6t %N"
 LONG = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N"
 NODE = "%#N %.6D %#P %6t"
+#: ``-N -l``: Slurm's node-oriented long format (``sinfo/opts.c``), one row per node and partition.
+NODE_LONG = "%#N %.6D %#P %.11T %.4c %.8z %.6m %.8d %.6w %.8f %20E"
 
 #: code -> (title, value of (partition, hosts of one group, state word)).
 CODES = {
     "P": ("PARTITION", lambda q, hs, st: q["name"] + ("*" if q.get("default") else "")),
     "R": ("PARTITION", lambda q, hs, st: q["name"]),
-    "a": ("AVAIL", lambda q, hs, st: "up" if q.get("active", True) and q.get("status") == "open" else "down"),
+    "a": ("AVAIL", lambda q, hs, st: _avail(q)),
     "l": ("TIMELIMIT", lambda q, hs, st: _limit(q.get("max_run_limit") or q.get("run_limit"))),
     "L": ("DEFAULTTIME", lambda q, hs, st: _limit(q.get("run_limit")) if q.get("run_limit") else "n/a"),
     "D": ("NODES", lambda q, hs, st: str(len(hs))),
@@ -39,6 +43,10 @@ CODES = {
     "s": ("JOB_SIZE", lambda q, hs, st: "1-infinite"),
     "r": ("ROOT", lambda q, hs, st: "no"),
     "h": ("OVERSUBSCRIBE", lambda q, hs, st: "NO"),
+    "z": ("S:C:T", lambda q, hs, st: _same(hs, lambda h: f"1:{int(h['resources'].get('slots', 0))}:1")),
+    "d": ("TMP_DISK", lambda q, hs, st: "0"),
+    "w": ("WEIGHT", lambda q, hs, st: "1"),
+    "E": ("REASON", lambda q, hs, st: _same(hs, _reason)),
     "O": ("CPU_LOAD", lambda q, hs, st: _same(hs, lambda h: f"{h.get('load', {}).get('r1m', 0):.2f}")),
 }
 
@@ -75,6 +83,21 @@ def _limit(seconds: int | None) -> str:
 def _same(hosts: list[dict], value) -> str:
     values = sorted({value(h) for h in hosts})
     return values[0] if len(values) == 1 else (f"{values[0]}+" if values else "0")
+
+
+def _reason(h: dict) -> str:
+    """``%E``: why a node is out (an administrator's words, or Slurm's for one not answering)."""
+    if h.get("closed"):
+        return str(h["closed"])
+    return "Not responding" if _state(h) == "down" else "none"
+
+
+def _avail(q: dict) -> str:
+    """``%a``: a closed queue takes and runs nothing (Slurm's ``inact``); one outside its run
+    windows takes jobs and runs none (``down``)."""
+    if q.get("status", "open") != "open":
+        return "inact"
+    return "up" if q.get("active", True) else "down"
 
 
 def _state(h: dict) -> str:
@@ -117,7 +140,7 @@ def main(argv: list[str]) -> int:
         return refuse(PROG, str(exc))
     if operands:
         return _err(f"Unrecognized option: {operands[0]}")
-    header, text, partitions, by_node = True, None, None, False
+    header, text, partitions, by_node, long_ = True, None, None, False, False
     try:
         for name, value in opts:
             if name in REFUSED:
@@ -127,7 +150,7 @@ def main(argv: list[str]) -> int:
             elif name == "format":
                 text = fmt.unquote(value or "")
             elif name == "long":
-                text = text or LONG
+                long_ = True
             elif name == "Node":
                 by_node = True
             elif name == "partition":
@@ -138,7 +161,7 @@ def main(argv: list[str]) -> int:
             elif name == "version":
                 sys.stdout.write("slurm 22.05.8\n")
                 return 0
-        parts = _parts(text or (NODE if by_node else DEFAULT))
+        parts = _parts(text or ((NODE_LONG if long_ else NODE) if by_node else (LONG if long_ else DEFAULT)))
     except UsageError as exc:
         return _err(str(exc))
     try:
@@ -158,7 +181,7 @@ def main(argv: list[str]) -> int:
         rows += [(q, hs, key[0]) for key, hs in groups.items()] or [(q, [], "n/a")]
     parts = [(lit, code, _fit(code, width, rows) if width == -1 else width, right)
              for lit, code, width, right in parts]
-    out = []
+    out = [slurm_banner(time.time())] if long_ else []
     if header:
         out.append("".join(lit if code is None else fmt.cell(CODES[code][0], width, right)
                            for lit, code, width, right in parts))

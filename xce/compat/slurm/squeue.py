@@ -1,8 +1,10 @@
 """``squeue``: the jobs in the system, as Slurm lists them (``-o`` codes, ``-O`` fields, states).
 
 One request: ids, users, names, states and the MinJobAge window are filtered by the controller.
-Ended jobs show while younger than MinJobAge when named with ``-j`` or with ``-t all`` (clients
-fall back on seeing ``CD``/``F`` there); ``-j`` of one job that is not there is Slurm's error.
+Ended jobs show only when ``-t`` asks for them (``-t all``, ``-t CD``), and then while younger than
+MinJobAge: Slurm's squeue filters states in the client, ``-j`` or not, so a tool polling
+``squeue -j ID`` sees its job disappear when it ends. ``-j`` of one job that is not there (or aged
+out) is Slurm's error. A ``-o`` format is printed as given, quotes and all.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ CODES = {
     "a": ("ACCOUNT", lambda j, n: j.get("project") or ""),
     "t": ("ST", lambda j, n: states.code(j)),
     "T": ("STATE", lambda j, n: states.word(j)),
-    "j": ("NAME", lambda j, n: _name(j)),
+    "j": ("NAME", lambda j, n: fmt.job_name(j)),
     "u": ("USER", lambda j, n: j["user"]),
-    "U": ("UID", lambda j, n: str(_uid(j["user"]))),
+    "U": ("UID", lambda j, n: str(fmt.uid(j["user"]))),
     "P": ("PARTITION", lambda j, n: j["queue"]),
     "M": ("TIME", lambda j, n: fmt.duration(fmt.used(j, n))),
     "l": ("TIME_LIMIT", lambda j, n: fmt.limit(j.get("run_limit"))),
@@ -70,19 +72,6 @@ FIELDS = {"jobarrayid": "i", "jobid": "A", "statecompact": "t", "state": "T", "r
 #: ``-O`` titles where they are not the ``-o`` code's.
 FIELD_TITLES = {"jobarrayid": "JOBID", "nodelist": "NODELIST", "reason": "REASON", "username": "USER",
                 "arraytaskid": "ARRAY_TASK_ID", "prioritylong": "PRIORITY"}
-
-
-def _name(j: dict) -> str:
-    return j.get("name") or (j.get("command") or [""])[0].rpartition("/")[2]
-
-
-def _uid(user: str) -> int:
-    import pwd
-
-    try:
-        return pwd.getpwnam(user).pw_uid
-    except KeyError:
-        return 0
 
 
 def _left(j: dict, now: float) -> str:
@@ -139,13 +128,18 @@ def _line(parts, job: dict | None, now: float) -> str:
 
 
 def _collapse(jobs: list[dict]) -> list[dict]:
-    """Pending elements of one array as one line, ``A_[1-5]``, as squeue shows them without ``-r``."""
+    """Pending elements of one array as one line, ``A_[1-5]``, as squeue shows them without ``-r``
+    (the controller has done it, ``collapse``, when the answer says ``array_indexes``)."""
     from xce.jobref import format_indexes
 
     out: list[dict] = []
     pending: dict[int, dict] = {}
     for j in jobs:
         j["_shown"], j["_task"] = ids.shown(j), ids.array_task(j)
+        if "array_indexes" in j:  # collapsed by the controller
+            group = pending[j["array_id"]] = {**j, "_indexes": j["array_indexes"]}
+            out.append(group)
+            continue
         if j.get("array_id") is None or j["state"] != "PEND":
             out.append(j)
             continue
@@ -173,7 +167,7 @@ def main(argv: list[str]) -> int:
         opts.append(("jobs", operands.pop(0)))
     if operands:
         return _err(f"Unrecognized option: {operands[0]}")
-    header, parts, long_ = True, None, False
+    header, parts, long_, as_json = True, None, False, False
     users: list[str] = []
     me = False
     refs: list[str] = []
@@ -188,7 +182,7 @@ def main(argv: list[str]) -> int:
             if name == "noheader":
                 header = False
             elif name == "format":
-                parts = _format(fmt.unquote(value or ""))
+                parts = _format(value or "")
             elif name == "Format":
                 parts = _long_format(fmt.unquote(value or ""))
             elif name == "states":
@@ -208,6 +202,8 @@ def main(argv: list[str]) -> int:
                 partitions += [p.strip() for p in (value or "").split(",") if p.strip()]
             elif name == "long":
                 long_ = True
+            elif name == "json":
+                as_json = True
             elif name in ("help", "usage"):
                 tables.show_help(PROG, {name}, REFUSED)
                 return 0
@@ -224,13 +220,11 @@ def main(argv: list[str]) -> int:
         return _err(f"Invalid job id: {bad}")
     now = time.time()
     params: dict = {"user": None if me else (users or "all"), "job": refs or None, "name": names or None,
-                    "queue": partitions[0] if len(partitions) == 1 else None}
+                    "queue": partitions[0] if len(partitions) == 1 else None, "collapse": "true" if collapse and not as_json else None}
     ended = wanted is None or bool(wanted - set(states.DEFAULT_SQUEUE))
-    if refs or ended:  # ended jobs show while younger than MinJobAge
+    if refs or ended:  # ended jobs are known while younger than MinJobAge (shown only when -t asks)
         params["since"] = int(now) - _api.MIN_JOB_AGE
-        if refs and not states_given:
-            wanted = None
-    if wanted is not None:
+    if wanted is not None and not (refs and not states_given):  # -j ID of an ended job: known, not shown
         params["state"] = ",".join(sorted({x for w in wanted for x in _XCE.get(w, ())})) or "PEND"
     try:
         c = _api.client()
@@ -243,6 +237,10 @@ def main(argv: list[str]) -> int:
         return 1
     found = [j for j in found if (wanted is None or states.word(j) in wanted)
              and (not partitions or j["queue"] in partitions)]
+    if as_json:
+        from xce.compat.slurm import _json
+
+        return _json.write(PROG, found, _json.squeue_job, now)
     rows = _collapse(found) if collapse else [{**j, "_shown": ids.shown(j), "_task": ids.array_task(j)}
                                                for j in found]
     out = []

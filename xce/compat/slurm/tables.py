@@ -30,6 +30,7 @@ SQUEUE = Program("squeue", "slurm", "Usage: squeue [OPTIONS]", "view the jobs in
     Flag("iterate", "i", REQUIRED, "seconds", "specify an interation period"),
     Flag("jobs", "j", OPTIONAL, "job(s)", "comma separated list of jobs IDs to view, default is all",
          complete="jobs"),
+    Flag("json", help="produce JSON output (Slurm 23.02's data_parser v0.0.39)"),
     Flag("long", "l", help="long report"),
     Flag("me", help="equivalent to --user=$USER"),
     Flag("name", "n", REQUIRED, "job_name(s)", "comma separated list of job names to view"),

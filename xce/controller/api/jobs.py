@@ -60,6 +60,10 @@ async def list_jobs(
                               "time (seconds since the epoch; `sacct -E`)"),
     limit: int = Query(10_000, ge=1, le=100_000, description="At most this many jobs (`truncated` says when more "
                        "matched); a listing by `id`/`job` is never cut below the number of jobs it names"),
+    after: int | None = Query(None, ge=0, le=MAX_ID, description="Only jobs with a larger id: the next page "
+                              "after a `truncated` answer, from its last job's id (jobs are listed by id)"),
+    collapse: bool = Query(False, description="The pending elements of an array as one job, its first, with "
+                           "`array_indexes` (all of them): what `squeue` prints without `-r`"),
     usage: bool = Query(False, description="Each job with what it used (`used`: CPU milliseconds, memory peak, "
                         "average and latest in bytes), as `sacct` lists it"),
 ):
@@ -93,7 +97,8 @@ async def list_jobs(
                              name=name or None,
                              ended_after=None if ended_within is None else time.time_ns() - ended_within * 10**9,
                              active_after=None if since is None else since * 10**9,
-                             submitted_before=None if until is None else until * 10**9, with_usage=usage)
+                             submitted_before=None if until is None else until * 10**9, with_usage=usage,
+                             after_id=after, collapse=collapse)
     show_all = ctl.config.privacy.show_all_jobs
     result["jobs"] = [views.redact(j, p, show_all) for j in result["jobs"]]
     if job:

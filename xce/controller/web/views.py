@@ -164,10 +164,16 @@ def history_of(ctl: Controller, jobid: int) -> list[dict[str, Any]]:
             sa.select(job_history).where(job_history.c.jobid == jobid).order_by(job_history.c.id)).mappings()]
 
 
+#: The columns a listing reads (:func:`list_jobs`).
+_LISTED_WITH_USAGE = tuple(c for c in jobs.c if c.name not in ("env", "depend", "script_id"))
+_LISTED = tuple(c for c in _LISTED_WITH_USAGE if c.name != "usage")
+
+
 def list_jobs(ctl: Controller, *, user: str | list[str] | None, queue: str | None, states: list[str] | None,
               include_finished: bool, jobids: list[int] | None, limit: int, name: str | list[str] | None = None,
               ended_after: int | None = None, active_after: int | None = None,
-              submitted_before: int | None = None, with_usage: bool = False) -> dict[str, Any]:
+              submitted_before: int | None = None, with_usage: bool = False,
+              after_id: int | None = None, collapse: bool = False) -> dict[str, Any]:
     """Jobs by the filters ``xce jobs``, ``bjobs``, ``squeue`` and ``sacct`` need, in one query.
 
     Several users or names are any of them (``squeue -u a,b --name 'x*,y'``). ``active_after`` (ns)
@@ -175,39 +181,76 @@ def list_jobs(ctl: Controller, *, user: str | list[str] | None, queue: str | Non
     recently ended jobs ``squeue -t all`` shows; ``submitted_before`` is ``sacct -E``. Each summary
     also carries what those listings print beside it: ``run_limit`` (s), ``exit_signal``, ``cwd``,
     ``stdout``/``stderr`` (private, as in a job's details) and, ``with_usage``, what it used
-    (``used``: :func:`xce.protocol.usage.used`; reading it costs a parse of the job's usage)."""
-    q = sa.select(jobs)
+    (``used``: :func:`xce.protocol.usage.used`; reading it costs a parse of the job's usage).
+    ``after_id``: the page after one cut at ``limit`` (jobs come in id order). ``collapse``: the
+    pending elements of an array as one job (:func:`_with_arrays`), what ``squeue`` prints without
+    ``-r``, at the cost of the lines it prints. The job's environment
+    (never shown in a listing) and, unless asked for, its usage are not read: at 100,000 rows they
+    are most of what the store would hand over."""
+    conds: list[sa.ColumnElement[bool]] = []
     if ended_after is not None:
-        q = q.where(jobs.c.end_time >= ended_after)
+        conds.append(jobs.c.end_time >= ended_after)
     if active_after is not None:
-        q = q.where(sa.or_(jobs.c.end_time.is_(None), jobs.c.end_time >= active_after))
+        conds.append(sa.or_(jobs.c.end_time.is_(None), jobs.c.end_time >= active_after))
     if submitted_before is not None:
-        q = q.where(jobs.c.submit_time <= submitted_before)
+        conds.append(jobs.c.submit_time <= submitted_before)
     names = [name] if isinstance(name, str) else list(name or ())
     if names:
-        q = q.where(sa.or_(*(name_filter(ctl, n) for n in names)))
+        conds.append(sa.or_(*(name_filter(ctl, n) for n in names)))
     if jobids:
-        q = q.where(jobs.c.id.in_(jobids))
+        conds.append(jobs.c.id.in_(jobids))
     users = [user] if isinstance(user, str) else list(user or ())
     if users:
-        q = q.where(jobs.c.user == users[0] if len(users) == 1 else jobs.c.user.in_(users))
+        conds.append(jobs.c.user == users[0] if len(users) == 1 else jobs.c.user.in_(users))
     if queue is not None:
-        q = q.where(jobs.c.queue == queue)
+        conds.append(jobs.c.queue == queue)
     if states:
-        q = q.where(jobs.c.state.in_(states))
+        conds.append(jobs.c.state.in_(states))
     elif not include_finished and not jobids and active_after is None:
-        q = q.where(jobs.c.state.in_(UNFINISHED))
+        conds.append(jobs.c.state.in_(UNFINISHED))
+    columns = _LISTED_WITH_USAGE if with_usage else _LISTED
+    q = sa.select(*columns).where(*conds)
+    if after_id is not None:
+        q = q.where(jobs.c.id > after_id)
+    waiting_element = sa.and_(jobs.c.state == "PEND", jobs.c.array_id.is_not(None))
+    if collapse:
+        q = q.where(sa.not_(waiting_element))
     q = q.order_by(jobs.c.id).limit(limit + 1)
     with ctl.tx() as conn:
         rows = [dict(r) for r in conn.execute(q).mappings()]
+        if collapse:
+            rows = _with_arrays(conn, columns, conds, waiting_element, after_id, rows)
         killers = ended_by(conn, rows[:limit])
     out = [{**job_summary(r, killers.get(r["id"])), "run_limit": r.get("run_limit"),
             "exit_signal": r.get("exit_signal"), "cwd": r.get("cwd"), "stdout": r.get("stdout"),
             "stderr": r.get("stderr")} for r in rows[:limit]]
+    if collapse:
+        for view, r in zip(out, rows, strict=False):
+            if "array_indexes" in r:
+                view["array_indexes"] = r["array_indexes"]
     if with_usage:
         for view, r in zip(out, rows, strict=False):
             view["used"] = used(_j(r.get("usage"), {}))
     return {"jobs": out, "truncated": len(rows) > limit}
+
+
+def _with_arrays(conn: sa.Connection, columns, conds, waiting_element, after_id: int | None,
+                 rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with the pending elements of each array as one: its first pending element, carrying
+    ``array_indexes`` (all of them, ascending). Only ids and indexes are read for the others, so an
+    array of 10,000 waiting elements costs one full row; an array shows on the page where its
+    first element falls."""
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for jobid, array_id, index in conn.execute(
+            sa.select(jobs.c.id, jobs.c.array_id, jobs.c.array_index).where(*conds, waiting_element)):
+        groups.setdefault(array_id, []).append((jobid, index))
+    firsts = {min(members)[0]: sorted(i for _, i in members) for members in groups.values()}
+    wanted = sorted(i for i in firsts if after_id is None or i > after_id)
+    heads: list[dict[str, Any]] = []
+    for k in range(0, len(wanted), 500):
+        for r in conn.execute(sa.select(*columns).where(jobs.c.id.in_(wanted[k:k + 500]))).mappings():
+            heads.append({**r, "array_indexes": firsts[r["id"]]})
+    return sorted(rows + heads, key=lambda r: r["id"])
 
 
 def ids_of(ctl: Controller, refs: list[tuple[int, tuple[int, ...] | None]]) -> list[list[int] | None]:
