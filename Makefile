@@ -27,7 +27,7 @@ system-packages:
 # serial time (10 min against 20 on the CI machine).
 test: $(STAMP) system-packages
 	$(VENV)/bin/ruff check
-	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=20
 
 # The workflow clients' own live-scheduler tests against a live XCE site: dask-jobqueue -E slurm/lsf
 # (also in `make test`), snakemake-executor-plugin-slurm's tests/tests.py (about 14 minutes; its sdist
