@@ -29,6 +29,7 @@ from xce.worker.state import (
     JobStarted,
     JournalFailed,
     JournalWritable,
+    Leftovers,
     OpenHost,
     PostReports,
     Release,
@@ -220,6 +221,56 @@ def test_gpus_go_lowest_free_first_per_task_here_and_a_short_host_refuses_the_st
     ws.handle(JobStarted(1, 100, 10.0, journaled=True), JobExited(1, END))
     (c,) = ws.handle(_start(4, requests={"xce.io/gpu": 3}))
     assert c.gpus == ("0", "1", "3")  # numerically: 10 after 3
+
+
+def test_the_end_of_a_run_discarded_for_a_newer_one_is_not_the_newer_ones_end():
+    """An old run's leader, killed, can be reaped just as the new run's start discards it: its end,
+    which names its run, must not end the new run (CI: RUN -> EXIT "job 1 must not run on H")."""
+    ws = _worker()
+    ws.handle(_start(1, run=5), JobStarted(1, 100, 10.0, journaled=True))
+    ws.handle(_start(1, run=6))
+    late = ws.handle(JobExited(1, dict(END, reason="job 1 must not run on h1"), run=5))
+    assert not [i for i in late if isinstance(i, Report)] and ws.runs() == {"1": 6}
+    ws.handle(JobStarted(1, 101, 11.0, journaled=True))
+    ended = [i.body for i in ws.handle(JobExited(1, END, run=6)) if isinstance(i, Report)]
+    assert [(b["status"], b["run"]) for b in ended] == [("finished", 6)]
+
+
+def test_a_registrations_leftovers_are_the_runs_it_named_not_a_newer_one():
+    ws = _worker()
+    ws.handle(_start(1, run=5), JobStarted(1, 100, 10.0, journaled=True))
+    ws.handle(_start(1, run=6), JobStarted(1, 101, 11.0, journaled=True))  # the registration named run 5
+    assert not [i for i in ws.handle(Leftovers((1,), {1: 5})) if isinstance(i, Discard)]
+    assert ws.runs() == {"1": 6}
+    assert [i.jobid for i in ws.handle(Leftovers((1,), {1: 6})) if isinstance(i, Discard)] == [1]
+
+
+def test_a_start_waits_for_devices_a_job_being_killed_here_still_holds():
+    """The controller frees a parallel job's devices when it ends on its head host, and its kill
+    reaches the other hosts first; a start that comes meanwhile waits for them, not fails."""
+    ws = _worker("0", "1", "2", "3")
+    (a,) = ws.handle(_start(1, run=5, host_requests={"xce.io/gpu": 4}, tasks=2, placement=[("h0", 1), ("h1", 1)]))
+    assert a.gpus == ("0", "1", "2", "3") and a.secondary
+    ws.handle(ActionArrived(KillJob(jobid=1, run=5, reason="job 1 ended on h0")))
+    assert ws.handle(_start(2, run=7, host_requests={"xce.io/gpu": 4}, tasks=1)) == []  # waits: no start, no refusal
+    assert ws.starting(2) and ws.knows(2) and ws.runs() == {"1": 5, "2": 7}
+    out = ws.handle(JobExited(1, END))
+    spawned = [i for i in out if isinstance(i, Spawn)]
+    assert [(i.job.jobid, i.gpus) for i in spawned] == [(2, ("0", "1", "2", "3"))]
+    assert not ws.parked
+
+
+def test_a_start_short_of_devices_nobody_is_giving_back_fails_and_a_killed_waiting_start_never_starts():
+    ws = _worker("0", "1")
+    ws.handle(_start(1, run=5, requests={"xce.io/gpu": 2}))
+    refused = ws.handle(_start(2, run=6, requests={"xce.io/gpu": 1}))  # job 1 is not ending: no wait
+    assert [i.body["status"] for i in refused if isinstance(i, Report)] == ["start_failed"]
+    ws.handle(ActionArrived(KillJob(jobid=1, run=5)))
+    assert ws.handle(_start(3, run=8, requests={"xce.io/gpu": 2})) == []
+    out = ws.handle(ActionArrived(KillJob(jobid=3, run=8, reason="killed by ann")))
+    assert [(i.body["status"], i.body["run"]) for i in out if isinstance(i, Report)] == [("start_failed", 8)]
+    assert not any(isinstance(i, Spawn) for i in ws.handle(JobExited(1, END)))  # job 3 never starts
+    assert not ws.parked and ws.knows(3)
 
 
 def test_gpus_per_host_are_given_once_on_each_host_of_the_job_whatever_its_tasks_there():

@@ -106,6 +106,8 @@ POLL_WAIT_S = 25.0
 #: LOAD_STEP in absolute terms, for indices near zero) is reported before the next heartbeat.
 LOAD_CHANGE = 0.1
 LOAD_STEP = 0.25
+#: The run of a kill answered to a load report that named no run of the job: no real run is -1.
+NO_RUN_NAMED = -1
 #: How long a re-registering worker waits for a run the controller gave up on to end once killed.
 DISCARD_WAIT_S = 10.0
 
@@ -286,7 +288,8 @@ class Agent:
             break
         # Leftovers the controller gave up on (the host was declared down, the job killed or requeued
         # meanwhile): gone before this worker takes any new work.
-        self._feed(Leftovers(tuple(int(j) for j in out.get("kill", []))))
+        self._feed(Leftovers(tuple(int(j) for j in out.get("kill", [])),
+                             {int(j): run for j, run in body["runs"].items()}))
         for jobid in out.get("lost", []):
             log.warning("job %s was placed here but is not running: the controller recorded it as lost", jobid)
         self.heartbeat_s = float(out.get("heartbeat_interval", self.report_interval))
@@ -381,7 +384,7 @@ class Agent:
             except StartError as exc:
                 return [StartFailed(jobid, str(exc))]
             self.jobs[jobid] = JobProcess(jobid, 0, 0, 0.0, dict(ins.kept), list(ins.gpus), secondary=True,
-                                          box=self.box, job=job)
+                                          box=self.box, job=job, run=a.run)
             return []
         # An interactive job's terminal is its user's (xce submit -Is, xce.worker.interactive): it lives
         # in this worker, so the job is this worker's child, not its spawner's, and is not journaled.
@@ -424,7 +427,7 @@ class Agent:
             return [StartFailed(jobid, str(exc))]
         ctime = process_start(popen.pid) or time.time()  # None: it already exited (the reaper reports it)
         jp = JobProcess(jobid, popen.pid, popen.pid, ctime, dict(ins.kept), list(ins.gpus), popen, box=self.box,
-                        job=job, exit_file=exit_file)
+                        job=job, exit_file=exit_file, run=a.run)
         if tty:  # its terminal is ready for its user before the controller hears it started
             interactive.watch(self, jp, near)
         self.jobs[jobid] = jp
@@ -604,7 +607,11 @@ class Agent:
 
     def _reap(self) -> None:
         for jobid, jp in tuple(self.jobs.items()):
-            end = jp.poll()
+            # Under the state's turn, and only while it is still the job's handle: a run discarded
+            # for a newer one of the same job shares its container, and polling the old run's end
+            # (which sweeps that container) must not kill the newer run's processes.
+            with self._turn:
+                end = jp.poll() if self.jobs.get(jobid) is jp else None
             if end is None:
                 continue
             counted = self.box.usage(jobid)  # read before the group goes
@@ -615,7 +622,7 @@ class Agent:
                 # The container's totals: all the CPU time, and the memory peak the kernel saw
                 # (what the memory limit is measured against), which ticks between samples miss.
                 body["usage"] = counted.tick(ended=True)
-            self._feed(JobExited(jobid, body))
+            self._feed(JobExited(jobid, body, jp.run))
 
     def _check_limits(self) -> None:
         if self.box.enforces_memory:  # the kernel does it, without overshoot; a secondary hears of its kills here
@@ -787,9 +794,12 @@ class Agent:
             log.warning("load report refused: HTTP %s %s", r.status_code, r.text[:300])
         else:
             # The answer is about the runs this report named: a newer run started since is not touched.
+            # A job the report named no run of was not held here then with one (runs() lists every
+            # such job): the kill matches only a job held without a run number (an older journal).
             runs = body.get("runs") or {}
             for jobid in r.json().get("kill", []):
-                self._feed(ActionArrived(actions.KillJob(jobid=int(jobid), run=runs.get(str(jobid)), grace_s=2.0,
+                run = runs.get(str(jobid), NO_RUN_NAMED)
+                self._feed(ActionArrived(actions.KillJob(jobid=int(jobid), run=run, grace_s=2.0,
                                                          reason=f"job {jobid} must not run on {self.name}")))
 
     def _wire(self, tick: dict[str, int]) -> dict[str, int]:

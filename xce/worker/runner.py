@@ -60,6 +60,8 @@ class JobProcess:
     dead_since: float | None = None  # an adopted job's leader was seen gone (its status may follow)
     #: Process groups of the tasks ``xce launch`` (``srun``) runs for it here now: its job steps.
     steps: set[int] = field(default_factory=set)
+    #: Which run of the job this is (the start's): its end is that run's, not a newer one's.
+    run: Any = None
 
     def record(self) -> JobRecord:
         return JobRecord(self.jobid, self.pid, self.pgid, self.create_time, dict(self.limits), list(self.gpus),
@@ -69,7 +71,7 @@ class JobProcess:
     def adopt(cls, rec: JobRecord, box: Containment, exit_file: str | None = None) -> "JobProcess":
         box.adopt(rec.jobid, rec.pgid)
         return cls(rec.jobid, rec.pid, rec.pgid, rec.create_time, dict(rec.limits), list(rec.gpus), None,
-                   rec.started or time.time(), box=box, exit_file=exit_file)
+                   rec.started or time.time(), box=box, exit_file=exit_file, run=rec.run)
 
     # -- signals ---------------------------------------------------------------------------
     def signal(self, sig: int) -> None:

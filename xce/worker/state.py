@@ -87,9 +87,11 @@ class StartFailed:
 
 @dataclass(frozen=True)
 class JobExited:
-    """Its leader is gone (or a secondary host's part ended): ``end`` is what its report says."""
+    """Its leader is gone (or a secondary host's part ended): ``end`` is what its report says, of
+    ``run`` (None: whichever run is held, for a process that did not know its run)."""
     jobid: int
     end: dict[str, Any]
+    run: Any = None
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,11 @@ class JobDropped:
 
 @dataclass(frozen=True)
 class Leftovers:
-    """At registration: runs the controller no longer has (killed, requeued, host declared down)."""
+    """At registration: runs the controller no longer has (killed, requeued, host declared down).
+    ``runs`` are the runs the registration named (job id -> run): a newer run of one of those jobs,
+    started since, is not a leftover."""
     jobids: tuple[int, ...]
+    runs: dict[int, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -281,6 +286,8 @@ class WorkerState:
         self.jobs: dict[int, _Job] = {}
         #: Recently ended jobs and which runs of each: a re-delivered start of such a run is ignored.
         self.done: OrderedDict[int, tuple[Any, ...]] = OrderedDict()
+        #: Starts waiting for devices that jobs being ended here still hold (in arrival order).
+        self.parked: OrderedDict[int, StartJob] = OrderedDict()
         #: Why the journal cannot be written (None: it can): the host is closed to new jobs meanwhile.
         self.closed: str | None = None
         self._seq = 0
@@ -295,13 +302,14 @@ class WorkerState:
         return out
 
     def knows(self, jobid: int) -> bool:
-        """Running here, or ended here (its start is not still on its way)."""
-        return jobid in self.jobs or jobid in self.done
+        """Running here, or ended here, or waiting for its devices (its start is not still on its way)."""
+        return jobid in self.jobs or jobid in self.done or jobid in self.parked
 
     def starting(self, jobid: int) -> bool:
-        """Its start is being carried out here (its processes are being made): not reported yet."""
+        """Its start is being carried out here (its processes are being made, or it waits for its
+        devices): not reported yet."""
         job = self.jobs.get(jobid)
-        return job is not None and not job.said
+        return jobid in self.parked or (job is not None and not job.said)
 
     def telling_end(self, jobid: int) -> bool:
         """How the job ended here is still on its way to the controller (reported, not yet answered):
@@ -312,7 +320,9 @@ class WorkerState:
     def runs(self) -> dict[str, Any]:
         """The run of each job held here, starting ones included, for the registration's and the
         load reports' ``runs``: the controller declares lost no run a worker still holds."""
-        return {str(j): e.run for j, e in sorted(self.jobs.items()) if e.run is not None}
+        held = {j: e.run for j, e in self.jobs.items()}
+        held.update((j, a.run) for j, a in self.parked.items())
+        return {str(j): run for j, run in sorted(held.items()) if run is not None}
 
     # -- the worker's life -------------------------------------------------------------------
     def _booted(self, ev: Booted, out: list) -> None:
@@ -337,6 +347,9 @@ class WorkerState:
 
     def _leftovers(self, ev: Leftovers, out: list) -> None:
         for jobid in ev.jobids:
+            job = self.jobs.get(jobid)
+            if job is not None and ev.runs.get(jobid) != job.run:
+                continue  # a run started after the registration: not the one the answer is about
             if self.jobs.pop(jobid, None) is not None:
                 self._remember_done(jobid, None)
                 out.append(Discard(jobid))
@@ -381,6 +394,12 @@ class WorkerState:
                                                                    if here else 0)
         busy = {g for job in self.jobs.values() for g in job.gpus}
         free = [g for g in sorted(self.gpu_ids, key=int) if g not in busy]  # lowest first: reproducible
+        leaving = sum(len(job.gpus) for job in self.jobs.values() if job.ending)
+        if len(free) < want <= len(free) + leaving:
+            # The controller freed them when the job holding them ended on its head host; its tasks
+            # here are being killed now (its kill came before this start): the start waits for them.
+            self.parked[jobid] = a
+            return
         if len(free) < want:
             self._remember_done(jobid, a.run)
             self._report(out, jobid, a.run, status="start_failed",
@@ -406,6 +425,13 @@ class WorkerState:
             self._report(out, a.jobid, status="resumed", reason=a.reason)
 
     def _kill(self, a: KillJob, out: list) -> None:
+        waiting = self.parked.get(a.jobid)
+        if waiting is not None and (a.run is None or waiting.run is None or a.run == waiting.run):
+            del self.parked[a.jobid]  # it never started: nothing to stop, and it must not start now
+            self._remember_done(a.jobid, waiting.run)
+            self._report(out, a.jobid, waiting.run, status="start_failed",
+                         reason=f"{a.reason or 'killed'} before its devices were free")
+            return
         job = self._held(a)
         if job is not None:
             job.ending = True
@@ -444,11 +470,12 @@ class WorkerState:
         job = self.jobs.pop(ev.jobid, None)
         self._remember_done(ev.jobid, job.run if job else None)
         self._report(out, ev.jobid, job.run if job else None, status="start_failed", reason=ev.reason)
+        self._unpark(job, out)
 
     def _exited(self, ev: JobExited, out: list) -> None:
         job = self.jobs.get(ev.jobid)
-        if job is None:
-            return
+        if job is None or (ev.run is not None and job.run is not None and ev.run != job.run):
+            return  # the end of a run discarded for a newer one (seen as the newer one started) is not its end
         if not job.said:
             job.end = ev.end
             return
@@ -456,11 +483,22 @@ class WorkerState:
         self._remember_done(ev.jobid, job.run)
         out.append(Release(ev.jobid))
         self._report(out, ev.jobid, job.run, status="finished", **ev.end)
+        self._unpark(job, out)
 
     def _dropped(self, ev: JobDropped, out: list) -> None:
         job = self.jobs.pop(ev.jobid, None)
         if job is not None:
             self._remember_done(ev.jobid, job.run)
+            self._unpark(job, out)
+
+    def _unpark(self, gone: _Job | None, out: list) -> None:
+        """A job that held devices is gone: the starts waiting for devices try again, in order (one
+        that still cannot have them waits on, or fails if no ending job could free enough)."""
+        if gone is None or not gone.gpus or not self.parked:
+            return
+        waiting, self.parked = list(self.parked.values()), OrderedDict()
+        for a in waiting:
+            self._start(a, out)
 
     def _tick(self, ev: Tick, out: list) -> None:
         """A run limit warns once, that long before it (to the batch shell only, or to the job's
