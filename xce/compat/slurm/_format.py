@@ -226,3 +226,28 @@ def tres(job: dict, allocated: bool, sorted_names: bool = True) -> str:
     if sorted_names:
         pairs.sort()
     return ",".join(f"{k}={v}" for k, v in pairs)
+
+
+def field_list(text: str, table: dict[str, tuple]) -> list[tuple[str, int]]:
+    """``-o NAME[%WIDTH],...`` as sacct and sstat read it: a name in any case, or the first field of
+    ``table`` (name -> (default width, ...)) it begins; UsageError in Slurm's words otherwise."""
+    from xce.compat.slurm._getopt import UsageError
+
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, pct, width = item.partition("%")
+        match = next((f for f in table if f.lower() == name.lower()), None) or \
+            next((f for f in table if f.lower().startswith(name.lower())), None)
+        if match is None or not name:
+            raise UsageError(f'Invalid field requested: "{name}"')
+        w = table[match][0]
+        if pct:
+            try:
+                w = int(width) or w
+            except ValueError:
+                raise UsageError(f'Invalid field width: "{item}"') from None
+        out.append((match, w))
+    return out

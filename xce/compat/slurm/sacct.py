@@ -188,28 +188,6 @@ def _command_name(j: dict) -> str:
     return (j.get("command") or [""])[0].rpartition("/")[2]
 
 
-def _fields(text: str) -> list[tuple[str, int]]:
-    """``-o NAME[%WIDTH],...``: names in any case, or the first field a name begins (as sacct matches)."""
-    out = []
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        name, pct, width = item.partition("%")
-        match = next((f for f in FIELDS if f.lower() == name.lower()), None) or \
-            next((f for f in FIELDS if f.lower().startswith(name.lower())), None)
-        if match is None or not name:
-            raise UsageError(f'Invalid field requested: "{name}"')
-        w = FIELDS[match][0]
-        if pct:
-            try:
-                w = int(width) or w
-            except ValueError:
-                raise UsageError(f'Invalid field width: "{item}"') from None
-        out.append((match, w))
-    return out
-
-
 def _helpformat() -> str:
     names = sorted(FIELDS, key=str.lower)
     lines = []
@@ -256,7 +234,7 @@ def main(argv: list[str]) -> int:
                 header = False
             elif name == "format":
                 fields_text = value or ""
-                _fields(fields_text)
+                fmt.field_list(fields_text, FIELDS)
             elif name == "brief":
                 fields_text = BRIEF
             elif name == "long":
@@ -297,7 +275,7 @@ def main(argv: list[str]) -> int:
             elif name == "version":
                 sys.stdout.write("slurm 22.05.8\n")
                 return 0
-        fields = _fields(fields_text)
+        fields = fmt.field_list(fields_text, FIELDS)
     except UsageError as exc:
         return _err(str(exc))
     bad = ids.check(PROG, refs)

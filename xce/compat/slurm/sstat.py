@@ -81,27 +81,6 @@ DEFAULT = ("JobID,MaxVMSize,MaxVMSizeNode,MaxVMSizeTask,AveVMSize,MaxRSS,MaxRSSN
            "MaxDiskWrite,AveDiskWrite")
 
 
-def fields(text: str) -> list[tuple[str, int]]:
-    """``-o NAME[%WIDTH],...`` (any case; a unique beginning names a field), as sacct reads it."""
-    out = []
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        name, pct, width = item.partition("%")
-        match = next((f for f in FIELDS if f.lower() == name.lower()), None) or \
-            next((f for f in FIELDS if f.lower().startswith(name.lower())), None)
-        if match is None or not name:
-            raise UsageError(f'Invalid field requested: "{name}"')
-        w = FIELDS[match][0]
-        if pct:
-            if not width.lstrip("-").isdigit():
-                raise UsageError(f'Invalid field width: "{item}"')
-            w = int(width) or w
-        out.append((match, w))
-    return out
-
-
 def _row(values: list[tuple[int, str]], parsable: str | None) -> str:
     if parsable is None:
         return "".join(fmt.sacct_cell(v, w) + " " for w, v in values)
@@ -132,7 +111,7 @@ def main(argv: list[str]) -> int:
         for name, value in opts:
             if name in ("format", "fields"):
                 text = value or ""
-                fields(text)
+                fmt.field_list(text, FIELDS)
             elif name == "jobs":
                 refs += ids.split_list([value or ""])
             elif name == "noheader":
@@ -154,7 +133,7 @@ def main(argv: list[str]) -> int:
             elif name == "version":
                 sys.stdout.write("slurm 23.11.0\n")
                 return 0
-        columns = fields(text)
+        columns = fmt.field_list(text, FIELDS)
         refs += ids.split_list(operands)
         targets = _targets(refs)
     except UsageError as exc:
