@@ -1,12 +1,13 @@
-"""What a Slurm status query costs at a site's size: ``squeue``, ``squeue -r``, ``squeue -u USER`` with
+"""What a status query costs at a site's size: Slurm's ``squeue``, ``squeue -r``, ``squeue -u USER`` with
 PENDING jobs (arrays and single jobs) plus FINISHED ones in the store, and ``sacct -S`` over the
-finished ones; whole processes through the launchers ``xce compat install`` writes, interleaved run
+finished ones; or LSF's ``bjobs -u all`` (``-w``, ``-o``) and ``bjobs -u USER``; whole processes through the launchers ``xce compat install`` writes, interleaved run
 by run with ``python -c pass`` so that the machine's load hits all alike. One JSON line per command:
 median, ratio to the interpreter's start, the load beside it. The Slurm peer's figures for the same
 commands come from ``python -m bench peer`` (bench/peers/slurm/).
 
     python -m bench.status                     # 10,000 pending + 100,000 finished, 5 runs
     python -m bench.status 100000 100000 3     # PENDING FINISHED RUNS
+    python -m bench.status 10000 100000 3 lsf  # the same store, bjobs
 """
 
 from __future__ import annotations
@@ -61,18 +62,21 @@ def seed_pending(state_dir: Path, config: Path, first: int, n: int) -> None:
         ctl.close()
 
 
-def _commands(bin_dir: Path) -> dict[str, list[str]]:
-    return {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "squeue": [str(bin_dir / "squeue")],
-        "squeue -r": [str(bin_dir / "squeue"), "-r"],
-        "squeue -u USER": [str(bin_dir / "squeue"), "-u", "user07"],
-        "squeue -r -h -o '%i %t'": [str(bin_dir / "squeue"), "-r", "-h", "-o", "%i %t"],
-        "sacct -S": [str(bin_dir / "sacct"), "-a", "-X", "-P", "-n", "-S", "now-8days", "-o", "JobID,State,ExitCode"],
-    }
+def _commands(bin_dir: Path, family: str) -> dict[str, list[str]]:
+    """The status commands of ``family`` a tool or a user polls, and an interpreter start to compare."""
+    squeue, sacct, bjobs = (str(bin_dir / p) for p in ("squeue", "sacct", "bjobs"))
+    programs = {
+        "slurm": {"squeue": [squeue], "squeue -r": [squeue, "-r"], "squeue -u USER": [squeue, "-u", "user07"],
+                  "squeue -r -h -o '%i %t'": [squeue, "-r", "-h", "-o", "%i %t"],
+                  "sacct -S": [sacct, "-a", "-X", "-P", "-n", "-S", "now-8days", "-o", "JobID,State,ExitCode"]},
+        "lsf": {"bjobs -u all": [bjobs, "-u", "all"], "bjobs -u all -w": [bjobs, "-u", "all", "-w"],
+                "bjobs -u all -noheader -o 'jobid stat'": [bjobs, "-u", "all", "-noheader", "-o", "jobid stat"],
+                "bjobs -u user07": [bjobs, "-u", "user07"]},
+    }[family]
+    return {"python -c pass": [sys.executable, "-c", "pass"], **programs}
 
 
-def run(pending: int = PENDING, finished: int = FINISHED, runs: int = RUNS) -> list[dict]:
+def run(pending: int = PENDING, finished: int = FINISHED, runs: int = RUNS, family: str = "slurm") -> list[dict]:
     from bench.live import _compile_package
     from bench.workload import CONFIG, seed
     from xce.client.launch import start_controller
@@ -83,13 +87,14 @@ def run(pending: int = PENDING, finished: int = FINISHED, runs: int = RUNS) -> l
     with tempfile.TemporaryDirectory(prefix="xce-bench-status-") as tmp:
         sd, cfg = Path(tmp) / "state", Path(tmp) / "xce.toml"
         cfg.write_text(CONFIG)
-        seed(sd, cfg, finished)
+        if finished:
+            seed(sd, cfg, finished)
         seed_pending(sd, cfg, finished + 1, pending)
         bin_dir, _ = install(str(Path(tmp) / "bin"))
         ctl = start_controller(sd, config=str(cfg), extra_args=("--worker-timeout", "86400"), timeout=300)
         try:
             env = {**os.environ, "XCE_URL": ctl.url, "XCE_TOKEN": ctl.token("admin")}
-            commands = _commands(Path(bin_dir))
+            commands = _commands(Path(bin_dir), family)
             lines = {}
             for label, cmd in commands.items():
                 p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
@@ -107,7 +112,7 @@ def run(pending: int = PENDING, finished: int = FINISHED, runs: int = RUNS) -> l
             base = statistics.median(times["python -c pass"])
             for label in commands:
                 med = statistics.median(times[label])
-                row = {"figure": "slurm_status_wall", "command": label, "pending": pending, "finished": finished,
+                row = {"figure": f"{family}_status_wall", "command": label, "pending": pending, "finished": finished,
                        "lines": lines[label], "runs": runs, "median_ms": round(med * 1e3, 1),
                        "min_ms": round(min(times[label]) * 1e3, 1), "ratio_to_python": round(med / base, 2),
                        "load1_min": round(min(loads), 2), "load1_max": round(max(loads), 2),
@@ -120,4 +125,5 @@ def run(pending: int = PENDING, finished: int = FINISHED, runs: int = RUNS) -> l
 
 
 if __name__ == "__main__":
-    run(*[int(a) for a in sys.argv[1:4]])
+    numbers = [int(a) for a in sys.argv[1:] if a.isdigit()]
+    run(*numbers, family=next((a for a in sys.argv[1:] if a in ("slurm", "lsf")), "slurm"))
