@@ -157,8 +157,14 @@ class CgroupV1(Containment):
         if acct is None:
             return Usage(memory_rss=rss, mem_peak=peak, cpu_ms=0)
         ns = fs.read_int(acct / "cpuacct.usage") or 0  # nanoseconds
+        total = ns // 1_000_000
         user, system = _split_cpu(acct)
-        return Usage(memory_rss=rss, mem_peak=peak, cpu_ms=ns // 1_000_000, cpu_user_ms=user, cpu_sys_ms=system)
+        if user is not None and system is not None and user + system > 0:
+            # The kernel samples the split at its ticks (under contention it misses a third); the total
+            # is exact: the split's proportion of it, so that user + system is the total, as sacct shows.
+            user = total * user // (user + system)
+            system = total - user
+        return Usage(memory_rss=rss, mem_peak=peak, cpu_ms=total, cpu_user_ms=user, cpu_sys_ms=system)
 
     def oom_peak(self, jobid: int) -> int | None:
         mem = self._dir("memory", jobid)
