@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from xce.client import statedir
 from xce.client.launch import start_controller
 
 CONFIG = """
@@ -68,6 +69,9 @@ def controller(tmp_path_factory):
     cfg = sd / "xce.toml"
     cfg.write_text(CONFIG)
     ctl = start_controller(sd, config=str(cfg), extra_args=("--worker-timeout", "600"))
+    # An administrator's own token, which the CLI reads before the service token: root's fallback
+    # to that one is refused at submission on a multi-user cluster.
+    statedir.write_private(sd / statedir.USER_TOKEN, ctl.user_token("alice", admin=True))
     yield ctl
     ctl.stop()
 
@@ -75,7 +79,7 @@ def controller(tmp_path_factory):
 @pytest.fixture(scope="module")
 def cli(controller):
     """Commands run as a person on the controller's machine would: the state directory gives the
-    address (controller.json) and the admin token."""
+    address (controller.json) and the user's token."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("XCE_")}
     env["XCE_STATE_DIR"] = str(controller.state_dir)
     return Cli(env)

@@ -101,7 +101,7 @@ def test_long_form_explains_why_a_job_waits(cli, controller):
     r = cli.xce("jobs", "-l", str(jobid))
     assert r.code == 0, r.err
     assert "PENDING REASONS:\n  [allocation] needs slots 64, short by slots 60" in r.out
-    assert re.search(r"HISTORY:\n  \S+ \S+  - -> PEND\s+submitted \(by admin\)", r.out), r.out
+    assert re.search(r"HISTORY:\n  \S+ \S+  - -> PEND\s+submitted \(by alice\)", r.out), r.out
 
 
 def test_field_errors_are_refusals_with_the_field_named(cli):
@@ -148,10 +148,10 @@ def test_user_tokens_from_xceadmin(cli):
     jobid = cli.xce("submit", "--json", "--", "true", env=as_carol).json()["jobid"]
     (job,) = cli.xce("jobs", "--json", env=as_carol).json()["jobs"]
     assert (job["jobid"], job["user"]) == (jobid, "carol")
-    # carol cannot kill the admin's jobs
+    # carol cannot kill the administrator alice's jobs
     other = cli.xce("submit", "--json", "--", "true").json()["jobid"]
     r = cli.xce("kill", str(other), env=as_carol)
-    assert r.code == 1 and "belongs to admin" in r.err
+    assert r.code == 1 and "belongs to alice" in r.err
     # the same token through the API (no local secret): --url/--token given
     r = cli.admin("user", "add", "dave", "--admin", "--json", "--url", _url(cli), "--token", _admin_token(cli))
     assert r.code == 0, r.err
@@ -223,8 +223,8 @@ def test_scheduler_recording_commands(cli, controller):
     page = sched.get("/v1/sched/control", params={"after": after}).json()
     inside = str(controller.state_dir.absolute() / "recordings" / "replay.jsonl")
     assert [c["command"] for c in page["commands"]] == [
-        {"op": "record_start", "file": inside, "snapshot_interval": 50, "by": "admin"},
-        {"op": "record_stop", "by": "admin"}]
+        {"op": "record_start", "file": inside, "snapshot_interval": 50, "by": "alice"},
+        {"op": "record_stop", "by": "alice"}]
     assert page["last_seq"] == after + 2
 
 

@@ -34,7 +34,7 @@ def test_names_with_spaces_and_brackets_keep_their_columns_and_name_their_jobs(c
     r = cli.xce("kill", "fit (v2)", "sweep [a] x")
     assert (r.code, r.out) == (0, f"Job <{ids['fit (v2)']}> is killed.\nJob <{ids['sweep [a] x']}> is killed.\n")
     r = cli.xce("jobs", "-l", "fit (v2)")
-    assert "Job Name <fit (v2)>" in r.out and "\nEnd: KILLED (by admin)\n" in r.out, r.out
+    assert "Job Name <fit (v2)>" in r.out and "\nEnd: KILLED (by alice)\n" in r.out, r.out
 
 
 def test_star_in_dash_j_is_a_wildcard_for_listing_and_killing(cli):

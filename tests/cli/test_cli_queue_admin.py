@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
+from xce.client import statedir
 from xce.client.launch import start_controller
 
 pytestmark = pytest.mark.integration
@@ -57,6 +58,7 @@ def test_a_closed_queue_stays_closed_over_a_restart_and_queues_show_every_settin
     (tmp_path / "xce.toml").write_text(CONFIG)
     ctl = start_controller(tmp_path, config=str(tmp_path / "xce.toml"), extra_args=("--worker-timeout", "600"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("XCE_")} | {"XCE_STATE_DIR": str(tmp_path)}
+    statedir.write_private(tmp_path / statedir.USER_TOKEN, ctl.user_token("alice", admin=True))
     cli = _Cli(env)
     try:
         r = cli.admin("queue", "close", "short", "--reason", "licence server down")

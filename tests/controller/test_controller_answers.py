@@ -97,14 +97,14 @@ def _answers(sock: socket.socket, n: int) -> list[bytes]:
 
 @pytest.mark.integration
 def test_a_raw_client_gets_every_answer_whole(controller):
-    auth = f"Authorization: Bearer {controller.token('admin')}\r\n"
+    auth = f"Authorization: Bearer {controller.user_token('alice', admin=True)}\r\n"
     host, port = controller.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=30) as sock:
         # Two requests pipelined in one segment, then a HEAD, on one kept-alive connection.
         sock.sendall(f"GET /v1/whoami HTTP/1.1\r\nHost: x\r\n{auth}\r\n".encode() * 2)
         first, second = _answers(sock, 2)
         for answer in (first, second):
-            assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'"name":"admin","cluster":"testcluster"}')
+            assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'"name":"alice","cluster":"testcluster"}')
         sock.sendall(f"HEAD /v1/whoami HTTP/1.1\r\nHost: x\r\n{auth}\r\n".encode())
         head = sock.recv(65536)  # no body follows a HEAD answer, whatever its Content-Length says
         assert head.startswith(b"HTTP/1.1 ") and head.endswith(b"\r\n\r\n")

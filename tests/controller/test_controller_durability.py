@@ -28,7 +28,7 @@ def read_feed(client: httpx.Client, after: int, limit: int = 1000, pages: int | 
 def test_kill9_and_restart_loses_nothing(tmp_path, db_url):
     ctl = start_controller(tmp_path, db=db_url)
     try:
-        admin = httpx.Client(base_url=ctl.url, headers={"Authorization": f"Bearer {ctl.token('admin')}"})
+        admin = httpx.Client(base_url=ctl.url, headers={"Authorization": f"Bearer {ctl.user_token('alice', admin=True)}"})
         sched = httpx.Client(base_url=ctl.url, headers={"Authorization": f"Bearer {ctl.token('scheduler')}"})
         cursor = sched.get("/v1/sched/state").json()["seq"]
         ids = []
@@ -47,7 +47,7 @@ def test_kill9_and_restart_loses_nothing(tmp_path, db_url):
         sched.close()
 
         ctl = start_controller(tmp_path, db=db_url)
-        admin = httpx.Client(base_url=ctl.url, headers={"Authorization": f"Bearer {ctl.token('admin')}"})
+        admin = httpx.Client(base_url=ctl.url, headers={"Authorization": f"Bearer {ctl.user_token('alice', admin=True)}"})
         sched = httpx.Client(base_url=ctl.url, headers={"Authorization": f"Bearer {ctl.token('scheduler')}"})
 
         jobs = admin.get("/v1/jobs", params={"all": True, "user": "all"}).json()["jobs"]

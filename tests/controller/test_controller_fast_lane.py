@@ -42,7 +42,7 @@ def pair(tmp_path_factory):
 def _answers(ctl) -> list[tuple[int, object]]:
     """The same conversation with ``ctl``: every hot route, and each way a request to one can be wrong."""
     out: list[tuple[int, object]] = []
-    tokens = {role: ctl.token(role) for role in ("admin", "worker", "scheduler")}
+    tokens = {role: ctl.token(role) for role in ("worker", "scheduler")} | {"admin": ctl.user_token("alice", admin=True)}
     with httpx.Client(base_url=ctl.url, timeout=30) as c:
         def call(method, path, role="admin", **kw):
             headers = kw.pop("headers", {})

@@ -11,7 +11,7 @@ from xce.client.launch import start_controller
 def test_lone_surrogate_is_a_422_naming_the_field(tmp_path, db_url):
     ctl = start_controller(tmp_path, db=db_url)
     try:
-        with httpx.Client(base_url=ctl.url, headers={"Authorization": f"Bearer {ctl.token('admin')}",
+        with httpx.Client(base_url=ctl.url, headers={"Authorization": f"Bearer {ctl.user_token('alice', admin=True)}",
                                                      "Content-Type": "application/json"}) as c:
             r = c.post("/v1/jobs", content=b'{"command": ["echo", "a\\ud800b"]}')
             assert r.status_code == 422, r.text

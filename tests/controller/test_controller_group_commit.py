@@ -43,7 +43,7 @@ def _storm(ctl, headers: dict[str, str], submit) -> None:
 def test_concurrent_submissions_share_commits_and_are_durable_when_answered(tmp_path, db_url):
     ctl = start_controller(tmp_path, db=db_url)
     try:
-        headers = {"Authorization": f"Bearer {ctl.token('admin')}"}
+        headers = {"Authorization": f"Bearer {ctl.user_token('alice', admin=True)}"}
         answered: list[int] = []
         problems: list[str] = []
         lock = threading.Lock()
@@ -79,7 +79,7 @@ def test_concurrent_submissions_share_commits_and_are_durable_when_answered(tmp_
 def test_a_refused_submission_never_joins_a_group(tmp_path):
     ctl = start_controller(tmp_path)
     try:
-        headers = {"Authorization": f"Bearer {ctl.token('admin')}"}
+        headers = {"Authorization": f"Bearer {ctl.user_token('alice', admin=True)}"}
         results: list[int] = []
 
         def post(body):
@@ -104,7 +104,7 @@ def test_retries_under_one_key_create_their_jobs_once_even_in_one_group(tmp_path
     whether the first was committed earlier or waits in the same group."""
     ctl = start_controller(tmp_path, db=db_url)
     try:
-        headers = {"Authorization": f"Bearer {ctl.token('admin')}"}
+        headers = {"Authorization": f"Bearer {ctl.user_token('alice', admin=True)}"}
         first = httpx.post(f"{ctl.url}/v1/jobs", json={"command": ["true"]},
                            headers={**headers, "Idempotency-Key": "k-0"}).json()["jobid"]
         answers: dict[str, set[int]] = {}
@@ -137,7 +137,7 @@ def test_every_key_of_a_shared_commit_is_kept_for_later_retries(tmp_path, db_url
     creates nothing."""
     ctl = start_controller(tmp_path, db=db_url)
     try:
-        headers = {"Authorization": f"Bearer {ctl.token('admin')}"}
+        headers = {"Authorization": f"Bearer {ctl.user_token('alice', admin=True)}"}
         first: dict[str, int] = {}
         lock = threading.Lock()
 

@@ -66,7 +66,7 @@ def pair(tmp_path_factory):
 
 def test_one_leads_the_other_redirects_to_it(pair):
     a, b = pair
-    token = a.token("admin")
+    token = a.user_token('alice', admin=True)
     if True:
         sa_, sb = status(a.url, token), status(b.url, token)
         assert sa_["controller"]["role"] == "leader" and sb["controller"]["role"] == "follower"
@@ -105,7 +105,7 @@ def read_feed(client: Session, after: int) -> tuple[list[dict], int]:
 def test_kill9_of_the_leader_the_follower_takes_over_and_continues_ids_and_feed(tmp_path, pg_url):
     a, b = start_pair(tmp_path, pg_url)
     try:
-        token, sched_token = a.token("admin"), a.token("scheduler")
+        token, sched_token = a.user_token('alice', admin=True), a.token("scheduler")
         urls = [a.url, b.url]
         with Session(urls, token) as admin, Session(urls, sched_token) as sched:
             cursor = sched.get("/v1/sched/state").json()["seq"]
@@ -136,7 +136,7 @@ def test_kill9_of_the_leader_the_follower_takes_over_and_continues_ids_and_feed(
 def test_a_leader_that_stops_cleanly_hands_over_at_once(tmp_path, pg_url):
     a, b = start_pair(tmp_path, pg_url, lease="10")
     try:
-        token = a.token("admin")
+        token = a.user_token('alice', admin=True)
         a.stop()
         stopped = time.monotonic()
         wait_for(lambda: role(b.url, token) == "leader", 15, "the follower to take over")
@@ -151,7 +151,7 @@ def test_a_follower_accepts_a_token_the_leader_has_just_issued(tmp_path, pg_url)
     token create` and at once `xce status` at a follower works (it answered "invalid token")."""
     a, b = start_pair(tmp_path, pg_url, lease="60")
     try:
-        admin = {"Authorization": f"Bearer {a.token('admin')}"}
+        admin = {"Authorization": f"Bearer {a.user_token('alice', admin=True)}"}
         made = httpx.post(a.url + "/v1/admin/tokens", json={"name": "newcomer"}, headers=admin, timeout=10).json()
         r = httpx.get(b.url + "/v1/status", headers={"Authorization": f"Bearer {made['token']}"}, timeout=10)
         assert r.status_code == 200 and r.json()["controller"]["role"] == "follower", r.text
@@ -171,7 +171,7 @@ def test_split_brain_a_paused_leader_writes_nothing_after_a_takeover(tmp_path, p
     a, b = start_pair(tmp_path, pg_url)
     engine = db_engine(pg_url)
     try:
-        token = a.token("admin")
+        token = a.user_token('alice', admin=True)
         auth = {"Authorization": f"Bearer {token}"}
         first = httpx.post(a.url + "/v1/jobs", json={"command": ["true"]}, headers=auth).json()["jobid"]
         os.kill(a.pid, signal.SIGSTOP)
@@ -226,7 +226,7 @@ def test_the_cli_follows_the_leader_through_a_list_of_addresses(tmp_path, pair):
             s.bind(("127.0.0.1", 0))
             dead = f"http://127.0.0.1:{s.getsockname()[1]}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("XCE_")}
-        env.update(XCE_URL=f"{dead},{b.url},{a.url}", XCE_TOKEN=a.token("admin"))
+        env.update(XCE_URL=f"{dead},{b.url},{a.url}", XCE_TOKEN=a.user_token('alice', admin=True))
 
         def xce(*args):
             return subprocess.run([sys.executable, "-m", "xce.cli.main", *args], env=env, capture_output=True,
@@ -253,7 +253,7 @@ def test_the_cli_follows_the_leader_through_a_list_of_addresses(tmp_path, pair):
 
 def test_a_retried_submission_creates_its_jobs_once(pair):
     a, _ = pair
-    admin = {"Authorization": f"Bearer {a.token('admin')}"}
+    admin = {"Authorization": f"Bearer {a.user_token('alice', admin=True)}"}
     bob = {"Authorization": "Bearer " + httpx.post(a.url + "/v1/admin/users", json={"name": "bob"},
                                                    headers=admin).json()["token"]}
     body = {"command": ["true"], "array": 3}

@@ -42,7 +42,7 @@ def test_postgresql_url_forms_are_accepted(tmp_path, pg_url):
     plain = pg_url.replace("postgresql+psycopg://", "postgresql://")
     ctl = start_controller(tmp_path, db=plain)
     try:
-        c = httpx.Client(base_url=ctl.url, headers={"Authorization": f"Bearer {ctl.token('admin')}"})
+        c = httpx.Client(base_url=ctl.url, headers={"Authorization": f"Bearer {ctl.user_token()}"})
         assert c.post("/v1/jobs", json={"command": ["true"]}).status_code == 201
     finally:
         ctl.stop()

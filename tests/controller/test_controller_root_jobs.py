@@ -24,6 +24,10 @@ def test_roots_jobs_are_refused_at_submission_unless_allowed(tmp_path):
         assert r.status_code == 403, r.text
         assert r.json()["detail"] == ("root's jobs are not allowed on this cluster (allow_root_jobs = false in "
                                       "xce.toml): submit as an ordinary user")
+        r = api("admin").post("/v1/jobs", json={"command": ["id", "-un"]})  # root's fallback on this host
+        assert r.status_code == 403, r.text
+        assert r.json()["detail"].startswith("the admin service token speaks for root, and root's jobs are not "
+                                             "allowed on this cluster")
         assert _jobs(api) == []  # nothing half-applied
         assert api("ann").post("/v1/jobs", json={"command": ["true"]}).status_code == 201
     finally:

@@ -59,8 +59,7 @@ def test_rounds_are_no_more_frequent_than_round_interval_s_while_submissions_kee
     import httpx
 
     driver = NormalDriver(ctl.url, ctl.token("scheduler"))
-    user = httpx.Client(base_url=ctl.url, timeout=30, headers={
-        "Authorization": f"Bearer {ctl.token('admin')}"})
+    user = httpx.Client(base_url=ctl.url, timeout=30, headers={"Authorization": f"Bearer {ctl.user_token()}"})
     runner = threading.Thread(target=driver.run, daemon=True)
     try:
         runner.start()

@@ -53,7 +53,7 @@ def test_each_example_prints_what_the_guide_shows_and_exits_as_it_says(controlle
     argv = shlex.split(command)
     assert argv[0] in ("xce", "xceadmin")
     module = {"xce": "xce.cli.main", "xceadmin": "xce.cli.admin"}[argv[0]]
-    env = {"PATH": "/usr/bin:/bin", "XCE_URL": controller.url, "XCE_TOKEN": controller.token(), "XCE_RETRY_S": "0"}
+    env = {"PATH": "/usr/bin:/bin", "XCE_URL": controller.url, "XCE_TOKEN": controller.user_token(), "XCE_RETRY_S": "0"}
     r = subprocess.run([sys.executable, "-m", module, *argv[1:]], capture_output=True, text=True, env=env,
                        timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == code, (r.returncode, r.stdout, r.stderr)

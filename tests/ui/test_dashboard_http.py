@@ -33,8 +33,8 @@ def ctl(tmp_path_factory):
 
 
 def token(ctl, name: str) -> str:
-    if name == "admin":
-        return ctl.token("admin")
+    if name == "admin":  # an administrator's own token: the service token's submissions would be root's
+        return ctl.user_token("alice", admin=True)
     r = httpx.post(f"{ctl.url}/v1/admin/users", json={"name": name}, headers={"Authorization": f"Bearer {ctl.token()}"})
     r.raise_for_status()
     return r.json()["token"]

@@ -38,6 +38,19 @@ class ControllerProcess:
     def token(self, role: str = "admin") -> str:
         return statedir.token_path(self.state_dir, role).read_text().strip()
 
+    def user_token(self, name: str = "alice", admin: bool = False) -> str:
+        """A person's token (an administrator's with ``admin``), issued with the admin service token:
+        what submits jobs to a multi-user controller, where the service token speaks for root
+        (refused unless ``allow_root_jobs``)."""
+        import json
+        import urllib.request
+
+        req = urllib.request.Request(f"{self.url}/v1/admin/users", data=json.dumps({"name": name, "admin": admin}).encode(),
+                                     headers={"Authorization": f"Bearer {self.token('admin')}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as answer:
+            return json.load(answer)["token"]
+
     def stop(self, timeout: float = 10.0) -> int:
         """SIGTERM, then SIGKILL if it does not exit in time; returns the exit status."""
         if self.proc.poll() is None:

@@ -108,15 +108,19 @@ def job_owner(ctl, p: Principal) -> str:
     started with ``--allow-root-jobs``), as LSF refuses root's ``bsub`` unless ``LSF_ROOT_USER=Y``:
     elsewhere they are refused here, with the reason, instead of being accepted and then failing on
     every worker. The admin service token (``tokens/admin``) names no person; on the controller's
-    host it is what root's commands fall back to, so where root's jobs are allowed its jobs are
-    root's. A personal cluster runs every job as its owner and has no such rule."""
+    host it is what root's commands fall back to, so it follows root's rule: its jobs are root's
+    where those are allowed, refused where they are not (a job owned by "admin" would be accepted
+    and then fail on every worker that has no such user). A personal cluster runs every job as its
+    owner and has no such rule."""
     if ctl.settings.single_user is not None:
         return p.name
+    service = p.role == "admin" and p.name == SERVICE_NAMES["admin"]
     if ctl.config.allow_root_jobs:
-        return "root" if p.role == "admin" and p.name == SERVICE_NAMES["admin"] else p.name
-    if p.name == "root":
-        raise HTTPException(403, "root's jobs are not allowed on this cluster (allow_root_jobs = false in "
-                                 "xce.toml): submit as an ordinary user")
+        return "root" if service else p.name
+    if p.name == "root" or service:
+        whose = "root's jobs" if p.name == "root" else "the admin service token speaks for root, and root's jobs"
+        raise HTTPException(403, f"{whose} are not allowed on this cluster (allow_root_jobs = false in xce.toml): "
+                                 "submit as an ordinary user")
     return p.name
 
 
