@@ -397,7 +397,7 @@ def submit_db(clients_list=(1, 16), per_client_total: int = 3000) -> list[dict]:
                     before = _metric(metrics(), "xce_submit_commits_total")
                     cpu0 = sum(proc.cpu_times()[:2])
                     load1 = os.getloadavg()[0]
-                    dt, lat = _submit_storm(ctl.url, ctl.token("admin"), clients, per)
+                    dt, lat = _submit_storm(ctl.url, ctl.user_token(), clients, per)
                     # The controller's own CPU per job: steadier than the rate on a shared machine, where
                     # the clients, the database server and everybody else compete for the same CPUs.
                     cpu = sum(proc.cpu_times()[:2]) - cpu0
