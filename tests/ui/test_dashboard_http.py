@@ -35,9 +35,7 @@ def ctl(tmp_path_factory):
 def token(ctl, name: str) -> str:
     if name == "admin":  # an administrator's own token: the service token's submissions would be root's
         return ctl.user_token("alice", admin=True)
-    r = httpx.post(f"{ctl.url}/v1/admin/users", json={"name": name}, headers={"Authorization": f"Bearer {ctl.token()}"})
-    r.raise_for_status()
-    return r.json()["token"]
+    return ctl.user_token(name)
 
 
 def session(ctl, name: str) -> httpx.Client:
