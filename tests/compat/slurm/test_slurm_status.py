@@ -42,7 +42,7 @@ def jobs(slurm):
         uid = 0
     element = slurm.job(f"{ids['array']}_2")["jobid"]
     return {**ids, "user": user, "uid": uid, "element2": element, "host": slurm.job(str(ids["running"]))
-            ["placement"][0]["host"]}
+            ["placement"][0]["host"], "host_cancelled": slurm.job(str(ids["cancelled"]))["placement"][0]["host"]}
 
 
 def lines(text: str) -> list[str]:
@@ -57,8 +57,14 @@ def fill(template, j: dict):
 
 SQUEUE = [
     (["-h", "-t", "all", "-j", "{done},{failed},{cancelled},{timeout},{running}", "-o", "%i %t %T %r"],
-     ["{done} CD COMPLETED None", "{failed} F FAILED None", "{cancelled} CA CANCELLED None",
-      "{timeout} TO TIMEOUT None", "{running} R RUNNING None"]),
+     ["{done} CD COMPLETED None", "{failed} F FAILED NonZeroExitCode", "{cancelled} CA CANCELLED None",
+      "{timeout} TO TIMEOUT TimeLimit", "{running} R RUNNING None"]),
+    # an ended job keeps why it ended (slurmctld's job_complete sets FAIL_EXIT_CODE, FAIL_TIMEOUT), and %R
+    # shows it in place of the nodes for a failed or timed-out one (squeue's _print_job_reason_list)
+    (["-h", "-t", "F,TO,CA", "-o", "%i|%R"], ["{failed}|(NonZeroExitCode)", "{cancelled}|{host_cancelled}",
+                                              "{timeout}|(TimeLimit)"]),
+    (["-h", "-t", "all", "-j", "{failed}", "-O", "JobArrayID,StateCompact,Reason"],
+     ["{failed:<20}F                   NonZeroExitCode     "]),
     # -j alone keeps squeue's default states: an ended job is gone (a poller's sign that it ended)
     (["-h", "-j", "{done},{failed},{cancelled},{timeout},{running}", "-o", "%i %t"], ["{running} R"]),
     (["-j", "{done}"], ["             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)"]),
@@ -222,7 +228,7 @@ def test_scontrol_show_job(slurm, jobs):
     r = slurm("scontrol", "show", "job", str(jobs["failed"]))
     first, *rest = r.out.splitlines()
     assert first == f"JobId={jobs['failed']} JobName=wrap"
-    assert "   JobState=FAILED Reason=None Dependency=(null)" in rest
+    assert "   JobState=FAILED Reason=NonZeroExitCode Dependency=(null)" in rest
     assert re.search(r"ExitCode=3:0\b", r.out)
     r = slurm("scontrol", "show", "job", str(jobs["array"]))
     records = r.out.strip().split("\n\n")

@@ -81,9 +81,13 @@ def _left(j: dict, now: float) -> str:
     return fmt.duration(lim - fmt.used(j, now))
 
 
+#: The states whose ``%R`` is the reason rather than the nodes (squeue's ``_print_job_reason_list``).
+REASON_NOT_NODES = {"PENDING", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE", "FAILED"}
+
+
 def _where(j: dict) -> str:
-    if j["state"] == "PEND":
-        return f"({states.pend_reason(j)})"
+    if states.word(j) in REASON_NOT_NODES:
+        return f"({states.reason(j)})"
     return ",".join(fmt.nodes(j)) or f"({states.reason(j)})"
 
 
