@@ -267,6 +267,19 @@ def test_sinfo(slurm, jobs):
                                                                  "normal* up infinite gpu:fake:2"]
 
 
+def test_sinfo_named_fields(slurm, jobs):
+    """``sinfo -O``: Slurm's named fields (any case), 20 characters each unless ``:W`` is given, ``.``
+    right-justifies, the text after the width follows the field (sinfo's ``_parse_long_token``); myqueue's
+    ``mq config slurm`` reads ``sinfo --noheader -O CPUs,Memory,Partition``."""
+    mem = lines(slurm("sinfo", "-h", "-o", "%m").out)[0]
+    r = slurm("sinfo", "--noheader", "-O", "CPUs,Memory,Partition")
+    assert (r.code, r.err) == (0, "")
+    assert set(lines(r.out)) == {f"{'2':<20}{mem:<20}{'normal*':<20}"}
+    header, *rows = lines(slurm("sinfo", "-O", "partitionname:.10 |,Available:3,nodelist:0").out)
+    assert header == " PARTITION |AVANODELIST"
+    assert rows and all(re.fullmatch(r"    normal \|up \S+", row) for row in rows), rows
+
+
 def test_a_listing_longer_than_one_answer_is_read_to_its_end(slurm, jobs):
     """The front-ends page through the API (``after`` the last id) instead of stopping at its bound."""
     from xce.compat.slurm import _api
