@@ -41,6 +41,7 @@ TOOLS = {
     "pysqa": ("slurm", "lsf"),
     "maestrowf": ("slurm", "lsf"),
     "simple-slurm": ("slurm",),
+    "ipyparallel": ("slurm", "lsf"),
 }
 
 #: Failures of the tool's own making, that a real LSF or Slurm would meet the same way, and why we know:
@@ -50,6 +51,10 @@ TOOL_BUGS = {
                             "never prints, whenever EXIT_REASON, KILL_REASON or SUSPEND_REASON is set: a job killed "
                             "with bkill (EXIT_REASON 'TERM_OWNER: ...', which Maestro's LSF adapter matches on real "
                             "LSF) makes every later poll raise KeyError, so the cancelled job never ends for it",
+    ("ipyparallel", "lsf"): "ipyparallel 9.2.0's LSFLauncher.start runs 'bsub <' with os.environ instead of the "
+                            "launcher's environment (get_env(), which the Slurm launcher uses), so the engines never "
+                            "get IPP_CLUSTER_ID, look for the default connection file and exit after 10 s: bsub "
+                            "passes the submitter's environment on real LSF too",
 }
 
 #: The model of the site's hosts (``lshosts``).
