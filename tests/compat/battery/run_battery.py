@@ -42,6 +42,7 @@ TOOLS = {
     "maestrowf": ("slurm", "lsf"),
     "simple-slurm": ("slurm",),
     "ipyparallel": ("slurm", "lsf"),
+    "toil": ("slurm", "lsf"),
 }
 
 #: Failures of the tool's own making, that a real LSF or Slurm would meet the same way, and why we know:
@@ -55,6 +56,8 @@ TOOL_BUGS = {
                             "launcher's environment (get_env(), which the Slurm launcher uses), so the engines never "
                             "get IPP_CLUSTER_ID, look for the default connection file and exit after 10 s: bsub "
                             "passes the submitter's environment on real LSF too",
+    ("toil", "lsf"): "toil 9.6.0's LSFBatchSystem.GridEngineThread.prepareSubmission takes one argument fewer "
+                     "than its base class passes (TypeError before any bsub is run)",
 }
 
 #: The model of the site's hosts (``lshosts``).
