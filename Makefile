@@ -37,8 +37,8 @@ client-suites: $(STAMP)
 	$(VENV)/bin/python tests/compat/clients/suites/run_suites.py $(SUITES)
 
 # The tool battery: workflow tools beyond the suite's three (Parsl, PSI/J, myqueue, DPDispatcher, pysqa,
-# Maestro, IPython Parallel, Toil, simple_slurm), each pinned in tests/compat/battery/requirements/TOOL.txt and
-# installed into a virtual environment of its own under $$XCE_BATTERY_DIR (default: the temporary
+# Maestro, IPython Parallel, Toil, simple_slurm), each pinned in tests/compat/battery/requirements/TOOL.txt
+# and installed into a virtual environment of its own under $$XCE_BATTERY_DIR (default: the temporary
 # directory), each running a small real workflow against a fresh live site, Slurm and LSF where it has
 # both. One JSON line per pair (docs/compat.md). TOOLS=parsl psij-python:lsf ... for some of them.
 TOOLS ?=
