@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup system-packages demo test soak faults bench fleet-bench screenshots docs-reference man fuzz-api clean client-suites
+.PHONY: setup system-packages demo test soak faults bench fleet-bench screenshots docs-reference man fuzz-api clean client-suites tool-battery
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,15 @@ test: $(STAMP) system-packages
 SUITES ?=
 client-suites: $(STAMP)
 	$(VENV)/bin/python tests/compat/clients/suites/run_suites.py $(SUITES)
+
+# The tool battery: workflow tools beyond the suite's three (Parsl, PSI/J, myqueue, DPDispatcher, pysqa,
+# Maestro, IPython Parallel, Toil, simple_slurm), each pinned in tests/compat/battery/requirements/TOOL.txt
+# and installed into a virtual environment of its own under $$XCE_BATTERY_DIR (default: the temporary
+# directory), each running a small real workflow against a fresh live site, Slurm and LSF where it has
+# both. One JSON line per pair (docs/compat.md). TOOLS=parsl psij-python:lsf ... for some of them.
+TOOLS ?=
+tool-battery: $(STAMP)
+	$(VENV)/bin/python tests/compat/battery/run_battery.py $(TOOLS)
 
 # schemathesis against a live controller for longer than the suite's short run (seconds per token role).
 FUZZ_SECONDS ?= 600

@@ -91,7 +91,7 @@ def _refused(prog: str) -> list[list[str]]:
     return out
 
 
-@pytest.mark.parametrize("prog", ["sbatch", "srun", "salloc", "squeue", "sacct", "sinfo", "scancel", "sattach", "bsub",
+@pytest.mark.parametrize("prog", ["sbatch", "srun", "salloc", "squeue", "sacct", "scancel", "sattach", "bsub",
                                   "bjobs", "bkill", "lsload"])
 def test_every_option_the_help_calls_refused_is_refused_before_anything_is_asked(prog):
     cases = _refused(prog)

@@ -41,8 +41,11 @@ def directives(text: str) -> list[tuple[int, str, list[str]]]:
             continue
         if not stripped.startswith("#"):
             break
+        # A directive starts its line, as sbatch reads it (``xstrncmp(line, "#SBATCH", 7)``) and LSF asks
+        # ("#BSUB at the beginning of each line"); an indented one is a comment: ipyparallel's LSF
+        # template indents a ``#BSUB -J`` that, read, would undo the job array it puts at column 0.
         for prefix, translate in (("#XCE", None), ("#BSUB", translate_bsub), ("#SBATCH", translate_sbatch)):
-            if stripped.startswith(prefix) and (len(stripped) == len(prefix) or stripped[len(prefix)].isspace()):
+            if line.startswith(prefix) and (len(stripped) == len(prefix) or line[len(prefix)].isspace()):
                 try:
                     words = shlex.split(stripped[len(prefix):], comments=translate is not None)
                     found.append((number, prefix[1:], words if translate is None else translate(words)))

@@ -98,6 +98,17 @@ def test_a_command_runs_with_the_shell_and_a_script_on_stdin_brings_its_directiv
     assert lsf("bjobs", "-o", "job_name", "-noheader", str(spooled)).out == "fromstdin\n"
 
 
+def test_only_a_directive_at_the_start_of_its_line_counts(lsf, tmp_path):
+    """"#BSUB at the beginning of each line" (LSF's job_script page; Slurm's sbatch reads ``#SBATCH``
+    and ``#BSUB`` with ``xstrncmp(line, magic_word, ...)``): an indented one is a comment. IPython
+    Parallel's LSF engine template indents ``#BSUB -J ipengine-ID`` under the array line it puts first."""
+    script = (f"#!/bin/sh\n#BSUB -J eng[1-2]\n    #BSUB -J single\n\t#BSUB -q nosuchqueue\n"
+              f"#BSUB -oo {tmp_path}/o.%J\ntrue\n")
+    jobid = lsf.submit(input=script)
+    r = lsf("bjobs", "-a", "-noheader", "-o", "job_name queue", str(jobid))
+    assert sorted(line.split() for line in r.lines) == [["eng[1]", "normal"], ["eng[2]", "normal"]], r.out
+
+
 @pytest.mark.parametrize("env_option, seen", [([], "from-submitter:"), (["-env", "none, GREETING=hi"], ":hi"),
                                                (["-env", "all, ~SECRET_WORD"], ":")])
 def test_the_job_gets_the_submitters_environment_as_env_says(lsf, tmp_path, env_option, seen):

@@ -42,7 +42,7 @@ def jobs(slurm):
         uid = 0
     element = slurm.job(f"{ids['array']}_2")["jobid"]
     return {**ids, "user": user, "uid": uid, "element2": element, "host": slurm.job(str(ids["running"]))
-            ["placement"][0]["host"]}
+            ["placement"][0]["host"], "host_cancelled": slurm.job(str(ids["cancelled"]))["placement"][0]["host"]}
 
 
 def lines(text: str) -> list[str]:
@@ -57,8 +57,14 @@ def fill(template, j: dict):
 
 SQUEUE = [
     (["-h", "-t", "all", "-j", "{done},{failed},{cancelled},{timeout},{running}", "-o", "%i %t %T %r"],
-     ["{done} CD COMPLETED None", "{failed} F FAILED None", "{cancelled} CA CANCELLED None",
-      "{timeout} TO TIMEOUT None", "{running} R RUNNING None"]),
+     ["{done} CD COMPLETED None", "{failed} F FAILED NonZeroExitCode", "{cancelled} CA CANCELLED None",
+      "{timeout} TO TIMEOUT TimeLimit", "{running} R RUNNING None"]),
+    # an ended job keeps why it ended (slurmctld's job_complete sets FAIL_EXIT_CODE, FAIL_TIMEOUT), and %R
+    # shows it in place of the nodes for a failed or timed-out one (squeue's _print_job_reason_list)
+    (["-h", "-t", "F,TO,CA", "-o", "%i|%R"], ["{failed}|(NonZeroExitCode)", "{cancelled}|{host_cancelled}",
+                                              "{timeout}|(TimeLimit)"]),
+    (["-h", "-t", "all", "-j", "{failed}", "-O", "JobArrayID,StateCompact,Reason"],
+     ["{failed:<20}F                   NonZeroExitCode     "]),
     # -j alone keeps squeue's default states: an ended job is gone (a poller's sign that it ended)
     (["-h", "-j", "{done},{failed},{cancelled},{timeout},{running}", "-o", "%i %t"], ["{running} R"]),
     (["-j", "{done}"], ["             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)"]),
@@ -222,7 +228,7 @@ def test_scontrol_show_job(slurm, jobs):
     r = slurm("scontrol", "show", "job", str(jobs["failed"]))
     first, *rest = r.out.splitlines()
     assert first == f"JobId={jobs['failed']} JobName=wrap"
-    assert "   JobState=FAILED Reason=None Dependency=(null)" in rest
+    assert "   JobState=FAILED Reason=NonZeroExitCode Dependency=(null)" in rest
     assert re.search(r"ExitCode=3:0\b", r.out)
     r = slurm("scontrol", "show", "job", str(jobs["array"]))
     records = r.out.strip().split("\n\n")
@@ -259,6 +265,19 @@ def test_sinfo(slurm, jobs):
     assert lines(slurm("sinfo", "-h", "-o", "%P").out)[0] == "normal*"
     assert lines(slurm("sinfo", "-o", "%P %a %l %G").out)[:2] == ["PARTITION AVAIL TIMELIMIT GRES",
                                                                  "normal* up infinite gpu:fake:2"]
+
+
+def test_sinfo_named_fields(slurm, jobs):
+    """``sinfo -O``: Slurm's named fields (any case), 20 characters each unless ``:W`` is given, ``.``
+    right-justifies, the text after the width follows the field (sinfo's ``_parse_long_token``); myqueue's
+    ``mq config slurm`` reads ``sinfo --noheader -O CPUs,Memory,Partition``."""
+    mem = lines(slurm("sinfo", "-h", "-o", "%m").out)[0]
+    r = slurm("sinfo", "--noheader", "-O", "CPUs,Memory,Partition")
+    assert (r.code, r.err) == (0, "")
+    assert set(lines(r.out)) == {f"{'2':<20}{mem:<20}{'normal*':<20}"}
+    header, *rows = lines(slurm("sinfo", "-O", "partitionname:.10 |,Available:3,nodelist:0").out)
+    assert header == " PARTITION |AVANODELIST"
+    assert rows and all(re.fullmatch(r"    normal \|up \S+", row) for row in rows), rows
 
 
 def test_a_listing_longer_than_one_answer_is_read_to_its_end(slurm, jobs):

@@ -14,7 +14,7 @@ import time
 from xce.formats import slurm_clock as clock, slurm_duration as duration, slurm_elapsed as elapsed
 
 __all__ = ["Part", "cell", "clock", "cpu_time", "duration", "elapsed", "limit", "mem_per_slot", "memory",
-           "job_name", "nodes", "ns", "parse_date", "percent_codes", "rss", "sacct_cell", "tres", "uid", "unquote", "used"]
+           "fields_format", "job_name", "nodes", "ns", "parse_date", "percent_codes", "rss", "sacct_cell", "tres", "uid", "unquote", "used"]
 
 #: One piece of a ``%`` format: (literal text, code, width, right-justified); a literal has no code.
 Part = tuple[str, str | None, int | None, bool]
@@ -53,6 +53,31 @@ def percent_codes(text: str, codes: dict[str, object], what: str, sized: bool = 
         i += 1
     if lit:
         parts.append((lit, None, None, False))
+    return parts
+
+
+def fields_format(text: str, fields: dict[str, str], titles: dict[str, str], what: str) -> list[Part]:
+    """squeue's and sinfo's ``-O name[:[.]width][suffix],...`` (``_parse_long_token``) as the parts of the
+    ``-o`` codes printing the same: names in any case, 20 characters a field unless a width is given,
+    left-justified unless ``.``, the text after the width printed after the field (Slurm's own default
+    formats are written so: ``partition:9 ,available:.5 ``). A part's literal is its title where it is
+    not the code's (``titles``). ValueError names an unknown field as the program does."""
+    parts: list[Part] = []
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        name, colon, spec = item.strip().partition(":")
+        key = name.lower()
+        if key not in fields:
+            raise ValueError(f"Invalid {what} format specification: {name}")
+        right = spec.startswith(".")
+        spec = spec[right:]
+        digits = ""
+        while spec and spec[0].isdigit():
+            digits, spec = digits + spec[0], spec[1:]
+        parts.append((titles.get(key, ""), fields[key], int(digits) if digits else (0 if colon else 20), right))
+        if spec:
+            parts.append((spec, None, None, False))
     return parts
 
 

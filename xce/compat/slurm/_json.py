@@ -85,7 +85,7 @@ def sacct_job(job: dict, now: float) -> dict:
         "cluster": "xce", "exit_code": exit_code, "job_id": int(job["jobid"]), "name": fmt.job_name(job),
         "nodes": ",".join(fmt.nodes(job)) or "None assigned", "partition": job["queue"],
         "priority": _n(job.get("priority") or 0), "qos": "normal",
-        "state": {"current": states.word(job), "reason": states.reason(job)}, "steps": [],
+        "state": {"current": states.word(job), "reason": states.wait_reason(job)}, "steps": [],
         "time": {"elapsed": int(fmt.used(job, now)), "eligible": _seconds(job.get("submit_time")),
                  "end": _seconds(end), "limit": _limit(job), "start": _seconds(start),
                  "submission": _seconds(job.get("submit_time"))},

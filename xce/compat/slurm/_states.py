@@ -75,8 +75,32 @@ def pend_reason(job: dict) -> str:
     return next((code_ for start, code_ in rule if text.startswith(start)), rule[-1][1])
 
 
+#: Why a job ended, as slurmctld sets its ``state_reason`` when the job completes (``job_complete()``:
+#: FAIL_TIMEOUT, FAIL_OOM, FAIL_DOWN_NODE for a lost node, FAIL_LAUNCH for one that could not start);
+#: a job whose own command failed is ``NonZeroExitCode`` (FAIL_EXIT_CODE), or ``JobLaunchFailure`` when
+#: a signal ended it (FAIL_LAUNCH again); a completed or cancelled job keeps ``None``.
+END_REASONS = {"RUNLIMIT": "TimeLimit", "MEMLIMIT": "OutOfMemory", "NODE_FAIL": "NodeDown",
+               "NOT_STARTED": "JobLaunchFailure"}
+
+
 def reason(job: dict) -> str:
-    """squeue's ``%r``/sacct's ``Reason``: why it waits, else ``None``."""
+    """The job's reason as the controller holds it (squeue's ``%r``, ``scontrol show job``'s ``Reason=``,
+    ``squeue --json``'s ``state_reason``): why it waits, or why it ended. Clients map it: PSI/J looks
+    every FAILED job's reason up in its table of Slurm's codes."""
+    if job["state"] == "PEND":
+        return pend_reason(job)
+    if job["state"] != "EXIT":
+        return "None"
+    end = (job.get("end") or {}).get("code") or "EXIT"
+    if end == "EXIT":
+        code_, _, sig = exit_code(job).partition(":")
+        return "JobLaunchFailure" if code_ == "0" and sig != "0" else "NonZeroExitCode"
+    return END_REASONS.get(end, "None")
+
+
+def wait_reason(job: dict) -> str:
+    """sacct's ``Reason``: accounting keeps the last reason a job waited for (``state_reason_prev``),
+    not how it ended, so a job that ran shows ``None``."""
     return pend_reason(job) if job["state"] == "PEND" else "None"
 
 

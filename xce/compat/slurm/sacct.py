@@ -154,7 +154,7 @@ FIELDS = {
     "Partition": (10, lambda j, s, n: j["queue"] if s is None else ""),
     "Priority": (10, lambda j, s, n: str(j.get("priority") or 0) if s is None else ""),
     "QOS": (10, lambda j, s, n: "normal" if s is None else ""),
-    "Reason": (20, lambda j, s, n: states.reason(j) if s is None else ""),
+    "Reason": (20, lambda j, s, n: states.wait_reason(j) if s is None else ""),
     "ReqCPUS": (8, lambda j, s, n: str(j["tasks"])),
     "ReqMem": (10, lambda j, s, n: fmt.memory(fmt.mem_per_slot(j) * j["tasks"], UNITS["exact"])),
     "Reserved": (10, lambda j, s, n: fmt.elapsed(((j.get("start_time") or n * 1e9) - j["submit_time"]) / 1e9)

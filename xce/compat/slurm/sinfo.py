@@ -12,7 +12,7 @@ from xce.formats import slurm_banner
 PROG = "sinfo"
 #: getopt reads the options the help and the man page list (:mod:`xce.compat.slurm.tables`).
 LONGS, SHORTS = tables.SINFO.getopt()
-REFUSED = {"Format": "-O is not offered here: use -o"}
+REFUSED: dict[str, str] = {}
 DEFAULT = "%#P %.5a %.10l %.6D %.6t %N"
 LONG = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N"
 NODE = "%#N %.6D %#P %6t"
@@ -49,6 +49,16 @@ CODES = {
     "E": ("REASON", lambda q, hs, st: _same(hs, _reason)),
     "O": ("CPU_LOAD", lambda q, hs, st: _same(hs, lambda h: f"{h.get('load', {}).get('r1m', 0):.2f}")),
 }
+
+
+#: ``-O`` names (any case) -> the ``-o`` code printing the same (sinfo's ``fmt_data``). Slurm writes its own
+#: default formats so (``partition:9 ,available:.5 ,time:.10 ,nodes:.6 ,statecompact:.6 ,nodelist:0``);
+#: myqueue's ``mq config slurm`` reads ``sinfo --noheader -O CPUs,Memory,Partition``.
+FIELDS = {"available": "a", "cpus": "c", "cpusload": "O", "cpusstate": "C", "defaulttime": "L", "disk": "d",
+          "features": "f", "featuresact": "b", "gres": "G", "groups": "g", "memory": "m", "nodeaiot": "F",
+          "nodehost": "n", "nodelist": "N", "nodes": "D", "oversubscribe": "h", "partition": "P",
+          "partitionname": "R", "prioritytier": "p", "reason": "E", "root": "r", "size": "s",
+          "socketcorethread": "z", "statecompact": "t", "statelong": "T", "time": "l", "weight": "w"}
 
 
 def features(h: dict) -> str:
@@ -131,6 +141,14 @@ def _parts(text: str) -> list[fmt.Part]:
         raise UsageError(str(exc)) from None
 
 
+def _fields(text: str) -> list[fmt.Part]:
+    """``-O`` text as parts (:func:`xce.compat.slurm._format.fields_format`); UsageError for an unknown name."""
+    try:
+        return fmt.fields_format(text, FIELDS, {}, "node")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def main(argv: list[str]) -> int:
     from xce.compat.slurm import _api
 
@@ -140,7 +158,7 @@ def main(argv: list[str]) -> int:
         return refuse(PROG, str(exc))
     if operands:
         return _err(f"Unrecognized option: {operands[0]}")
-    header, text, partitions, by_node, long_ = True, None, None, False, False
+    header, text, fields, partitions, by_node, long_ = True, None, None, None, False, False
     try:
         for name, value in opts:
             if name in REFUSED:
@@ -148,7 +166,9 @@ def main(argv: list[str]) -> int:
             if name == "noheader":
                 header = False
             elif name == "format":
-                text = fmt.unquote(value or "")
+                text, fields = fmt.unquote(value or ""), None
+            elif name == "Format":
+                text, fields = None, fmt.unquote(value or "")
             elif name == "long":
                 long_ = True
             elif name == "Node":
@@ -161,7 +181,10 @@ def main(argv: list[str]) -> int:
             elif name == "version":
                 sys.stdout.write("slurm 22.05.8\n")
                 return 0
-        parts = _parts(text or ((NODE_LONG if long_ else NODE) if by_node else (LONG if long_ else DEFAULT)))
+        if fields is not None:
+            parts = _fields(fields)
+        else:
+            parts = _parts(text or ((NODE_LONG if long_ else NODE) if by_node else (LONG if long_ else DEFAULT)))
     except UsageError as exc:
         return _err(str(exc))
     try:

@@ -81,9 +81,13 @@ def _left(j: dict, now: float) -> str:
     return fmt.duration(lim - fmt.used(j, now))
 
 
+#: The states whose ``%R`` is the reason rather than the nodes (squeue's ``_print_job_reason_list``).
+REASON_NOT_NODES = {"PENDING", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE", "FAILED"}
+
+
 def _where(j: dict) -> str:
-    if j["state"] == "PEND":
-        return f"({states.pend_reason(j)})"
+    if states.word(j) in REASON_NOT_NODES:
+        return f"({states.reason(j)})"
     return ",".join(fmt.nodes(j)) or f"({states.reason(j)})"
 
 
@@ -95,25 +99,12 @@ def _format(text: str) -> list[fmt.Part]:
         raise UsageError(str(exc)) from None
 
 
-def _long_format(text: str) -> list[tuple[str, str | None, int | None, bool]]:
-    """``-O name[:[.]width][suffix],...``: 20 characters a field unless given, left-justified."""
-    parts: list[tuple[str, str | None, int | None, bool]] = []
-    for item in text.split(","):
-        if not item.strip():
-            continue
-        name, _, spec = item.strip().partition(":")
-        key = name.lower()
-        if key not in FIELDS:
-            raise UsageError(f"Invalid job format specification: {name}")
-        right = spec.startswith(".")
-        spec = spec[right:]
-        digits = ""
-        while spec and spec[0].isdigit():
-            digits, spec = digits + spec[0], spec[1:]
-        parts.append((FIELD_TITLES.get(key, ""), FIELDS[key], int(digits) if digits else 20, right))
-        if spec:
-            parts.append((spec, None, None, False))
-    return parts
+def _fields(text: str) -> list[fmt.Part]:
+    """``-O`` text as parts (:func:`xce.compat.slurm._format.fields_format`); UsageError for an unknown name."""
+    try:
+        return fmt.fields_format(text, FIELDS, FIELD_TITLES, "job")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _line(parts, job: dict | None, now: float) -> str:
@@ -184,7 +175,7 @@ def main(argv: list[str]) -> int:
             elif name == "format":
                 parts = _format(value or "")
             elif name == "Format":
-                parts = _long_format(fmt.unquote(value or ""))
+                parts = _fields(fmt.unquote(value or ""))
             elif name == "states":
                 wanted, bad = states.parse_states(value or "")
                 if bad:

@@ -99,7 +99,7 @@ SINFO = Program("sinfo", "slurm", "Usage: sinfo [OPTIONS]", "view information ab
     Flag("dead", "d", help="show only non-responding nodes", does=IGNORE),
     Flag("exact", "e", help="group nodes only on exact match of configuration", does=IGNORE),
     Flag("format", "o", REQUIRED, "format", "format specification (%P %a %l %D %t %N ...)"),
-    Flag("Format", "O", REQUIRED, "format", "long format specification"),
+    Flag("Format", "O", REQUIRED, "format", "long format specification (CPUs,Memory,Partition ...)"),
     Flag("hide", help="do not show hidden or non-accessible partitions", does=IGNORE),
     Flag("long", "l", help="long output - displays more information"),
     _CLUSTERS, Flag("local", help="show only local cluster in a federation (all here)", does=IGNORE),
