@@ -10,7 +10,7 @@ Standard library only: ``sbatch`` imports it to refuse a mail type Slurm refuses
 
 from __future__ import annotations
 
-__all__ = ["ALL", "TYPES", "Asked", "asked", "parse_mail_type"]
+__all__ = ["ALL", "RECORD_KEYS", "TYPES", "Asked", "asked", "parse_mail_type"]
 
 #: Slurm's mail types (sbatch(1) ``--mail-type``), besides NONE and ALL.
 TYPES = ("BEGIN", "END", "FAIL", "REQUEUE", "INVALID_DEPEND", "STAGE_OUT", "TIME_LIMIT", "TIME_LIMIT_90",
@@ -19,6 +19,8 @@ TYPES = ("BEGIN", "END", "FAIL", "REQUEUE", "INVALID_DEPEND", "STAGE_OUT", "TIME
 ALL = ("BEGIN", "END", "FAIL", "INVALID_DEPEND", "REQUEUE", "STAGE_OUT")
 
 SLURM, LSF = "slurm", "lsf"
+#: The recorded options that are the job's mail request, as the front-ends record them.
+RECORD_KEYS = ("mail_type", "mail_user", "mail_begin", "mail_end", "mail_error")
 
 
 def parse_mail_type(text: str) -> frozenset[str]:
@@ -72,3 +74,4 @@ def asked(recorded: dict[str, str] | None) -> Asked | None:
         return Asked(SLURM, types, to) if types else None
     lsf = {t for key, t in (("mail_begin", "BEGIN"), ("mail_end", "END"), ("mail_error", "FAIL")) if key in rec}
     return Asked(LSF, frozenset(lsf), to) if lsf else None
+
