@@ -117,9 +117,28 @@ def test_mail_type_end_sends_one_message_with_the_job_id_and_state(site):
     assert f"scontrol show job {jobid}" in body and "COMPLETED" in body
     time.sleep(0.5)
     assert len(inbox.of(jobid)) == 1
-    # scontrol and the job record still show what was asked
+    # the job record and xce jobs -l show what was asked
     assert s.cluster.request("GET", f"/v1/jobs/{jobid}")["options"]["recorded"] == {
         "mail_type": "END", "mail_user": "u@example.org"}
+    long = subprocess.run([sys.executable, "-m", "xce.cli.main", "jobs", "-l", str(jobid)], env=s.env, cwd=s.work,
+                          capture_output=True, text=True, timeout=60).stdout
+    assert "Mail: mail_type=END, mail_user=u@example.org" in long and "no effect here" not in long
+
+
+def test_an_array_is_mailed_once_unless_it_asks_per_task(site):
+    s, inbox = site
+    whole = s.sbatch("--array=1-3", "--mail-type=END", "-J", "arr", "--wrap", "true")
+    tasks = s.sbatch("--array=1-2", "--mail-type=END,ARRAY_TASKS", "-J", "arr", "--wrap", "true")
+    ids = [j["jobid"] for j in s.cluster.request("GET", "/v1/jobs", user="all")["jobs"]
+           if j.get("array_id") in (whole, tasks)]
+    for jid in ids:
+        s.ended(jid)
+    summary = f"Slurm Array Summary Job_id={whole}_* ({whole}) Name=arr Ended, COMPLETED, ExitCode [0-0]"
+    wait_for(lambda: sum(f"Job_id={tasks}_" in m["Subject"] for _, m in inbox.got) >= 2, 20, "the tasks' mail")
+    time.sleep(0.5)
+    assert [m["Subject"] for _, m in inbox.got if f"Job_id={whole}_" in m["Subject"]] == [summary]
+    per_task = sorted(m["Subject"].split(" Name=")[0] for _, m in inbox.got if f"Job_id={tasks}_" in m["Subject"])
+    assert per_task == [f"Slurm Array Task Job_id={tasks}_1 ({tasks})", f"Slurm Array Task Job_id={tasks}_2 ({tasks + 1})"]
 
 
 def test_begin_and_end_are_two_messages_and_fail_mails_only_a_failure(site):
