@@ -7,6 +7,7 @@ WARNING line in the controller's log and nothing else: the job ends as it would 
 
 from __future__ import annotations
 
+import contextlib
 import email
 import email.policy
 import socket
@@ -18,6 +19,7 @@ import time
 import pytest
 from aiosmtpd.controller import Controller as SMTPServer
 from conftest import FAST, wait_for
+from pgschema import fresh_schema
 
 from xce.cluster import LocalCluster
 from xce.compat.programs import PROGRAMS
@@ -56,27 +58,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def smtp():
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def site(request, tmp_path_factory):
+    """A cluster whose [mail] relay is an SMTP server of its own, on each store (the array's summary
+    reads the other elements' rows)."""
     inbox = Inbox()
     server = SMTPServer(inbox, hostname="127.0.0.1", port=free_port())
     server.start()
-    yield inbox, server.port
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory, smtp):
-    inbox, port = smtp
     base = tmp_path_factory.mktemp("mail")
     (base / "work").mkdir()
     config = base / "xce.toml"
-    config.write_text(f'[mail]\nsmtp_host = "127.0.0.1"\nsmtp_port = {port}\nfrom_address = "XCE <xce@site.example>"\n'
-                      'domain = "site.example"\n')
-    cluster = LocalCluster(base / "state", 1, 2, config=config, **FAST)
-    cluster.start()
-    yield Site(cluster, base / "work", config), inbox
-    cluster.stop()
+    config.write_text(f'[mail]\nsmtp_host = "127.0.0.1"\nsmtp_port = {server.port}\n'
+                      'from_address = "XCE <xce@site.example>"\ndomain = "site.example"\n')
+    with contextlib.ExitStack() as stack:
+        db = stack.enter_context(fresh_schema()) if request.param == "postgresql" else None
+        cluster = LocalCluster(base / "state", 1, 2, config=config, db=db, **FAST)
+        stack.callback(server.stop)
+        stack.callback(cluster.stop)
+        cluster.start()
+        yield Site(cluster, base / "work", config), inbox
 
 
 class Site:
