@@ -581,7 +581,8 @@ class Controller:
 
     def _mail(self, job: dict[str, Any], verb: str, old: str, new: str, now: int, signal: str | None) -> None:
         """The mail the move raises for the job, if it asked and the site sends mail, sent once the
-        transaction commits. Writing it never fails the move: a problem is logged and the move goes on."""
+        transaction commits. A job's options that cannot be read into mail are logged and the move goes
+        on; the only store read (an array element's, :mod:`xce.controller.records.mail`) is indexed."""
         if not self.config.mail.enabled:
             return
         try:
