@@ -31,7 +31,7 @@ def test_every_submit_option_reaches_the_command():
     new = ("open_mode", "exclusive", "hosts", "exclude", "nodes", "cpus_per_task", "ntasks_per_node", "mem",
            "mem_per_cpu", "mem_per_gpu", "gpus", "gpus_per_node", "gpus_per_task", "gres", "cpus_per_gpu", "signal",
            "warn_signal", "warn_time", "wrap", "record", "interactive", "pty", "ntasks_per_gpu", "constraint",
-           "gpu_model")  # issue 34's and 45's, unset
+           "gpu_model", "mail_type", "mail_user")  # issue 34's, 45's and 49's, unset
     flags = {"exclusive": False, "interactive": False, "pty": False}
     assert {k: kw.pop(k) for k in new} == {k: None for k in new} | flags
     assert kw == {"command": ["a", "-b", "--c"], "queue": "high", "tasks": 4, "request": ["select[mem>4G]"],

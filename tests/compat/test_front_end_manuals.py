@@ -45,7 +45,8 @@ def test_sbatch_help_lists_its_options_as_sbatch_does():
     out = run("sbatch", "--help").stdout
     assert out.startswith("Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]\n")
     assert re.search(r"^  -p, --partition=partition +partition requested$", out, re.M)
-    assert re.search(r"^      --mail-user=user +.*\(kept with the job, no effect here\)$", out, re.M)
+    assert re.search(r"^      --wckey=wckey +.*\(kept with the job, no effect here\)$", out, re.M)
+    assert re.search(r"^      --mail-user=user +who to send email notification for job state changes$", out, re.M)
     assert re.search(r"^      --bb=<spec> +.*\(refused here: burst buffers are not offered here\)$", out, re.M)
     assert len(out.splitlines()) > 100
 

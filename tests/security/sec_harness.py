@@ -82,7 +82,7 @@ _PRELOAD = ("xce.cli.main", "xce.cli.client", "xce.client.transport", "xce.cli.s
             "xce.client.statedir", "http.client", "json", "ssl", "ctypes", "encodings.idna", "urllib.parse",
             "email.parser", "email.feedparser", "shlex", "xce.cli.up", "pydantic", "decimal", "importlib.metadata",
             "xce.plugins", "xce.cli.jobscript", "xce.cli.directives", "xce.compat.slurm.options", "xce.compat.lsf.options", "xce.cli.envcopy", "xce.cli.placement", "xce.jobfiles",
-            "xce.core.quantity")
+            "xce.core.quantity", "xce.mail", "xce.mail.asked")
 
 
 def run_as(user: UnixUser, args: list[str], *, env: dict[str, str], cwd: Path, prog: str = "xce",

@@ -75,7 +75,14 @@ def _how_it_starts(d: dict[str, Any]) -> list[str]:
     if o.get("submit_host") or o.get("submit_dir"):
         out.append(f"Submitted from: {o.get('submit_host') or '?'}:{o.get('submit_dir') or d.get('cwd') or '?'}")
     if o.get("recorded"):
-        out.append("Recorded (no effect here): " + ", ".join(f"{k}={printable(v)}" for k, v in sorted(o["recorded"].items())))
+        from xce.mail.asked import RECORD_KEYS
+
+        mail = sorted((k, v) for k, v in o["recorded"].items() if k in RECORD_KEYS)
+        rest = sorted((k, v) for k, v in o["recorded"].items() if k not in RECORD_KEYS)
+        if mail:
+            out.append("Mail: " + ", ".join(f"{k}={printable(v)}" for k, v in mail))
+        if rest:
+            out.append("Recorded (no effect here): " + ", ".join(f"{k}={printable(v)}" for k, v in rest))
     return out
 
 

@@ -606,11 +606,30 @@ def _body(g: dict, command: list[str], script: str | None, *, environ: dict[str,
         body["env"] = env
     body["submit_host"] = host
     recorded = _recorded(g.get("record"))
+    recorded.update(_mail(g.get("mail_type"), g.get("mail_user")))
     if g.get("cpus_per_gpu") and g.get("cpus_per_task"):  # -c says the task's CPUs; the ratio is kept
         recorded.setdefault("cpus_per_gpu", str(g["cpus_per_gpu"]))
     if recorded:
         body["recorded"] = recorded
     return body
+
+
+def _mail(types: str | None, to: str | None) -> dict[str, str]:
+    """``--mail-type``/``--mail-user`` as the job keeps them (the recorded options the views show and
+    the controller mails from, :mod:`xce.mail.asked`); a type Slurm refuses is refused."""
+    out = {}
+    if types is not None:
+        from xce.cli.jobscript import Refused
+        from xce.mail.asked import parse_mail_type
+
+        try:
+            parse_mail_type(types)
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        out["mail_type"] = types
+    if to:
+        out["mail_user"] = to
+    return out
 
 
 def _recorded(items: list[str] | None) -> dict[str, str]:
@@ -749,8 +768,13 @@ SUBMIT = Command(
         Opt("warn_time", ("--warn-time",), parse_run_limit, None, metavar="[HH:]MM",
             help="As bsub -wt: how long before the run limit --warn-signal is sent."),
         Opt("wrap", ("--wrap",), metavar="TEXT", help="The job is TEXT run by /bin/sh (sbatch --wrap)."),
+        Opt("mail_type", ("--mail-type",), metavar="TYPES",
+            help=f"{_SLURM}: mail when the job begins, ends, fails ...: BEGIN, END, FAIL, REQUEUE, TIME_LIMIT, ALL, "
+            "ARRAY_TASKS, NONE, comma-separated (sent where the site configured [mail])."),
+        Opt("mail_user", ("--mail-user",), metavar="ADDRESS",
+            help="Where the job's mail goes (sbatch --mail-user, bsub -u); by default its user at the site's domain."),
         Opt("record", ("--record",), multiple=True, metavar="NAME=TEXT",
-            help="Keep NAME=TEXT with the job (options that have no effect here: mail, wckey, comment ...)."),
+            help="Keep NAME=TEXT with the job (options that have no effect here: wckey, comment ...)."),
         Opt("interactive", ("-I", "--interactive"), bool, False,
             help="Interactive (bsub -I): once the job starts, its input and output are this terminal's and its exit "
             "status is this command's; Ctrl-C while it waits kills it."),

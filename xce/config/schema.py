@@ -295,6 +295,36 @@ class MemorySettings(_Strict):
         "into a limit (only `-M` is one), so an LSF site's default is off.")
 
 
+class MailSettings(_Strict):
+    """Job mail (Slurm's `--mail-type`/`--mail-user`, LSF's `bsub -B`/`-N`/`-u`): off unless a relay or a
+    sendmail is named. Sent by the leading controller after the move is committed, at most once."""
+
+    smtp_host: str | None = Field(None, description="The SMTP relay to send through (no TLS, no login: a relay "
+                                  "that trusts the controller's host, as Slurm's and LSF's mail programs assume).")
+    smtp_port: int = Field(25, ge=1, le=65535, description="The relay's port.")
+    sendmail: str | None = Field(None, description="Absolute path of a sendmail-compatible program, run as "
+                                 "`sendmail -t -oi` with the message on stdin (Slurm's `MailProg`); instead of "
+                                 "`smtp_host`.")
+    from_address: str | None = Field(None, description="The From of every message; by default "
+                                     "`XCE <xce@FQDN>` with the controller's host name.")
+    domain: str | None = Field(None, description="The domain of a job's user when the job named no address "
+                               "(Slurm's `MailDomain`): mail goes to `USER@DOMAIN`; unset, to the bare user name.")
+    timeout_s: float = Field(10.0, gt=0, description="How long one connection to the relay, or one sendmail run, "
+                             "may take before the message is given up (logged).")
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.smtp_host or self.sendmail)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> "MailSettings":
+        if self.smtp_host and self.sendmail:
+            raise ValueError("name smtp_host or sendmail, not both")
+        if self.sendmail and not self.sendmail.startswith("/"):
+            raise ValueError("sendmail must be an absolute path")
+        return self
+
+
 class ClusterConfig(_Strict):
     """The whole ``xce.toml``."""
 
@@ -345,6 +375,8 @@ class ClusterConfig(_Strict):
                                     description="LSF's and Slurm's variables inside jobs.")
     memory: MemorySettings = Field(default_factory=MemorySettings,
                                    description="Memory reservations as limits: Slurm's ConstrainRAMSpace, LSF's rusage.")
+    mail: MailSettings = Field(default_factory=MailSettings,
+                               description="Job mail: an SMTP relay or sendmail, the sender, the users' domain.")
 
     @model_validator(mode="after")
     def _cross_references(self) -> "ClusterConfig":

@@ -53,7 +53,7 @@ from xce.controller.hosts.table import HostLive, HostTable
 from xce.controller.jobs import queues, states
 from xce.controller.jobs.counts import JobCounts
 from xce.controller.jobs.gatework import GateWork
-from xce.controller.records import accounting
+from xce.controller.records import accounting, mail
 from xce.controller.sched import wire
 from xce.controller.sched.schedwatch import SchedulerWatch
 from xce.controller.store import engine as store_engine, migrate, prepared
@@ -61,6 +61,7 @@ from xce.controller.store.schema import actions, control, events, jobs, meta
 from xce.controller.store.txbuffers import TxBuffers
 from xce.core import events as ev
 from xce.core.specs import HostSpec, SchedConfig
+from xce.mail.sender import MailSender
 from xce.protocol.actions import Action, encode
 
 log = logging.getLogger("xce.controller")
@@ -229,6 +230,7 @@ class Controller:
         self._in_tx = False
         self._tx = TxBuffers()  # what the open transaction writes and wakes when it commits
         self.hook_runner: hooks.HookRunner | None = None
+        self.mail_sender: MailSender | None = None
         self.gate_work = GateWork()
         self.metrics = None  # set by attach_metrics (xce.controller.records.metrics.Metrics)
         self._on_move = self._move_observers()
@@ -242,6 +244,7 @@ class Controller:
                 self.gate_work.moved,  # what the gates look at again
                 self._account,  # the accounting record of a job that ended
                 self._hook,  # the queue's and the plugins' hooks
+                self._mail,  # the job's mail (--mail-type, bsub -B/-N)
                 *((self.metrics.moved,) if self.metrics is not None else ()))
 
     def attach_metrics(self, metrics: Any) -> None:
@@ -343,6 +346,8 @@ class Controller:
     def close(self) -> None:
         if self.hook_runner is not None:
             self.hook_runner.close()
+        if self.mail_sender is not None:
+            self.mail_sender.close()
         if self.conn is not None and self.leader and self.lease is not None:
             try:
                 self.lease.release(self.conn)
@@ -450,6 +455,8 @@ class Controller:
             self.control_signal.fire()
         if buf.hooks:
             self._run_hooks()
+        if buf.mail:
+            self._send_mail()
 
     def _run_hooks(self) -> None:
         """Hand the committed transaction's hook events to the runner (started on first use)."""
@@ -459,6 +466,14 @@ class Controller:
         self.hook_runner.timeout_s = self.config.hooks.timeout_s  # a reconfig applies to the next hook
         for event, executables in todo:
             self.hook_runner.submit(event, executables)
+
+    def _send_mail(self) -> None:
+        """Hand the committed transaction's mail to the sender (started on first use)."""
+        todo, self._tx.mail = self._tx.mail, []
+        if self.mail_sender is None:
+            self.mail_sender = MailSender(self.config.mail)
+        self.mail_sender.settings = self.config.mail  # a reconfig applies to the next message
+        self.mail_sender.submit(todo)
 
     def _recover(self, exc: BaseException) -> None:
         """After a failed transaction: reload what memory holds, or stop leading when that is unsafe."""
@@ -563,6 +578,17 @@ class Controller:
             if path is not None or hooks.available():
                 self._tx.hooks.append((hooks.job_event(event, job, job["reason"], now, signal),
                                         (path,) if path else ()))
+
+    def _mail(self, job: dict[str, Any], verb: str, old: str, new: str, now: int, signal: str | None) -> None:
+        """The mail the move raises for the job, if it asked and the site sends mail, sent once the
+        transaction commits. A job's options that cannot be read into mail are logged and the move goes
+        on; the only store read (an array element's, :mod:`xce.controller.records.mail`) is indexed."""
+        if not self.config.mail.enabled:
+            return
+        try:
+            self._tx.mail.extend(mail.of_move(self.conn, job, verb, new, self.config))
+        except (ValueError, TypeError, KeyError) as exc:
+            log.warning("mail for job %s (%s) not written: %s: %s", job["id"], verb, type(exc).__name__, exc)
 
     def alloc_jobids(self, n: int) -> int:
         """Ids for ``n`` jobs. Those handed out outside a transaction (a submission prepared for the

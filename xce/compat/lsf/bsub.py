@@ -5,7 +5,7 @@ A command (``bsub [options] WORDS...``) runs as ``/bin/sh -c "WORDS"``, and stan
 then never read (clients pass an empty pipe); with no command the job script comes on standard
 input, and a single argument that is a job script (``#!`` or ``#BSUB`` lines) is that script.
 A bare ``-M N`` or ``rusage[mem=N]`` is in LSF_UNIT_FOR_LIMITS (:mod:`xce.compat.lsf._conf`).
-Options that cannot matter here (mail, service classes, ...) are accepted and kept with the job;
+Options that cannot matter here (service classes, ...) are accepted and kept with the job;
 those whose effect this cluster cannot give are refused, and the job is not submitted.
 """
 

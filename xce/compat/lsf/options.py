@@ -152,7 +152,7 @@ BSUB_OPTIONS = (
     Option("-ti", _F, REFUSE, "immediate orphan termination"),
     Option("-tty", _F, KEEP, "tty"),
     Option("-U", _V, KEEP, "reservation"),
-    Option("-u", _V, KEEP, "mail_user"),
+    Option("-u", _V, HONOUR, _same("--mail-user")),
     Option("-ul", _F, KEEP, "user_limits"),
     Option("-user", _V, REFUSE, "submitting as another user"),
     Option("-v", _V, REFUSE, "a swap limit"),

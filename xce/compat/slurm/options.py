@@ -7,7 +7,7 @@ Every option Slurm's sbatch(1) documents (22.05/23.02) is a row. The command lin
 says what the option does on this cluster:
 
 * ``HONOUR``: translated to ``xce submit`` words (the job changes as Slurm would change it);
-* ``KEEP``: kept with the job as ``--record NAME=VALUE``: it cannot matter here (mail, accounting
+* ``KEEP``: kept with the job as ``--record NAME=VALUE``: it cannot matter here (accounting
   keys, CPU binding hints, a login environment only root could ask for), and it is not lost;
 * ``REFUSE``: the job cannot be had as asked; the submission is refused with the reason;
 * ``OWN``: the program's own (``--wrap``, ``--parsable``, ``--help``): the job is unchanged.
@@ -135,8 +135,8 @@ SBATCH_OPTIONS = (
     Option("job-name", "J", REQUIRED, HONOUR, _same("-J")),
     Option("kill-on-invalid-dep", "", REQUIRED, KEEP, "kill_on_invalid_dep"),
     Option("licenses", "L", REQUIRED, KEEP, "licenses"),
-    Option("mail-type", "", REQUIRED, KEEP, "mail_type"),
-    Option("mail-user", "", REQUIRED, KEEP, "mail_user"),
+    Option("mail-type", "", REQUIRED, HONOUR, _same("--mail-type")),
+    Option("mail-user", "", REQUIRED, HONOUR, _same("--mail-user")),
     Option("mcs-label", "", REQUIRED, KEEP, "mcs_label"),
     Option("mem", "", REQUIRED, HONOUR, _same("--mem")),
     Option("mem-bind", "", REQUIRED, KEEP, "mem_bind"),

@@ -418,7 +418,9 @@ JOB_HELP = {
 #: What a shell offers for a job option's value.
 JOB_COMPLETE = {"partition": "queues", "nodelist": "hosts", "exclude": "hosts", "dependency": "jobs",
                 "output": "file", "error": "file", "chdir": "dir", "open-mode": ("append", "truncate"),
-                "mail-type": ("NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL"), "account": None}
+                "mail-type": ("NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
+                              "TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS"),
+                "account": None}
 
 
 def _job_flags(rows) -> list[Flag]:

@@ -22,7 +22,7 @@ _INSERT_EVENTS = prepared.Prepared(events.insert())
 
 
 class TxBuffers:
-    __slots__ = ("events", "history", "actions", "accounting", "hooks", "wake_hosts", "wake_control",
+    __slots__ = ("events", "history", "actions", "accounting", "hooks", "mail", "wake_hosts", "wake_control",
                  "events_written")
 
     def __init__(self) -> None:
@@ -35,6 +35,8 @@ class TxBuffers:
         self.accounting: list[dict[str, Any]] = []
         #: Hook events: handed to the runner only once the transaction commits.
         self.hooks: list[tuple[dict[str, Any], tuple[str, ...]]] = []
+        #: Job mail (xce.mail.messages.Mail): handed to the sender only once the transaction commits.
+        self.mail: list[Any] = []
         #: Hosts whose action long-polls wake after the commit.
         self.wake_hosts: set[str] = set()
         self.wake_control = False
