@@ -193,6 +193,15 @@ def call(fn, *args, **kwargs):
         raise SystemExit(EXIT_FAILED) from None
 
 
+def jobs_of(answer: dict) -> list[dict]:
+    """The jobs of a ``GET /v1/jobs`` answer as dicts: its ``jobs``, or its compact ``rows`` (asked
+    for with ``columns``) keyed by its ``columns``."""
+    if "rows" not in answer:
+        return answer["jobs"]
+    names = answer["columns"]
+    return [dict(zip(names, row, strict=True)) for row in answer["rows"]]
+
+
 def print_json(obj) -> None:
     import json
 
