@@ -131,8 +131,8 @@ def compact(api, who: str = "admin", **params) -> dict:
 
 
 def test_the_columns_asked_are_the_columns_answered_with_the_values_of_whole_jobs(api):
-    """Rows of arrays in the order asked, each value what the whole job says (stored JSON included,
-    passed on unparsed), for pending, killed and array jobs alike."""
+    """Rows of arrays in the order ``columns`` says (each column once), each value what the whole job
+    says (stored JSON included, passed on unparsed), for pending, killed and array jobs alike."""
     who = f"col{uuid.uuid4().hex[:6]}"
     killed = submit(api, who, name="gone")["jobid"]
     assert api(who).post(f"/v1/jobs/{killed}/kill").status_code == 200
@@ -141,13 +141,15 @@ def test_the_columns_asked_are_the_columns_answered_with_the_values_of_whole_job
              "cpus_per_task", "array_index", "cwd", "name"]
     body = compact(api, who, all="true", columns=",".join(asked))
     whole = compact(api, who, all="true")["jobs"]
-    assert body["columns"] == asked and body["truncated"] is False
-    assert body["rows"] == [[job[c] for c in asked] for job in whole]
+    assert sorted(body["columns"]) == sorted(asked) and body["truncated"] is False
+    assert [dict(zip(body["columns"], r, strict=True)) for r in body["rows"]] == \
+        [{c: job[c] for c in asked} for job in whole]
     assert len(whole) == 3 and whole[0]["end"] == {"code": "KILLED", "by": who}
     # repeated and comma-separated alike; a column asked twice is answered once
     again = compact(api, who, all="true", columns=["state,jobid", "state", "used"])
-    assert again["columns"] == ["state", "jobid", "used"]
-    assert [r[:2] for r in again["rows"]] == [[j["state"], j["jobid"]] for j in whole]
+    assert sorted(again["columns"]) == ["jobid", "state", "used"]
+    assert [{c: v for c, v in zip(again["columns"], r, strict=True) if c != "used"} for r in again["rows"]] == \
+        [{"state": j["state"], "jobid": j["jobid"]} for j in whole]
 
 
 def test_an_unknown_column_is_refused_in_one_line(api):
@@ -181,6 +183,6 @@ def test_others_private_columns_are_null_in_the_compact_answer_too(api):
     mine = submit(api, f"me{tag}", cwd="/tmp")["jobid"]
     theirs = submit(api, f"you{tag}", cwd="/tmp")["jobid"]
     body = compact(api, f"me{tag}", user=f"me{tag},you{tag}", columns="jobid,command,cwd,user")
-    rows = {r[0]: r for r in body["rows"]}
-    assert rows[mine][1:3] == [["true"], "/tmp"]
-    assert rows[theirs][1:3] == [None, None] and rows[theirs][3] == f"you{tag}"
+    rows = {r["jobid"]: r for r in (dict(zip(body["columns"], r, strict=True)) for r in body["rows"])}
+    assert (rows[mine]["command"], rows[mine]["cwd"]) == (["true"], "/tmp")
+    assert (rows[theirs]["command"], rows[theirs]["cwd"], rows[theirs]["user"]) == (None, None, f"you{tag}")

@@ -116,15 +116,19 @@ def _long_format(text: str) -> list[tuple[str, str | None, int | None, bool]]:
     return parts
 
 
-def _line(parts, job: dict | None, now: float) -> str:
-    out = []
+def _template(parts) -> tuple[str, list[str], list]:
+    """The format as one ``%`` template, ``fmt.cell``'s rule (a width pads and cuts, ``.`` right-justifies)
+    written as ``%-8.8s``/``%18.18s``, with the titles and the value functions of its codes: a line is
+    one formatting however many columns, which is what 10,000 lines of ``squeue -r`` cost."""
+    text, titles, values = [], [], []
     for lit, code_, width, right in parts:
         if code_ is None:
-            out.append(lit)
+            text.append(lit.replace("%", "%%"))
             continue
-        value = (lit or CODES[code_][0]) if job is None else CODES[code_][2](job, now)
-        out.append(fmt.cell(value, width, right))
-    return "".join(out)
+        text.append(f"%{'' if right else '-'}{width}.{width}s" if width else "%s")
+        titles.append(lit or CODES[code_][0])
+        values.append(CODES[code_][2])
+    return "".join(text), titles, values
 
 
 #: The columns every listing reads: the state filter (``-t``), ``-p`` of several partitions, the job id.
@@ -253,14 +257,19 @@ def main(argv: list[str]) -> int:
         from xce.compat.slurm import _json
 
         return _json.write(PROG, found, _json.squeue_job, now)
-    rows = _collapse(found) if collapse else [{**j, "_shown": ids.shown(j), "_task": ids.array_task(j)}
-                                               for j in found]
+    if collapse:
+        rows = _collapse(found)
+    else:
+        rows = found
+        for j in rows:
+            j["_shown"], j["_task"] = ids.shown(j), ids.array_task(j)
+    template, titles, values = _template(parts)
     out = []
     if long_:
         out.append(slurm_banner(now))
     if header:
-        out.append(_line(parts, None, now))
-    out += [_line(parts, j, now) for j in rows]
+        out.append(template % tuple(titles))
+    out += [template % tuple([value(j, now) for value in values]) for j in rows]
     if out:
         sys.stdout.write("\n".join(out) + "\n")
     return 0

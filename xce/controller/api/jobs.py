@@ -107,7 +107,7 @@ async def list_jobs(
         [*views.SUMMARY, *(c for c in views.LISTED if c not in ("used", "array_indexes")),
          *(["used"] if usage else []), *(["array_indexes"] if collapse else [])]
     ctl = ctl_of(request)
-    rows, truncated = views.list_jobs(
+    names, rows, truncated = views.list_jobs(
         ctl, p, columns=names, user=who, queue=queue, states=states or None, include_finished=include_finished,
         jobids=id, limit=max(limit, len(id or ())), name=name or None,
         ended_after=None if ended_within is None else time.time_ns() - ended_within * 10**9,

@@ -211,9 +211,10 @@ def list_jobs(ctl: Controller, viewer: Principal, *, columns: list[str], user: s
               queue: str | None, states: list[str] | None, include_finished: bool, jobids: list[int] | None,
               limit: int, name: str | list[str] | None = None, ended_after: int | None = None,
               active_after: int | None = None, submitted_before: int | None = None,
-              after_id: int | None = None, collapse: bool = False) -> tuple[list[list[Any]], bool]:
-    """Jobs by the filters ``xce jobs``, ``bjobs``, ``squeue`` and ``sacct`` need, in one query: one
-    row per job holding ``columns`` (:data:`COLUMNS`), and whether more matched than ``limit``.
+              after_id: int | None = None, collapse: bool = False) -> tuple[list[str], list[list[Any]], bool]:
+    """Jobs by the filters ``xce jobs``, ``bjobs``, ``squeue`` and ``sacct`` need, in one query: the
+    names of ``columns`` (:data:`COLUMNS`) in the order of the rows' values (those read as stored
+    first), one row per job, and whether more matched than ``limit``.
 
     Only the store columns those columns are made of are read, so that a status command costs the
     fields it prints: at 100,000 jobs a job's environment, usage or JSON structures are most of what
@@ -251,8 +252,12 @@ def list_jobs(ctl: Controller, viewer: Principal, *, columns: list[str], user: s
         conds.append(jobs.c.state.in_(UNFINISHED))
     private = not viewer.is_admin and not ctl.config.privacy.show_all_jobs and any(
         c in PRIVATE_FIELDS for c in columns)
-    stored = list(dict.fromkeys(["id", *(["user"] if private else []),
-                                 *(n for c in columns for n in COLUMNS[c][0])]))
+    # The columns that are one store column as stored come first, each row's values a slice of it.
+    plain = [c for c in columns if COLUMNS[c][1] is None and c not in _MADE]
+    made = [c for c in columns if c not in plain]
+    stored = list(dict.fromkeys([*(COLUMNS[c][0][0] for c in plain), "id", *(["user"] if private else []),
+                                 *(n for c in made for n in COLUMNS[c][0])]))
+    at = {n: i for i, n in enumerate(stored)}
     q = sa.select(*(jobs.c[n] for n in stored)).where(*conds)
     if after_id is not None:
         q = q.where(jobs.c.id > after_id)
@@ -264,20 +269,26 @@ def list_jobs(ctl: Controller, viewer: Principal, *, columns: list[str], user: s
     with ctl.tx() as conn:
         rows = conn.execute(q).all()
         if collapse:
-            rows = _with_arrays(conn, stored, conds, waiting_element, after_id, rows, indexes)
-        killers = ended_by(conn, [{"id": r[0], "end_code": r.end_code} for r in rows[:limit]]) \
+            rows = _with_arrays(conn, stored, at["id"], conds, waiting_element, after_id, rows, indexes)
+        killers = ended_by(conn, [{"id": r.id, "end_code": r.end_code} for r in rows[:limit]]) \
             if "end" in columns else {}
-    at = {n: i for i, n in enumerate(stored)}
-    makers = [_maker(c, at, killers, indexes) for c in columns]
-    out = [[make(r) for make in makers] for r in rows[:limit]]
+    makers = [_maker(c, at, killers, indexes) for c in made]
+    k = len(plain)
+    out = [[*r[:k], *(make(r) for make in makers)] for r in rows[:limit]] if makers else \
+        [list(r[:k]) for r in rows[:limit]]
+    names = plain + made
     if private:
-        hidden = [i for i, c in enumerate(columns) if c in PRIVATE_FIELDS]
+        hidden = [i for i, c in enumerate(names) if c in PRIVATE_FIELDS]
         who = at["user"]
         for values, r in zip(out, rows, strict=False):
             if r[who] != viewer.name:
                 for i in hidden:
                     values[i] = None
-    return out, len(rows) > limit
+    return names, out, len(rows) > limit
+
+
+#: The columns made with more than their store column: who killed a job, a waiting array's indexes.
+_MADE = ("end", "array_indexes")
 
 
 def _maker(column: str, at: dict[str, int], killers: dict[int, str],
@@ -288,7 +299,8 @@ def _maker(column: str, at: dict[str, int], killers: dict[int, str],
         i, state, code = at["id"], at["state"], at["end_code"]
         return lambda r: end_view({"state": r[state], "end_code": r[code]}, killers.get(r[i]))
     if column == "array_indexes":
-        return lambda r: indexes.get(r[0])
+        i = at["id"]
+        return lambda r: indexes.get(r[i])
     if how is None:
         i = at[needs[0]]
         return lambda r: r[i]
@@ -299,8 +311,8 @@ def _maker(column: str, at: dict[str, int], killers: dict[int, str],
     return lambda r: how({n: r[i] for n, i in pairs})
 
 
-def _with_arrays(conn: sa.Connection, stored: list[str], conds, waiting_element, after_id: int | None,
-                 rows: list[Any], indexes: dict[int, list[int]]) -> list[Any]:
+def _with_arrays(conn: sa.Connection, stored: list[str], at_id: int, conds, waiting_element,
+                 after_id: int | None, rows: list[Any], indexes: dict[int, list[int]]) -> list[Any]:
     """``rows`` with the pending elements of each array as one: its first pending element, whose
     indexes (all of them, ascending) go into ``indexes`` under its id. Only ids and indexes are read
     for the others, so an array of 10,000 waiting elements costs one full row; an array shows on
@@ -315,7 +327,7 @@ def _with_arrays(conn: sa.Connection, stored: list[str], conds, waiting_element,
     for k in range(0, len(wanted), 500):
         heads += conn.execute(sa.select(*(jobs.c[n] for n in stored)).where(jobs.c.id.in_(wanted[k:k + 500]))).all()
     indexes.update((i, firsts[i]) for i in wanted)
-    return sorted([*rows, *heads], key=lambda r: r[0])
+    return sorted([*rows, *heads], key=lambda r: r[at_id])
 
 
 def ids_of(ctl: Controller, refs: list[tuple[int, tuple[int, ...] | None]]) -> list[list[int] | None]:
