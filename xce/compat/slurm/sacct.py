@@ -314,25 +314,27 @@ def main(argv: list[str]) -> int:
 
         return _json.write(PROG, found, _json.sacct_job, now)
     out = []
+    widths = [w for _, w in fields]
     if header:
-        out.append(_row([(f, w, f) for f, w in fields], parsable, delim) if parsable is not None else
+        out.append(_row([f for f, _ in fields], widths, parsable, delim) if parsable is not None else
                    "".join(fmt.cell(f, abs(w), w > 0) + " " for f, w in fields))
         if parsable is None:
             out.append(" ".join("-" * abs(w) for _, w in fields) + " ")
+    values = [FIELDS[f][2] for f, _ in fields]
     for j in found:
-        out.append(_row([(f, w, FIELDS[f][2](j, None, now)) for f, w in fields], parsable, delim))
+        out.append(_row([value(j, None, now) for value in values], widths, parsable, delim))
         if steps and j.get("start_time") is not None:
             for step in ("batch", "extern"):
-                out.append(_row([(f, w, FIELDS[f][2](j, step, now)) for f, w in fields], parsable, delim))
+                out.append(_row([value(j, step, now) for value in values], widths, parsable, delim))
     if out:
         sys.stdout.write("\n".join(out) + "\n")
     return 0
 
 
-def _row(cells: list[tuple[str, int, str]], parsable: str | None, delim: str) -> str:
+def _row(cells: list[str], widths: list[int], parsable: str | None, delim: str) -> str:
     if parsable is None:
-        return "".join(fmt.sacct_cell(v, w) + " " for _, w, v in cells)
-    text = delim.join(v for _, _, v in cells)
+        return "".join(fmt.sacct_cell(v, w) + " " for v, w in zip(cells, widths, strict=True))
+    text = delim.join(cells)
     return text + delim if parsable == "last" else text
 
 

@@ -38,9 +38,14 @@ def placement(row: dict[str, Any]) -> list[dict[str, Any]]:
 def end_view(row: dict[str, Any], by: str | None = None) -> dict[str, Any] | None:
     """How a finished job ended: ``{"code": "KILLED", "by": "ann"}`` (``by``: who killed it, else null);
     null while it has not. A job that ended before codes were kept shows its state's word."""
-    if row["state"] not in ("DONE", "EXIT"):
+    return end_of(row["state"], row.get("end_code"), by)
+
+
+def end_of(state: str, end_code: str | None, by: str | None) -> dict[str, Any] | None:
+    """:func:`end_view` of a job in ``state`` that ended with ``end_code``."""
+    if state not in ("DONE", "EXIT"):
         return None
-    code = row.get("end_code") or row["state"]
+    code = end_code or state
     return {"code": code, "by": by if code == KILLED else None}
 
 
@@ -270,12 +275,18 @@ def list_jobs(ctl: Controller, viewer: Principal, *, columns: list[str], user: s
         rows = conn.execute(q).all()
         if collapse:
             rows = _with_arrays(conn, stored, at["id"], conds, waiting_element, after_id, rows, indexes)
-        killers = ended_by(conn, [{"id": r.id, "end_code": r.end_code} for r in rows[:limit]]) \
-            if "end" in columns else {}
+        if "end" in columns:
+            i, code = at["id"], at["end_code"]
+            killers = ended_by(conn, [{"id": r[i], "end_code": KILLED} for r in rows[:limit] if r[code] == KILLED])
+        else:
+            killers = {}
     makers = [_maker(c, at, killers, indexes) for c in made]
     k = len(plain)
-    out = [[*r[:k], *(make(r) for make in makers)] for r in rows[:limit]] if makers else \
-        [list(r[:k]) for r in rows[:limit]]
+    if len(makers) == 1:
+        make = makers[0]
+        out = [[*r[:k], make(r)] for r in rows[:limit]]
+    else:
+        out = [[*r[:k], *[make(r) for make in makers]] for r in rows[:limit]]
     names = plain + made
     if private:
         hidden = [i for i, c in enumerate(names) if c in PRIVATE_FIELDS]
@@ -295,9 +306,18 @@ def _maker(column: str, at: dict[str, int], killers: dict[int, str],
            indexes: dict[int, list[int]]) -> Callable[[Any], Any]:
     """How one column's value is made from a stored row (a tuple of the store columns ``at`` places)."""
     needs, how = COLUMNS[column]
-    if column == "end":
+    if column == "end":  # one object per way of ending, but for those killed (by someone)
         i, state, code = at["id"], at["state"], at["end_code"]
-        return lambda r: end_view({"state": r[state], "end_code": r[code]}, killers.get(r[i]))
+        ends: dict[tuple[str, str | None], Any] = {}
+
+        def end(r):
+            key = (r[state], r[code])
+            if key[1] == KILLED:
+                return end_of(*key, killers.get(r[i]))
+            if key not in ends:
+                ends[key] = end_of(*key, None)
+            return ends[key]
+        return end
     if column == "array_indexes":
         i = at["id"]
         return lambda r: indexes.get(r[i])
