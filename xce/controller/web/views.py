@@ -334,14 +334,13 @@ def _maker(column: str, at: dict[str, int], killers: dict[int, str],
 def _with_arrays(conn: sa.Connection, stored: list[str], at_id: int, conds, waiting_element,
                  after_id: int | None, rows: list[Any], indexes: dict[int, list[int]]) -> list[Any]:
     """``rows`` with the pending elements of each array as one: its first pending element, whose
-    indexes (all of them, ascending) go into ``indexes`` under its id. Only ids and indexes are read
-    for the others, so an array of 10,000 waiting elements costs one full row; an array shows on
-    the page where its first element falls."""
-    groups: dict[int, list[tuple[int, int]]] = {}
-    for jobid, array_id, index in conn.execute(
-            sa.select(jobs.c.id, jobs.c.array_id, jobs.c.array_index).where(*conds, waiting_element)):
-        groups.setdefault(array_id, []).append((jobid, index))
-    firsts = {min(members)[0]: sorted(i for _, i in members) for members in groups.values()}
+    indexes (all of them, ascending) go into ``indexes`` under its id. The store groups the others
+    (one row per array: its first id, its indexes as text), so an array of 10,000 waiting elements
+    costs one full row; an array shows on the page where its first element falls."""
+    grouped = sa.select(sa.func.min(jobs.c.id),
+                        sa.func.aggregate_strings(sa.cast(jobs.c.array_index, sa.String), ",")) \
+        .where(*conds, waiting_element).group_by(jobs.c.array_id)
+    firsts = {first: sorted(int(i) for i in text.split(",")) for first, text in conn.execute(grouped).all()}
     wanted = sorted(i for i in firsts if after_id is None or i > after_id)
     heads: list[Any] = []
     for k in range(0, len(wanted), 500):
