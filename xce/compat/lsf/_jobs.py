@@ -102,6 +102,12 @@ def listing(client, *, ids: list[str] | None = None, user: str | None = None, qu
     :data:`ALWAYS`), the compact answer; None: whole jobs. One request, and one more per further
     :data:`PAGE` jobs (``after`` the last id of the page before), so that a listing is never cut
     short; a controller that cannot page says so instead."""
+    from xce.cli.client import uncollected
+
+    return uncollected(_listing, client, ids, user, queue, name, states, finished, columns)
+
+
+def _listing(client, ids, user, queue, name, states, finished, columns) -> list[dict]:
     from xce.cli.client import jobs_of
 
     params: dict = {"user": user, "queue": queue, "name": name, "state": states, "limit": PAGE,

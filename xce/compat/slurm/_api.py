@@ -54,6 +54,12 @@ def jobs(c, columns=None, **params) -> dict:
     many, read a page of ``limit`` at a time after the last id of the one before, so that a listing
     is never cut short. ``columns``: only these (the compact answer; ``jobid`` is always read, the
     pages follow it), each job a dict of them; None: whole jobs (``--json``)."""
+    from xce.cli.client import uncollected
+
+    return uncollected(_jobs, c, columns, params)
+
+
+def _jobs(c, columns, params: dict) -> dict:
     from xce.cli.client import jobs_of
 
     params.setdefault("limit", MAX_LIST)
