@@ -120,3 +120,69 @@ def test_ids_and_elements_resolve_as_each_reference_names_them(api):
     r = api(who).get("/v1/jobs", params={"job": [f"{array}_9", str(single)]}).json()
     assert [j["jobid"] for j in r["jobs"]] == [single]
     assert r["errors"] == [f"job {array}[9] does not exist"]
+
+
+# -- the compact answer (columns=): what the status commands ask for ---------------------------------
+
+def compact(api, who: str = "admin", **params) -> dict:
+    r = api(who).get("/v1/jobs", params={"limit": 100_000, **params})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_the_columns_asked_are_the_columns_answered_with_the_values_of_whole_jobs(api):
+    """Rows of arrays in the order ``columns`` says (each column once), each value what the whole job
+    says (stored JSON included, passed on unparsed), for pending, killed and array jobs alike."""
+    who = f"col{uuid.uuid4().hex[:6]}"
+    killed = submit(api, who, name="gone")["jobid"]
+    assert api(who).post(f"/v1/jobs/{killed}/kill").status_code == 200
+    submit(api, who, array="1-2", requests={"mem": "1G"})
+    asked = ["state", "jobid", "command", "end", "pend_reasons", "requests", "placement", "tasks", "submit_host",
+             "cpus_per_task", "array_index", "cwd", "name"]
+    body = compact(api, who, all="true", columns=",".join(asked))
+    whole = compact(api, who, all="true")["jobs"]
+    assert sorted(body["columns"]) == sorted(asked) and body["truncated"] is False
+    assert [dict(zip(body["columns"], r, strict=True)) for r in body["rows"]] == \
+        [{c: job[c] for c in asked} for job in whole]
+    assert len(whole) == 3 and whole[0]["end"] == {"code": "KILLED", "by": who}
+    # repeated and comma-separated alike; a column asked twice is answered once
+    again = compact(api, who, all="true", columns=["state,jobid", "state", "used"])
+    assert sorted(again["columns"]) == ["jobid", "state", "used"]
+    assert [{c: v for c, v in zip(again["columns"], r, strict=True) if c != "used"} for r in again["rows"]] == \
+        [{"state": j["state"], "jobid": j["jobid"]} for j in whole]
+
+
+def test_an_unknown_column_is_refused_in_one_line(api):
+    r = api("alice").get("/v1/jobs", params={"columns": "jobid,colour"})
+    assert r.status_code == 422
+    [problem] = r.json()["detail"]
+    assert problem["loc"] == ["query", "columns"] and "'colour'" in problem["msg"] and "\n" not in problem["msg"]
+
+
+def test_compact_pages_follow_the_last_id_and_arrays_collapse(api):
+    """``after`` pages a compact listing as a whole one; ``collapse`` answers a waiting array once,
+    its indexes in ``array_indexes`` (null on every other job)."""
+    who = f"pag{uuid.uuid4().hex[:6]}"
+    single = submit(api, who)["jobid"]
+    array = submit(api, who, array="1-3")["array_id"]
+    whole = compact(api, who, columns="jobid")["rows"]
+    pages, after = [], None
+    while True:
+        body = compact(api, who, columns="jobid", limit=1, **({"after": after} if after else {}))
+        pages += body["rows"]
+        if not body["truncated"]:
+            break
+        after = body["rows"][-1][0]
+    assert pages == whole and len(whole) == 4
+    body = compact(api, who, columns="jobid,array_indexes", collapse="true")
+    assert body["rows"] == [[single, None], [array, [1, 2, 3]]]
+
+
+def test_others_private_columns_are_null_in_the_compact_answer_too(api):
+    tag = uuid.uuid4().hex[:6]
+    mine = submit(api, f"me{tag}", cwd="/tmp")["jobid"]
+    theirs = submit(api, f"you{tag}", cwd="/tmp")["jobid"]
+    body = compact(api, f"me{tag}", user=f"me{tag},you{tag}", columns="jobid,command,cwd,user")
+    rows = {r["jobid"]: r for r in (dict(zip(body["columns"], r, strict=True)) for r in body["rows"])}
+    assert (rows[mine]["command"], rows[mine]["cwd"]) == (["true"], "/tmp")
+    assert (rows[theirs]["command"], rows[theirs]["cwd"], rows[theirs]["user"]) == (None, None, f"you{tag}")

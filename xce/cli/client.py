@@ -193,6 +193,30 @@ def call(fn, *args, **kwargs):
         raise SystemExit(EXIT_FAILED) from None
 
 
+def uncollected(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with the cyclic garbage collector off. Why: decoding a listing of
+    100,000 jobs makes millions of lists and dicts, none in a cycle, and the collector walking them
+    again and again took three quarters of the time (1.0 s of 1.3 s for 15 MB); it is on again after."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if was:
+            gc.enable()
+
+
+def jobs_of(answer: dict) -> list[dict]:
+    """The jobs of a ``GET /v1/jobs`` answer as dicts: its ``jobs``, or its compact ``rows`` (asked
+    for with ``columns``) keyed by its ``columns``."""
+    if "rows" not in answer:
+        return answer["jobs"]
+    names = answer["columns"]
+    return [dict(zip(names, row, strict=True)) for row in answer["rows"]]
+
+
 def print_json(obj) -> None:
     import json
 

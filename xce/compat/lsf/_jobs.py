@@ -86,18 +86,32 @@ def check_ids(words: list[str]) -> list[str]:
     return out
 
 
+#: What every listing reads: a job's id and name (the jobs a command line names), where it runs and
+#: its project (``-m``, ``-P``), its state.
+ALWAYS = ("jobid", "array_id", "array_index", "name", "placement", "project", "state")
+
+
 def listing(client, *, ids: list[str] | None = None, user: str | None = None, queue: str | None = None,
             name: str | None = None, states: str | None = None, finished: str = "no",
-            usage: bool = False) -> list[dict]:
+            columns: set[str] | None = None) -> list[dict]:
     """The jobs a command line names, from ``GET /v1/jobs`` with the filters on the server.
 
     ``finished``: ``no`` (unfinished only), ``recent`` (also those that ended within the clean
     period: ``since``, unfinished or ended since then), ``only`` (ended within the clean period),
-    ``all``. Named jobs are found whatever their state. ``usage``: each with what it used. One
-    request, and one more per further :data:`PAGE` jobs (``after`` the last id of the page before),
-    so that a listing is never cut short; a controller that cannot page says so instead."""
-    params: dict = {"user": user, "queue": queue, "name": name, "state": states, "usage": "true" if usage else None,
-                    "limit": PAGE}
+    ``all``. Named jobs are found whatever their state. ``columns``: only these of each job (and
+    :data:`ALWAYS`), the compact answer; None: whole jobs. One request, and one more per further
+    :data:`PAGE` jobs (``after`` the last id of the page before), so that a listing is never cut
+    short; a controller that cannot page says so instead."""
+    from xce.cli.client import uncollected
+
+    return uncollected(_listing, client, ids, user, queue, name, states, finished, columns)
+
+
+def _listing(client, ids, user, queue, name, states, finished, columns) -> list[dict]:
+    from xce.cli.client import jobs_of
+
+    params: dict = {"user": user, "queue": queue, "name": name, "state": states, "limit": PAGE,
+                    "columns": None if columns is None else ",".join(sorted({*ALWAYS, *columns}))}
     if ids:
         params["job"] = ids
     elif finished == "only":
@@ -107,14 +121,15 @@ def listing(client, *, ids: list[str] | None = None, user: str | None = None, qu
     elif finished == "recent":
         params["since"] = int(time.time()) - CLEAN_PERIOD_S
     answer = request(client, "GET", "/v1/jobs", params=params)
-    found = answer["jobs"]
-    while answer.get("truncated") and answer["jobs"]:
-        last = answer["jobs"][-1]["jobid"]
+    found = page = jobs_of(answer)
+    while answer.get("truncated") and page:
+        last = page[-1]["jobid"]
         answer = request(client, "GET", "/v1/jobs", params={**params, "after": last})
-        if answer["jobs"] and answer["jobs"][0]["jobid"] <= last:
+        page = jobs_of(answer)
+        if page and page[0]["jobid"] <= last:
             raise Failed(f"more than {len(found)} jobs match and this controller cannot list them page by page: "
                          f"narrow the listing (-u, -q, -J, a state)")
-        found += answer["jobs"]
+        found = found + page
     return found
 
 

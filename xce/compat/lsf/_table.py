@@ -46,48 +46,49 @@ def _run_time(job: dict) -> str:
     return f"{_jobs.run_seconds(job)} second(s)" if job.get("start_time") else ""
 
 
-#: field -> (header, default width, value). Aliases map to these names.
+#: field -> (header, default width, the columns of a job its value is made of, value). Aliases map to
+#: these names.
 FIELDS = {
-    "jobid": ("JOBID", 7, _jobs.job_id),
-    "jobindex": ("JOBINDEX", 8, lambda j: str(j.get("array_index") or 0)),
-    "stat": ("STAT", 5, _states.stat),
-    "user": ("USER", 7, lambda j: j["user"]),
-    "queue": ("QUEUE", 10, lambda j: j["queue"]),
-    "job_name": ("JOB_NAME", 10, _jobs.job_name),
-    "proj_name": ("PROJ_NAME", 11, lambda j: j.get("project") or ""),
-    "command": ("COMMAND", 15, _jobs.command_text),
-    "from_host": ("FROM_HOST", 11, lambda j: j.get("submit_host") or ""),
-    "exec_host": ("EXEC_HOST", 11, _exec_host),
-    "first_host": ("FIRST_HOST", 11, lambda j: (j.get("placement") or [{}])[0].get("host", "")),
-    "nexec_host": ("NEXEC_HOST", 10, lambda j: str(len(j.get("placement") or [])) if j.get("placement") else ""),
-    "slots": ("SLOTS", 5, lambda j: str(j["tasks"])),
-    "nalloc_slot": ("NALLOC_SLOT", 10, lambda j: str(j["tasks"]) if j.get("placement") else ""),
-    "nreq_slot": ("NREQ_SLOT", 10, lambda j: str(j["tasks"])),
-    "min_req_proc": ("MIN_REQ_PROC", 12, lambda j: str(j["tasks"])),
-    "max_req_proc": ("MAX_REQ_PROC", 12, lambda j: str(j["tasks"])),
-    "submit_time": ("SUBMIT_TIME", 15, lambda j: lsf_short(j.get("submit_time"))),
-    "start_time": ("START_TIME", 15, lambda j: lsf_short(j.get("start_time"))),
-    "finish_time": ("FINISH_TIME", 16, lambda j: lsf_short(j.get("end_time"))),
-    "run_time": ("RUN_TIME", 15, _run_time),
-    "%complete": ("%COMPLETE", 11, lambda j: ""),
-    "job_priority": ("JOB_PRIORITY", 12, lambda j: str(j.get("priority", ""))),
-    "exit_code": ("EXIT_CODE", 9, _states.exit_code),
-    "exit_reason": ("EXIT_REASON", 50, _states.exit_reason),
-    "kill_reason": ("KILL_REASON", 50, lambda j: ""),
-    "suspend_reason": ("SUSPEND_REASON", 50,
+    "jobid": ("JOBID", 7, "array_id array_index", _jobs.job_id),
+    "jobindex": ("JOBINDEX", 8, "array_index", lambda j: str(j.get("array_index") or 0)),
+    "stat": ("STAT", 5, "state held_by", _states.stat),
+    "user": ("USER", 7, "user", lambda j: j["user"]),
+    "queue": ("QUEUE", 10, "queue", lambda j: j["queue"]),
+    "job_name": ("JOB_NAME", 10, "name command array_index", _jobs.job_name),
+    "proj_name": ("PROJ_NAME", 11, "project", lambda j: j.get("project") or ""),
+    "command": ("COMMAND", 15, "command", _jobs.command_text),
+    "from_host": ("FROM_HOST", 11, "submit_host", lambda j: j.get("submit_host") or ""),
+    "exec_host": ("EXEC_HOST", 11, "placement", _exec_host),
+    "first_host": ("FIRST_HOST", 11, "placement", lambda j: (j.get("placement") or [{}])[0].get("host", "")),
+    "nexec_host": ("NEXEC_HOST", 10, "placement", lambda j: str(len(j.get("placement") or [])) if j.get("placement") else ""),
+    "slots": ("SLOTS", 5, "tasks", lambda j: str(j["tasks"])),
+    "nalloc_slot": ("NALLOC_SLOT", 10, "tasks placement", lambda j: str(j["tasks"]) if j.get("placement") else ""),
+    "nreq_slot": ("NREQ_SLOT", 10, "tasks", lambda j: str(j["tasks"])),
+    "min_req_proc": ("MIN_REQ_PROC", 12, "tasks", lambda j: str(j["tasks"])),
+    "max_req_proc": ("MAX_REQ_PROC", 12, "tasks", lambda j: str(j["tasks"])),
+    "submit_time": ("SUBMIT_TIME", 15, "submit_time", lambda j: lsf_short(j.get("submit_time"))),
+    "start_time": ("START_TIME", 15, "start_time", lambda j: lsf_short(j.get("start_time"))),
+    "finish_time": ("FINISH_TIME", 16, "end_time", lambda j: lsf_short(j.get("end_time"))),
+    "run_time": ("RUN_TIME", 15, "start_time end_time", _run_time),
+    "%complete": ("%COMPLETE", 11, "", lambda j: ""),
+    "job_priority": ("JOB_PRIORITY", 12, "priority", lambda j: str(j.get("priority", ""))),
+    "exit_code": ("EXIT_CODE", 9, "state exit_code exit_signal end", _states.exit_code),
+    "exit_reason": ("EXIT_REASON", 50, "end user reason", _states.exit_reason),
+    "kill_reason": ("KILL_REASON", 50, "", lambda j: ""),
+    "suspend_reason": ("SUSPEND_REASON", 50, "state reason",
                        lambda j: (j.get("reason") or "") if j["state"] in ("USUSP", "SSUSP") else ""),
-    "pend_reason": ("PEND_REASON", 11, _pend_reason),
-    "dependency": ("DEPENDENCY", 15, lambda j: ""),
-    "sub_cwd": ("SUB_CWD", 10, lambda j: j.get("cwd") or ""),
-    "exec_cwd": ("EXEC_CWD", 10, lambda j: (j.get("cwd") or "") if j.get("start_time") else ""),
-    "runtimelimit": ("RUNTIMELIMIT", 12, lambda j: f"{j['run_limit'] / 60:.1f}" if j.get("run_limit") else ""),
-    # What the job used (the listing carries it when one of these is asked for: USAGE_FIELDS).
-    "cpu_used": ("CPU_USED", 10, lambda j: _cpu_used(j)),
-    "mem": ("MEM", 15, lambda j: _mem(j, "mem_now")),
-    "max_mem": ("MAX_MEM", 15, lambda j: _mem(j, "mem_peak")),
-    "avg_mem": ("AVG_MEM", 15, lambda j: _mem(j, "mem_avg")),
+    "pend_reason": ("PEND_REASON", 11, "state pend_reasons", _pend_reason),
+    "dependency": ("DEPENDENCY", 15, "", lambda j: ""),
+    "sub_cwd": ("SUB_CWD", 10, "cwd", lambda j: j.get("cwd") or ""),
+    "exec_cwd": ("EXEC_CWD", 10, "cwd start_time", lambda j: (j.get("cwd") or "") if j.get("start_time") else ""),
+    "runtimelimit": ("RUNTIMELIMIT", 12, "run_limit", lambda j: f"{j['run_limit'] / 60:.1f}" if j.get("run_limit") else ""),
+    # What the job used (a parse of its usage on the controller: read only for these).
+    "cpu_used": ("CPU_USED", 10, "used", lambda j: _cpu_used(j)),
+    "mem": ("MEM", 15, "used", lambda j: _mem(j, "mem_now")),
+    "max_mem": ("MAX_MEM", 15, "used", lambda j: _mem(j, "mem_peak")),
+    "avg_mem": ("AVG_MEM", 15, "used", lambda j: _mem(j, "mem_avg")),
     # Figures the listing does not carry: shown empty, never refused.
-    **{name: (name.upper(), width, lambda j: "") for name, width in (
+    **{name: (name.upper(), width, "", lambda j: "") for name, width in (
         ("memlimit", 10), ("swap", 15),
         ("time_left", 11), ("output_file", 11), ("error_file", 10), ("job_description", 17),
         ("user_group", 15), ("job_group", 10), ("application", 13), ("service_class", 13),
@@ -95,10 +96,13 @@ FIELDS = {
 }
 ALIASES = {"id": "jobid", "name": "job_name", "cmd": "command", "proj": "proj_name", "project": "proj_name",
            "priority": "job_priority"}
-#: Columns read from what a job used: a listing asks for it only with one of them (a parse per job).
-USAGE_FIELDS = frozenset({"cpu_used", "mem", "max_mem", "avg_mem"})
 #: bjobs' own columns (its default output, and -json without -o).
 DEFAULT = ("jobid", "user", "stat", "queue", "from_host", "exec_host", "job_name", "submit_time")
+
+
+def needs(columns: list["Column"]) -> set[str]:
+    """The columns of each job that ``columns`` print (what the listing reads)."""
+    return {n for c in columns for n in FIELDS[c.field][2].split()}
 
 
 class Column:
@@ -108,7 +112,7 @@ class Column:
 
     def __init__(self, field: str, width: int | None = None, right: bool = False, limited: bool = False) -> None:
         self.field = field
-        self.header, default, self.value = FIELDS[field]
+        self.header, default, _, self.value = FIELDS[field]
         self.width = default if width is None else width
         self.limit = self.width if limited or width is not None else None
         self.right = right

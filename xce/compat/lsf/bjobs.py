@@ -32,6 +32,10 @@ _DEFAULT = [("JOBID", 7), ("USER", 7), ("STAT", 5), ("QUEUE", 10), ("FROM_HOST",
 _EXEC_AT = sum(w + 1 for _, w in _DEFAULT[:5])
 
 
+def _default_columns():
+    return [_table.Column(f) for f in _table.DEFAULT]
+
+
 def _states(opts: dict) -> str | None:
     views = [s for flag, s in (("p", "PEND"), ("r", "RUN"), ("s", "USUSP,SSUSP")) if opts.get(flag)]
     if opts.get("d"):
@@ -54,7 +58,7 @@ def _default_lines(jobs: list[dict], header: bool, wide: bool) -> list[str]:
     out = [" ".join(h.ljust(w) for h, w in _DEFAULT).rstrip()] if header else []
     cut = not wide
     minutes: dict[int, str] = {}
-    stat = _table.FIELDS["stat"][2]
+    stat = _table.FIELDS["stat"][3]
     for job in jobs:
         hosts = _jobs.hosts(job)
         first = (":".join(hosts) if wide else hosts[0]) if hosts else ""
@@ -98,11 +102,11 @@ def run(argv: list[str]) -> int:
         "recent" if opts.get("a") or opts.get("d") else "no"
     jobs = _jobs.listing(client, ids=ids, user=user, queue=last(opts, "q"), name=last(opts, "J"),
                          states=None if opts.get("a") else _states(opts), finished=finished,
-                         usage=any(c.field in _table.USAGE_FIELDS for c in columns or ()))
+                         columns=None if opts.get("l") else _table.needs(columns or _default_columns()))
     jobs = _narrow(jobs, opts)
     missing = _jobs.not_found(ids, jobs)
     if opts.get("json"):
-        sys.stdout.write(_table.json_text("bjobs", columns or [_table.Column(f) for f in _table.DEFAULT], jobs,
+        sys.stdout.write(_table.json_text("bjobs", columns or _default_columns(), jobs,
                                           missing))
         return 0
     for text in missing:

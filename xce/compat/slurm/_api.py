@@ -49,17 +49,32 @@ def request(c, method: str, path: str, body=None, **params):
         raise Failed(f"Unable to contact slurm controller (connect failure): {exc}") from None
 
 
-def jobs(c, **params) -> dict:
+def jobs(c, columns=None, **params) -> dict:
     """``GET /v1/jobs`` with ``params`` (lists repeat the parameter): every job that matches, however
     many, read a page of ``limit`` at a time after the last id of the one before, so that a listing
-    is never cut short."""
+    is never cut short. ``columns``: only these (the compact answer; ``jobid`` is always read, the
+    pages follow it), each job a dict of them; None: whole jobs (``--json``)."""
+    from xce.cli.client import uncollected
+
+    return uncollected(_jobs, c, columns, params)
+
+
+def _jobs(c, columns, params: dict) -> dict:
+    from xce.cli.client import jobs_of
+
     params.setdefault("limit", MAX_LIST)
     params = {k: v for k, v in params.items() if v is not None}
+    if columns is not None:
+        params["columns"] = ",".join(sorted({"jobid", *columns}))
     answer = request(c, "GET", "/v1/jobs", **params)
-    while answer.get("truncated") and answer["jobs"]:
-        more = request(c, "GET", "/v1/jobs", **{**params, "after": answer["jobs"][-1]["jobid"]})
-        answer = {**more, "jobs": answer["jobs"] + more["jobs"]}
-    return answer
+    found = jobs_of(answer)
+    while answer.get("truncated") and found:
+        answer = request(c, "GET", "/v1/jobs", **{**params, "after": found[-1]["jobid"]})
+        page = jobs_of(answer)
+        if not page:
+            break
+        found += page
+    return {"jobs": found, "truncated": False, "errors": answer.get("errors") or []}
 
 
 def partitions(c) -> tuple[list[dict], list[dict]]:

@@ -7,6 +7,8 @@ prose ``reason``: ``KILLED`` is ``CANCELLED``, ``RUNLIMIT`` ``TIMEOUT``, ``MEMLI
 
 from __future__ import annotations
 
+from xce.endcodes import exit_code_of
+
 CODES = {"PENDING": "PD", "RUNNING": "R", "SUSPENDED": "S", "COMPLETING": "CG", "COMPLETED": "CD",
          "CANCELLED": "CA", "FAILED": "F", "TIMEOUT": "TO", "OUT_OF_MEMORY": "OOM", "NODE_FAIL": "NF",
          "PREEMPTED": "PR", "BOOT_FAIL": "BF", "DEADLINE": "DL", "REQUEUED": "RQ", "CONFIGURING": "CF"}
@@ -115,8 +117,6 @@ def signal_number(name: str | None) -> int:
 
 def exit_code(job: dict) -> str:
     """``code:signal`` as Slurm writes a job's ``ExitCode`` (``0:15`` after a SIGTERM, ``1:0``)."""
-    from xce.endcodes import exit_code_of
-
     sig = signal_number(job.get("exit_signal"))
     code_ = exit_code_of(job.get("exit_code"), (job.get("end") or {}).get("code"))
     if code_ is None or code_ < 0 or (sig and code_ >= 128):

@@ -69,8 +69,9 @@ def _jobid(job: dict, step: str | None, raw: bool) -> str:
 
 #: ``--units`` (MaxRSS/AveRSS in that unit) and ``--noconvert`` (ReqMem in megabytes), for this run.
 UNITS: dict = {"rss": None, "exact": False}
-#: Fields read from what the job used (the listing carries it only when asked: it costs a parse per job).
-USAGE_FIELDS = frozenset({"AveRSS", "MaxRSS", "SystemCPU", "TotalCPU", "UserCPU"})
+#: The columns every listing reads: the state (``-s``) and partition (``-r``) filters, the job's id and
+#: whether it started (its steps).
+_ALWAYS = ("jobid", "state", "end", "queue", "start_time")
 
 
 def _used(job: dict) -> dict:
@@ -122,55 +123,57 @@ def _cpus(job: dict, step: str | None) -> str:
     return str(job["tasks"])
 
 
-#: Field name -> (width: negative left-justifies, value of (job, step or None, now)).
+#: Field name -> (width: negative left-justifies, the columns of a job its value is made of, value of (job,
+#: step or None, now)).
 FIELDS = {
-    "Account": (10, lambda j, s, n: j.get("project") or ""),
-    "AllocCPUS": (10, lambda j, s, n: _cpus(j, s)),
-    "AllocNodes": (10, lambda j, s, n: str(len(fmt.nodes(j)))),
-    "ArrayJobID": (15, lambda j, s, n: ids.array_job(j) if j.get("array_id") is not None else ""),
-    "ArrayTaskID": (15, lambda j, s, n: str(j["array_index"]) if j.get("array_index") is not None else ""),
-    "Comment": (-12, lambda j, s, n: ""),
-    "CPUTime": (10, lambda j, s, n: fmt.elapsed(_elapsed(j, n) * int(_cpus(j, s)))),
-    "DerivedExitCode": (10, lambda j, s, n: states.exit_code(j) if s is None else ""),
-    "Elapsed": (10, lambda j, s, n: fmt.elapsed(_elapsed(j, n))),
-    "ElapsedRaw": (10, lambda j, s, n: str(int(_elapsed(j, n)))),
-    "Eligible": (19, lambda j, s, n: fmt.clock(j.get("begin_time") or j.get("submit_time"), "Unknown")),
-    "End": (19, lambda j, s, n: fmt.clock(j.get("end_time"), "Unknown")),
-    "ExitCode": (8, lambda j, s, n: _exit(j, s)),
-    "Group": (9, lambda j, s, n: _group(j["user"])),
-    "JobID": (-12, lambda j, s, n: _jobid(j, s, False)),
-    "JobIDRaw": (-12, lambda j, s, n: _jobid(j, s, True)),
-    "JobName": (10, lambda j, s, n: s if s is not None else (j.get("name") or _command_name(j))),
-    "AllocTRES": (10, lambda j, s, n: fmt.tres(j, True) if s != "extern" else ""),
-    "AveRSS": (10, lambda j, s, n: _rss(j, s, "mem_avg")),
-    "MaxRSS": (10, lambda j, s, n: _rss(j, s, "mem_peak")),
-    "NTasks": (8, lambda j, s, n: _ntasks(j, s)),
-    "ReqTRES": (10, lambda j, s, n: fmt.tres(j, False) if s is None else ""),
-    "SystemCPU": (10, lambda j, s, n: _cpu(j, s, "cpu_sys_ms")),
-    "UserCPU": (10, lambda j, s, n: _cpu(j, s, "cpu_user_ms")),
-    "NCPUS": (10, lambda j, s, n: _cpus(j, s)),
-    "NNodes": (8, lambda j, s, n: str(len(fmt.nodes(j)) or 1) if s != "batch" else "1"),
-    "NodeList": (15, lambda j, s, n: _nodes(j, s)),
-    "Partition": (10, lambda j, s, n: j["queue"] if s is None else ""),
-    "Priority": (10, lambda j, s, n: str(j.get("priority") or 0) if s is None else ""),
-    "QOS": (10, lambda j, s, n: "normal" if s is None else ""),
-    "Reason": (20, lambda j, s, n: states.wait_reason(j) if s is None else ""),
-    "ReqCPUS": (8, lambda j, s, n: str(j["tasks"])),
-    "ReqMem": (10, lambda j, s, n: fmt.memory(fmt.mem_per_slot(j) * j["tasks"], UNITS["exact"])),
-    "Reserved": (10, lambda j, s, n: fmt.elapsed(((j.get("start_time") or n * 1e9) - j["submit_time"]) / 1e9)
+    "Account": (10, "project", lambda j, s, n: j.get("project") or ""),
+    "AllocCPUS": (10, "state start_time tasks placement", lambda j, s, n: _cpus(j, s)),
+    "AllocNodes": (10, "placement", lambda j, s, n: str(len(fmt.nodes(j)))),
+    "ArrayJobID": (15, "array_id", lambda j, s, n: ids.array_job(j) if j.get("array_id") is not None else ""),
+    "ArrayTaskID": (15, "array_index", lambda j, s, n: str(j["array_index"]) if j.get("array_index") is not None else ""),
+    "Comment": (-12, "", lambda j, s, n: ""),
+    "CPUTime": (10, "end_time state start_time tasks placement", lambda j, s, n: fmt.elapsed(_elapsed(j, n) * int(_cpus(j, s)))),
+    "DerivedExitCode": (10, "exit_code exit_signal end", lambda j, s, n: states.exit_code(j) if s is None else ""),
+    "Elapsed": (10, "start_time end_time", lambda j, s, n: fmt.elapsed(_elapsed(j, n))),
+    "ElapsedRaw": (10, "start_time end_time", lambda j, s, n: str(int(_elapsed(j, n)))),
+    "Eligible": (19, "begin_time submit_time", lambda j, s, n: fmt.clock(j.get("begin_time") or j.get("submit_time"), "Unknown")),
+    "End": (19, "end_time", lambda j, s, n: fmt.clock(j.get("end_time"), "Unknown")),
+    "ExitCode": (8, "exit_code exit_signal end", lambda j, s, n: _exit(j, s)),
+    "Group": (9, "user", lambda j, s, n: _group(j["user"])),
+    "JobID": (-12, "array_id array_index", lambda j, s, n: _jobid(j, s, False)),
+    "JobIDRaw": (-12, "", lambda j, s, n: _jobid(j, s, True)),
+    "JobName": (10, "name command", lambda j, s, n: s if s is not None else (j.get("name") or _command_name(j))),
+    "AllocTRES": (10, "placement tasks requests", lambda j, s, n: fmt.tres(j, True) if s != "extern" else ""),
+    "AveRSS": (10, "used", lambda j, s, n: _rss(j, s, "mem_avg")),
+    "MaxRSS": (10, "used", lambda j, s, n: _rss(j, s, "mem_peak")),
+    "NTasks": (8, "placement tasks cpus_per_task", lambda j, s, n: _ntasks(j, s)),
+    "ReqTRES": (10, "placement tasks requests", lambda j, s, n: fmt.tres(j, False) if s is None else ""),
+    "SystemCPU": (10, "used", lambda j, s, n: _cpu(j, s, "cpu_sys_ms")),
+    "UserCPU": (10, "used", lambda j, s, n: _cpu(j, s, "cpu_user_ms")),
+    "NCPUS": (10, "state start_time tasks placement", lambda j, s, n: _cpus(j, s)),
+    "NNodes": (8, "placement", lambda j, s, n: str(len(fmt.nodes(j)) or 1) if s != "batch" else "1"),
+    "NodeList": (15, "placement", lambda j, s, n: _nodes(j, s)),
+    "Partition": (10, "queue", lambda j, s, n: j["queue"] if s is None else ""),
+    "Priority": (10, "priority", lambda j, s, n: str(j.get("priority") or 0) if s is None else ""),
+    "QOS": (10, "", lambda j, s, n: "normal" if s is None else ""),
+    "Reason": (20, "state pend_category held_by user pend_reasons",
+               lambda j, s, n: states.wait_reason(j) if s is None else ""),
+    "ReqCPUS": (8, "tasks", lambda j, s, n: str(j["tasks"])),
+    "ReqMem": (10, "requests tasks", lambda j, s, n: fmt.memory(fmt.mem_per_slot(j) * j["tasks"], UNITS["exact"])),
+    "Reserved": (10, "start_time submit_time", lambda j, s, n: fmt.elapsed(((j.get("start_time") or n * 1e9) - j["submit_time"]) / 1e9)
                  if s is None else ""),
-    "Start": (19, lambda j, s, n: fmt.clock(j.get("start_time"), "Unknown")),
-    "State": (10, lambda j, s, n: _state(j, s)),
-    "Submit": (19, lambda j, s, n: fmt.clock(j.get("submit_time"), "Unknown")),
-    "Suspended": (10, lambda j, s, n: "00:00:00"),
-    "TotalCPU": (10, lambda j, s, n: _cpu(j, s, "cpu_ms")),
-    "Timelimit": (10, lambda j, s, n: ("UNLIMITED" if not j.get("run_limit") else fmt.elapsed(j["run_limit"]))
+    "Start": (19, "start_time", lambda j, s, n: fmt.clock(j.get("start_time"), "Unknown")),
+    "State": (10, "end", lambda j, s, n: _state(j, s)),
+    "Submit": (19, "submit_time", lambda j, s, n: fmt.clock(j.get("submit_time"), "Unknown")),
+    "Suspended": (10, "", lambda j, s, n: "00:00:00"),
+    "TotalCPU": (10, "used", lambda j, s, n: _cpu(j, s, "cpu_ms")),
+    "Timelimit": (10, "run_limit", lambda j, s, n: ("UNLIMITED" if not j.get("run_limit") else fmt.elapsed(j["run_limit"]))
                   if s is None else ""),
-    "TimelimitRaw": (10, lambda j, s, n: (str(j["run_limit"] // 60) if j.get("run_limit") else "UNLIMITED")
+    "TimelimitRaw": (10, "run_limit", lambda j, s, n: (str(j["run_limit"] // 60) if j.get("run_limit") else "UNLIMITED")
                      if s is None else ""),
-    "UID": (6, lambda j, s, n: str(_uid(j["user"])) if s is None else ""),
-    "User": (9, lambda j, s, n: j["user"] if s is None else ""),
-    "WorkDir": (30, lambda j, s, n: (j.get("cwd") or "") if s is None else ""),
+    "UID": (6, "user", lambda j, s, n: str(_uid(j["user"])) if s is None else ""),
+    "User": (9, "user", lambda j, s, n: j["user"] if s is None else ""),
+    "WorkDir": (30, "cwd", lambda j, s, n: (j.get("cwd") or "") if s is None else ""),
 }
 
 
@@ -299,10 +302,10 @@ def main(argv: list[str]) -> int:
               "user": "all" if everyone else (users or None),
               "since": None if since is None else max(0, int(since)),
               "until": None if until is None else int(until) + 1,
-              "queue": partitions[0] if len(partitions) == 1 else None,
-              "usage": "true" if any(f in USAGE_FIELDS for f, _ in fields) else None}
+              "queue": partitions[0] if len(partitions) == 1 else None}
+    columns = None if as_json else sorted({*_ALWAYS, *(n for f, _ in fields for n in FIELDS[f][1].split())})
     try:
-        answer = _api.jobs(_api.client(), **params)
+        answer = _api.jobs(_api.client(), columns, **params)
     except _api.Failed as exc:
         return _api.fail(PROG, exc)
     found = [j for j in answer["jobs"] if (wanted is None or states.word(j) in wanted)
@@ -312,25 +315,27 @@ def main(argv: list[str]) -> int:
 
         return _json.write(PROG, found, _json.sacct_job, now)
     out = []
+    widths = [w for _, w in fields]
     if header:
-        out.append(_row([(f, w, f) for f, w in fields], parsable, delim) if parsable is not None else
+        out.append(_row([f for f, _ in fields], widths, parsable, delim) if parsable is not None else
                    "".join(fmt.cell(f, abs(w), w > 0) + " " for f, w in fields))
         if parsable is None:
             out.append(" ".join("-" * abs(w) for _, w in fields) + " ")
+    values = [FIELDS[f][2] for f, _ in fields]
     for j in found:
-        out.append(_row([(f, w, FIELDS[f][1](j, None, now)) for f, w in fields], parsable, delim))
+        out.append(_row([value(j, None, now) for value in values], widths, parsable, delim))
         if steps and j.get("start_time") is not None:
             for step in ("batch", "extern"):
-                out.append(_row([(f, w, FIELDS[f][1](j, step, now)) for f, w in fields], parsable, delim))
+                out.append(_row([value(j, step, now) for value in values], widths, parsable, delim))
     if out:
         sys.stdout.write("\n".join(out) + "\n")
     return 0
 
 
-def _row(cells: list[tuple[str, int, str]], parsable: str | None, delim: str) -> str:
+def _row(cells: list[str], widths: list[int], parsable: str | None, delim: str) -> str:
     if parsable is None:
-        return "".join(fmt.sacct_cell(v, w) + " " for _, w, v in cells)
-    text = delim.join(v for _, _, v in cells)
+        return "".join(fmt.sacct_cell(v, w) + " " for v, w in zip(cells, widths, strict=True))
+    text = delim.join(cells)
     return text + delim if parsable == "last" else text
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
+import orjson
 import sqlalchemy as sa
 
 from xce.controller.auth.tokens import Principal
@@ -37,9 +38,14 @@ def placement(row: dict[str, Any]) -> list[dict[str, Any]]:
 def end_view(row: dict[str, Any], by: str | None = None) -> dict[str, Any] | None:
     """How a finished job ended: ``{"code": "KILLED", "by": "ann"}`` (``by``: who killed it, else null);
     null while it has not. A job that ended before codes were kept shows its state's word."""
-    if row["state"] not in ("DONE", "EXIT"):
+    return end_of(row["state"], row.get("end_code"), by)
+
+
+def end_of(state: str, end_code: str | None, by: str | None) -> dict[str, Any] | None:
+    """:func:`end_view` of a job in ``state`` that ended with ``end_code``."""
+    if state not in ("DONE", "EXIT"):
         return None
-    code = row.get("end_code") or row["state"]
+    code = end_code or state
     return {"code": code, "by": by if code == KILLED else None}
 
 
@@ -98,23 +104,60 @@ def tasks_of(row: dict[str, Any]) -> int:
     return _request_tasks(text, int(row["tasks"])) if "{" in text else int(row["tasks"])
 
 
+def _option(name: str, default: Any = None) -> Callable[[dict[str, Any]], Any]:
+    return lambda row: _j(row.get("options"), {}).get(name, default)
+
+
+#: What each column of a job listing is made of: name -> (the store columns it reads, how its value
+#: is made from a row holding them). How: None, the one store column's value as stored; a JSON text
+#: (``"[]"``), a structure the store keeps as JSON text, that text being its value when there is none;
+#: else a function of the row. One table for both ways a job is listed: its summary
+#: (:func:`job_summary`, every column, values as Python objects) and the compact answer of
+#: ``GET /v1/jobs?columns=...`` (:func:`list_jobs`), which reads only the store columns of the columns
+#: asked for and passes stored JSON on as its text, never parsed and encoded again. ``end`` is made
+#: with who killed the job (:func:`ended_by`).
+SUMMARY: dict[str, tuple[tuple[str, ...], Any]] = {
+    "jobid": (("id",), None), "user": (("user",), None), "queue": (("queue",), None),
+    "project": (("project",), None), "job_type": (("job_type",), None), "state": (("state",), None),
+    "tasks": (("tasks", "placement", "request", "sched_request"), lambda row: tasks_of(row)),
+    "priority": (("priority",), None),
+    "submit_host": (("options",), _option("submit_host")),
+    "cpus_per_task": (("options",), lambda row: int(_j(row.get("options"), {}).get("cpus_per_task") or 1)),
+    "requests": (("requests",), "{}"), "command": (("command",), "[]"),
+    "array_id": (("array_id",), None), "array_index": (("array_index",), None),
+    "submit_time": (("submit_time",), None), "start_time": (("start_time",), None),
+    "end_time": (("end_time",), None), "placement": (("placement",), lambda row: placement(row)),
+    "reason": (("reason",), None), "exit_code": (("exit_code",), None), "name": (("name",), None),
+    "held_by": (("held_by",), None), "begin_time": (("begin_time",), None),
+    "array_limit": (("array_limit",), None), "pend_category": (("pend_category",), None),
+    "pend_reasons": (("pend_reasons",), "[]"), "end": (("id", "state", "end_code"), None),
+}
+#: What listings carry beside the summary: what the front-ends print (``run_limit`` in seconds), what a
+#: job used (``used``: :func:`xce.protocol.usage.used`, a parse of its usage per job) and, in a
+#: collapsed listing, a waiting array's indexes (``array_indexes``: on the array's first element).
+LISTED: dict[str, tuple[tuple[str, ...], Any]] = {
+    "run_limit": (("run_limit",), None), "exit_signal": (("exit_signal",), None), "cwd": (("cwd",), None),
+    "stdout": (("stdout",), None), "stderr": (("stderr",), None),
+    "used": (("usage",), lambda row: used(_j(row.get("usage"), {}))), "array_indexes": ((), None),
+}
+COLUMNS = {**SUMMARY, **LISTED}
+
+
 def job_summary(row: dict[str, Any], killer: str | None = None) -> dict[str, Any]:
     """``killer``: who killed it, for a KILLED job (:func:`ended_by` finds them for many jobs).
     Beside the row: what the front-ends print with every job (the submission host, CPUs per task,
     the per-slot reservations of ``requests``)."""
-    options = _j(row.get("options"), {})
-    return {
-        "jobid": row["id"], "user": row["user"], "queue": row["queue"], "project": row["project"],
-        "job_type": row["job_type"], "state": row["state"], "tasks": tasks_of(row), "priority": row["priority"],
-        "submit_host": options.get("submit_host"), "cpus_per_task": int(options.get("cpus_per_task") or 1),
-        "requests": _j(row.get("requests"), {}),
-        "command": _j(row["command"], []), "array_id": row["array_id"], "array_index": row["array_index"],
-        "submit_time": row["submit_time"], "start_time": row["start_time"], "end_time": row["end_time"],
-        "placement": placement(row), "reason": row["reason"], "exit_code": row["exit_code"],
-        "name": row.get("name"), "held_by": row.get("held_by"), "begin_time": row.get("begin_time"),
-        "array_limit": row.get("array_limit"), "pend_category": row.get("pend_category"),
-        "pend_reasons": _j(row.get("pend_reasons"), []), "end": end_view(row, killer),
-    }
+    out: dict[str, Any] = {}
+    for name, (needs, how) in SUMMARY.items():
+        if name == "end":
+            out[name] = end_view(row, killer)
+        elif how is None:
+            out[name] = row.get(needs[0])
+        elif isinstance(how, str):
+            out[name] = json.loads(row.get(needs[0]) or how)
+        else:
+            out[name] = how(row)
+    return out
 
 
 #: What only a job's owner and admins see (Slurm's ``PrivateData=jobs``); ``env`` is never shown to
@@ -164,29 +207,33 @@ def history_of(ctl: Controller, jobid: int) -> list[dict[str, Any]]:
             sa.select(job_history).where(job_history.c.jobid == jobid).order_by(job_history.c.id)).mappings()]
 
 
-#: The columns a listing reads (:func:`list_jobs`).
-_LISTED_WITH_USAGE = tuple(c for c in jobs.c if c.name not in ("env", "depend", "script_id"))
-_LISTED = tuple(c for c in _LISTED_WITH_USAGE if c.name != "usage")
+def columns_of(names: list[str]) -> list[str]:
+    """The columns of ``names`` that no listing has (none: all are known)."""
+    return [n for n in names if n not in COLUMNS]
 
 
-def list_jobs(ctl: Controller, *, user: str | list[str] | None, queue: str | None, states: list[str] | None,
-              include_finished: bool, jobids: list[int] | None, limit: int, name: str | list[str] | None = None,
-              ended_after: int | None = None, active_after: int | None = None,
-              submitted_before: int | None = None, with_usage: bool = False,
-              after_id: int | None = None, collapse: bool = False) -> dict[str, Any]:
-    """Jobs by the filters ``xce jobs``, ``bjobs``, ``squeue`` and ``sacct`` need, in one query.
+def list_jobs(ctl: Controller, viewer: Principal, *, columns: list[str], user: str | list[str] | None,
+              queue: str | None, states: list[str] | None, include_finished: bool, jobids: list[int] | None,
+              limit: int, name: str | list[str] | None = None, ended_after: int | None = None,
+              active_after: int | None = None, submitted_before: int | None = None,
+              after_id: int | None = None, collapse: bool = False) -> tuple[list[str], list[list[Any]], bool]:
+    """Jobs by the filters ``xce jobs``, ``bjobs``, ``squeue`` and ``sacct`` need, in one query: the
+    names of ``columns`` (:data:`COLUMNS`) in the order of the rows' values (those read as stored
+    first), one row per job, and whether more matched than ``limit``.
+
+    Only the store columns those columns are made of are read, so that a status command costs the
+    fields it prints: at 100,000 jobs a job's environment, usage or JSON structures are most of what
+    the store would hand over, and parsing them most of the work. A structure stored as JSON text
+    comes as that text (an ``orjson.Fragment``, encoded as it is), so only :func:`xce.controller.service.dumpb`
+    may encode the rows. Others' private columns are null as :func:`redact` makes them.
 
     Several users or names are any of them (``squeue -u a,b --name 'x*,y'``). ``active_after`` (ns)
     keeps jobs unfinished or ended since then, finished ones included: Slurm's ``sacct -S`` and the
-    recently ended jobs ``squeue -t all`` shows; ``submitted_before`` is ``sacct -E``. Each summary
-    also carries what those listings print beside it: ``run_limit`` (s), ``exit_signal``, ``cwd``,
-    ``stdout``/``stderr`` (private, as in a job's details) and, ``with_usage``, what it used
-    (``used``: :func:`xce.protocol.usage.used`; reading it costs a parse of the job's usage).
-    ``after_id``: the page after one cut at ``limit`` (jobs come in id order). ``collapse``: the
-    pending elements of an array as one job (:func:`_with_arrays`), what ``squeue`` prints without
-    ``-r``, at the cost of the lines it prints. The job's environment
-    (never shown in a listing) and, unless asked for, its usage are not read: at 100,000 rows they
-    are most of what the store would hand over."""
+    recently ended jobs ``squeue -t all`` shows; ``submitted_before`` is ``sacct -E``. ``after_id``:
+    the page after one cut at ``limit`` (jobs come in id order). ``collapse``: the pending elements
+    of an array as one job (:func:`_with_arrays`), what ``squeue`` prints without ``-r``, at the cost
+    of the lines it prints. Without a state, a filter by id or a window, only unfinished jobs are
+    listed, through the state index: finished jobs cost such a listing nothing."""
     conds: list[sa.ColumnElement[bool]] = []
     if ended_after is not None:
         conds.append(jobs.c.end_time >= ended_after)
@@ -208,49 +255,98 @@ def list_jobs(ctl: Controller, *, user: str | list[str] | None, queue: str | Non
         conds.append(jobs.c.state.in_(states))
     elif not include_finished and not jobids and active_after is None:
         conds.append(jobs.c.state.in_(UNFINISHED))
-    columns = _LISTED_WITH_USAGE if with_usage else _LISTED
-    q = sa.select(*columns).where(*conds)
+    private = not viewer.is_admin and not ctl.config.privacy.show_all_jobs and any(
+        c in PRIVATE_FIELDS for c in columns)
+    # The columns that are one store column as stored come first, each row's values a slice of it.
+    plain = [c for c in columns if COLUMNS[c][1] is None and c not in _MADE]
+    made = [c for c in columns if c not in plain]
+    stored = list(dict.fromkeys([*(COLUMNS[c][0][0] for c in plain), "id", *(["user"] if private else []),
+                                 *(n for c in made for n in COLUMNS[c][0])]))
+    at = {n: i for i, n in enumerate(stored)}
+    q = sa.select(*(jobs.c[n] for n in stored)).where(*conds)
     if after_id is not None:
         q = q.where(jobs.c.id > after_id)
     waiting_element = sa.and_(jobs.c.state == "PEND", jobs.c.array_id.is_not(None))
     if collapse:
         q = q.where(sa.not_(waiting_element))
     q = q.order_by(jobs.c.id).limit(limit + 1)
+    indexes: dict[int, list[int]] = {}
     with ctl.tx() as conn:
-        rows = [dict(r) for r in conn.execute(q).mappings()]
+        rows = conn.execute(q).all()
         if collapse:
-            rows = _with_arrays(conn, columns, conds, waiting_element, after_id, rows)
-        killers = ended_by(conn, rows[:limit])
-    out = [{**job_summary(r, killers.get(r["id"])), "run_limit": r.get("run_limit"),
-            "exit_signal": r.get("exit_signal"), "cwd": r.get("cwd"), "stdout": r.get("stdout"),
-            "stderr": r.get("stderr")} for r in rows[:limit]]
-    if collapse:
-        for view, r in zip(out, rows, strict=False):
-            if "array_indexes" in r:
-                view["array_indexes"] = r["array_indexes"]
-    if with_usage:
-        for view, r in zip(out, rows, strict=False):
-            view["used"] = used(_j(r.get("usage"), {}))
-    return {"jobs": out, "truncated": len(rows) > limit}
+            rows = _with_arrays(conn, stored, at["id"], conds, waiting_element, after_id, rows, indexes)
+        if "end" in columns:
+            i, code = at["id"], at["end_code"]
+            killers = ended_by(conn, [{"id": r[i], "end_code": KILLED} for r in rows[:limit] if r[code] == KILLED])
+        else:
+            killers = {}
+    makers = [_maker(c, at, killers, indexes) for c in made]
+    k = len(plain)
+    if len(makers) == 1:
+        make = makers[0]
+        out = [[*r[:k], make(r)] for r in rows[:limit]]
+    else:
+        out = [[*r[:k], *[make(r) for make in makers]] for r in rows[:limit]]
+    names = plain + made
+    if private:
+        hidden = [i for i, c in enumerate(names) if c in PRIVATE_FIELDS]
+        who = at["user"]
+        for values, r in zip(out, rows, strict=False):
+            if r[who] != viewer.name:
+                for i in hidden:
+                    values[i] = None
+    return names, out, len(rows) > limit
 
 
-def _with_arrays(conn: sa.Connection, columns, conds, waiting_element, after_id: int | None,
-                 rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``rows`` with the pending elements of each array as one: its first pending element, carrying
-    ``array_indexes`` (all of them, ascending). Only ids and indexes are read for the others, so an
-    array of 10,000 waiting elements costs one full row; an array shows on the page where its
-    first element falls."""
-    groups: dict[int, list[tuple[int, int]]] = {}
-    for jobid, array_id, index in conn.execute(
-            sa.select(jobs.c.id, jobs.c.array_id, jobs.c.array_index).where(*conds, waiting_element)):
-        groups.setdefault(array_id, []).append((jobid, index))
-    firsts = {min(members)[0]: sorted(i for _, i in members) for members in groups.values()}
+#: The columns made with more than their store column: who killed a job, a waiting array's indexes.
+_MADE = ("end", "array_indexes")
+
+
+def _maker(column: str, at: dict[str, int], killers: dict[int, str],
+           indexes: dict[int, list[int]]) -> Callable[[Any], Any]:
+    """How one column's value is made from a stored row (a tuple of the store columns ``at`` places)."""
+    needs, how = COLUMNS[column]
+    if column == "end":  # one object per way of ending, but for those killed (by someone)
+        i, state, code = at["id"], at["state"], at["end_code"]
+        ends: dict[tuple[str, str | None], Any] = {}
+
+        def end(r):
+            key = (r[state], r[code])
+            if key[1] == KILLED:
+                return end_of(*key, killers.get(r[i]))
+            if key not in ends:
+                ends[key] = end_of(*key, None)
+            return ends[key]
+        return end
+    if column == "array_indexes":
+        i = at["id"]
+        return lambda r: indexes.get(r[i])
+    if how is None:
+        i = at[needs[0]]
+        return lambda r: r[i]
+    if isinstance(how, str):
+        i, empty = at[needs[0]], orjson.Fragment(how)
+        return lambda r: orjson.Fragment(r[i]) if r[i] else empty
+    pairs = [(n, at[n]) for n in needs]
+    return lambda r: how({n: r[i] for n, i in pairs})
+
+
+def _with_arrays(conn: sa.Connection, stored: list[str], at_id: int, conds, waiting_element,
+                 after_id: int | None, rows: list[Any], indexes: dict[int, list[int]]) -> list[Any]:
+    """``rows`` with the pending elements of each array as one: its first pending element, whose
+    indexes (all of them, ascending) go into ``indexes`` under its id. The store groups the others
+    (one row per array: its first id, its indexes as text), so an array of 10,000 waiting elements
+    costs one full row; an array shows on the page where its first element falls."""
+    grouped = sa.select(sa.func.min(jobs.c.id),
+                        sa.func.aggregate_strings(sa.cast(jobs.c.array_index, sa.String), ",")) \
+        .where(*conds, waiting_element).group_by(jobs.c.array_id)
+    firsts = {first: sorted(int(i) for i in text.split(",")) for first, text in conn.execute(grouped).all()}
     wanted = sorted(i for i in firsts if after_id is None or i > after_id)
-    heads: list[dict[str, Any]] = []
+    heads: list[Any] = []
     for k in range(0, len(wanted), 500):
-        for r in conn.execute(sa.select(*columns).where(jobs.c.id.in_(wanted[k:k + 500]))).mappings():
-            heads.append({**r, "array_indexes": firsts[r["id"]]})
-    return sorted(rows + heads, key=lambda r: r["id"])
+        heads += conn.execute(sa.select(*(jobs.c[n] for n in stored)).where(jobs.c.id.in_(wanted[k:k + 500]))).all()
+    indexes.update((i, firsts[i]) for i in wanted)
+    return sorted([*rows, *heads], key=lambda r: r[at_id])
 
 
 def ids_of(ctl: Controller, refs: list[tuple[int, tuple[int, ...] | None]]) -> list[list[int] | None]:
